@@ -1,0 +1,135 @@
+"""The tenferro exception hierarchy, declared in one place.
+
+Every class derives from :class:`TenferroError` and from the builtin a NumPy/PyTorch user would
+catch (``ShapeError`` is a ``ValueError``, ``DTypeError`` a ``TypeError``, ...). The Rust core maps
+each of its error variants to exactly one of these classes (``rust/tenferro-py/src/errors.rs``);
+messages name the op and the offending values.
+
+Builtins are used as they are for ``IndexError`` (indexing), ``ZeroDivisionError`` (integer
+division by zero), ``OverflowError`` (a Python integer that does not fit the dtype),
+``BufferError``, ``MemoryError`` (allocation failure, never an abort) and ``KeyboardInterrupt``.
+
+Examples
+--------
+>>> import tenferro as tf
+>>> issubclass(tf.errors.ShapeError, ValueError)
+True
+>>> issubclass(tf.errors.LinAlgError, __import__("numpy").linalg.LinAlgError)
+True
+"""
+
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+__all__ = [
+    "TenferroError",
+    "ShapeError",
+    "AxisError",
+    "EinsumError",
+    "DTypeError",
+    "ContextMismatchError",
+    "DeviceMismatchError",
+    "NonScalarGradError",
+    "InactiveError",
+    "NoGradientError",
+    "UnsupportedAdRuleError",
+    "UnsupportedError",
+    "ReenteredError",
+    "EngineBusyError",
+    "EngineBrokenError",
+    "CpuThreadError",
+    "CpuThreadReason",
+    "AlreadyInitializedError",
+    "LinAlgError",
+]
+
+
+class TenferroError(Exception):
+    """Base class of every tenferro error."""
+
+
+class ShapeError(TenferroError, ValueError):
+    """Shapes or ranks do not fit the op (e.g. broadcasting failure, wrong reshape size)."""
+
+
+class AxisError(ShapeError, IndexError):
+    """An axis is out of range or repeated."""
+
+
+class EinsumError(ShapeError):
+    """Malformed einsum subscripts, operand-count or label-size mismatch, invalid path."""
+
+
+class DTypeError(TenferroError, TypeError):
+    """A dtype the op does not admit, or an unsupported NumPy dtype."""
+
+
+class ContextMismatchError(TenferroError, ValueError):
+    """Tensors of different runtimes were mixed in one op."""
+
+
+class DeviceMismatchError(TenferroError, ValueError):
+    """Tensors on different devices were mixed in one op."""
+
+
+class NonScalarGradError(TenferroError, ValueError):
+    """``backward()``/``grad`` was called on a non-scalar output."""
+
+
+class InactiveError(TenferroError, ValueError):
+    """The output does not depend on ``wrt`` through a differentiable path."""
+
+
+class NoGradientError(TenferroError, RuntimeError):
+    """``backward`` reached no tracked leaf."""
+
+
+class UnsupportedAdRuleError(TenferroError, NotImplementedError):
+    """The op has no derivative rule for the requested mode."""
+
+
+class UnsupportedError(TenferroError, NotImplementedError):
+    """The engine does not implement this op or dtype."""
+
+
+class ReenteredError(TenferroError, RuntimeError):
+    """A second session on an engine from the thread that already holds it."""
+
+
+class EngineBusyError(TenferroError, RuntimeError):
+    """Waiting for an engine held by another thread timed out."""
+
+
+class EngineBrokenError(TenferroError, RuntimeError):
+    """The engine panicked earlier; it refuses further work. Create a new engine."""
+
+
+class CpuThreadReason(enum.Enum):
+    """Why a CPU engine could not be configured (``CpuThreadError.reason``)."""
+
+    ZERO_THREADS = "zero threads"
+    EMPTY_CPU_LIST = "empty cpu list"
+    DUPLICATE_CPU = "duplicate cpu"
+    CPU_NOT_ALLOWED = "cpu not allowed"
+    UNSUPPORTED_PLATFORM = "unsupported platform"
+    AFFINITY = "affinity"
+    POOL = "pool"
+
+
+class CpuThreadError(TenferroError, ValueError):
+    """A CPU engine could not be configured; ``reason`` is a :class:`CpuThreadReason`."""
+
+    def __init__(self, message: str, reason: CpuThreadReason | str = CpuThreadReason.POOL) -> None:
+        super().__init__(message)
+        self.reason = reason if isinstance(reason, CpuThreadReason) else CpuThreadReason[reason]
+
+
+class AlreadyInitializedError(TenferroError, RuntimeError):
+    """A process-wide setting was changed after it was fixed."""
+
+
+class LinAlgError(TenferroError, np.linalg.LinAlgError):
+    """A linear-algebra failure (singular, not positive definite, no convergence); a ValueError."""

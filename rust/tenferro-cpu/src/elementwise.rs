@@ -1,0 +1,436 @@
+//! Kernels of the unary, binary, ternary and conversion families.
+
+use crate::map::{map1, map2, map3};
+use crate::math::{
+    cdiv, cexp, cexpm1, clog, clog1p, cpow, csign, csqrt, ctanh, exp_f32_slice, exp_f64_slice,
+    fmax_nan, fmin_nan, Erf,
+};
+use crate::CpuEngine;
+use num_complex::Complex;
+use num_traits::Float;
+use tenferro_ops::{BinaryOp, CompareDir, UnaryOp};
+use tenferro_tensor::{dispatch_dtype, Complex32, Complex64, DType, Element, Error, Result, Tensor};
+
+/// Relative per-element cost of transcendental functions (an add is 1).
+const TRANSCENDENTAL: usize = 16;
+
+macro_rules! lift {
+    ($f:expr) => {
+        |xs: &[_], os: &mut [_]| {
+            for (o, &v) in os.iter_mut().zip(xs) {
+                *o = $f(v);
+            }
+        }
+    };
+}
+
+macro_rules! lift2 {
+    ($f:expr) => {
+        |xs: &[_], ys: &[_], os: &mut [_]| {
+            for ((o, &a), &b) in os.iter_mut().zip(xs).zip(ys) {
+                *o = $f(a, b);
+            }
+        }
+    };
+}
+
+fn real_unary<T: Element + Float + Erf>(
+    e: &CpuEngine,
+    name: &str,
+    op: UnaryOp,
+    x: &Tensor,
+    exp_slice: fn(&[T], &mut [T]),
+) -> Result<Tensor> {
+    let s = x.shape();
+    let t = TRANSCENDENTAL;
+    match op {
+        UnaryOp::Neg => map1::<T, T>(e, name, s, x, 1, lift!(|v: T| -v)),
+        UnaryOp::Conj => map1::<T, T>(e, name, s, x, 1, lift!(|v: T| v)),
+        UnaryOp::Abs => map1::<T, T>(e, name, s, x, 1, lift!(|v: T| v.abs())),
+        UnaryOp::Sign => map1::<T, T>(
+            e,
+            name,
+            s,
+            x,
+            1,
+            lift!(|v: T| if v > T::zero() {
+                T::one()
+            } else if v < T::zero() {
+                -T::one()
+            } else {
+                v
+            }),
+        ),
+        UnaryOp::Exp => map1::<T, T>(e, name, s, x, t, exp_slice),
+        UnaryOp::Log => map1::<T, T>(e, name, s, x, t, lift!(|v: T| v.ln())),
+        UnaryOp::Sin => map1::<T, T>(e, name, s, x, t, lift!(|v: T| v.sin())),
+        UnaryOp::Cos => map1::<T, T>(e, name, s, x, t, lift!(|v: T| v.cos())),
+        UnaryOp::Tanh => map1::<T, T>(e, name, s, x, t, lift!(|v: T| v.tanh())),
+        UnaryOp::Sqrt => map1::<T, T>(e, name, s, x, 4, lift!(|v: T| v.sqrt())),
+        UnaryOp::Rsqrt => map1::<T, T>(e, name, s, x, 4, lift!(|v: T| v.sqrt().recip())),
+        UnaryOp::Expm1 => map1::<T, T>(e, name, s, x, t, lift!(|v: T| v.exp_m1())),
+        UnaryOp::Log1p => map1::<T, T>(e, name, s, x, t, lift!(|v: T| v.ln_1p())),
+        UnaryOp::Erf => map1::<T, T>(e, name, s, x, t, lift!(|v: T| Erf::erf(v))),
+    }
+}
+
+fn complex_unary<T: Float + Send + Sync + Default + std::fmt::Debug + 'static>(
+    e: &CpuEngine,
+    name: &str,
+    op: UnaryOp,
+    x: &Tensor,
+) -> Result<Tensor>
+where
+    Complex<T>: Element,
+    T: Element,
+{
+    type C<T> = Complex<T>;
+    let s = x.shape();
+    let t = TRANSCENDENTAL;
+    match op {
+        UnaryOp::Neg => map1::<C<T>, C<T>>(e, name, s, x, 1, lift!(|v: C<T>| -v)),
+        UnaryOp::Conj => map1::<C<T>, C<T>>(e, name, s, x, 1, lift!(|v: C<T>| v.conj())),
+        UnaryOp::Abs => map1::<C<T>, T>(e, name, s, x, 4, lift!(|v: C<T>| v.norm())),
+        UnaryOp::Sign => map1::<C<T>, C<T>>(e, name, s, x, 4, lift!(csign)),
+        UnaryOp::Exp => map1::<C<T>, C<T>>(e, name, s, x, t, lift!(cexp)),
+        UnaryOp::Log => map1::<C<T>, C<T>>(e, name, s, x, t, lift!(clog)),
+        UnaryOp::Sin => map1::<C<T>, C<T>>(e, name, s, x, t, lift!(|v: C<T>| v.sin())),
+        UnaryOp::Cos => map1::<C<T>, C<T>>(e, name, s, x, t, lift!(|v: C<T>| v.cos())),
+        UnaryOp::Tanh => map1::<C<T>, C<T>>(e, name, s, x, t, lift!(ctanh)),
+        UnaryOp::Sqrt => map1::<C<T>, C<T>>(e, name, s, x, t, lift!(csqrt)),
+        UnaryOp::Rsqrt => map1::<C<T>, C<T>>(
+            e,
+            name,
+            s,
+            x,
+            t,
+            lift!(|v: C<T>| cdiv(C::new(T::one(), T::zero()), csqrt(v))),
+        ),
+        UnaryOp::Expm1 => map1::<C<T>, C<T>>(e, name, s, x, t, lift!(cexpm1)),
+        UnaryOp::Log1p => map1::<C<T>, C<T>>(e, name, s, x, t, lift!(clog1p)),
+        UnaryOp::Erf => Err(Error::dtype(name, "erf is defined for real dtypes only")),
+    }
+}
+
+macro_rules! int_unary {
+    ($T:ty, $e:expr, $name:expr, $op:expr, $x:expr) => {{
+        let s = $x.shape();
+        match $op {
+            UnaryOp::Neg => map1::<$T, $T>($e, $name, s, $x, 1, lift!(|v: $T| v.wrapping_neg())),
+            UnaryOp::Conj => map1::<$T, $T>($e, $name, s, $x, 1, lift!(|v: $T| v)),
+            UnaryOp::Abs => map1::<$T, $T>($e, $name, s, $x, 1, lift!(|v: $T| v.wrapping_abs())),
+            UnaryOp::Sign => map1::<$T, $T>($e, $name, s, $x, 1, lift!(|v: $T| v.signum())),
+            _ => Err(Error::dtype($name, format!("dtype {} is not supported", <$T>::DTYPE))),
+        }
+    }};
+}
+
+/// Elementwise unary op.
+pub(crate) fn unary(e: &CpuEngine, op: UnaryOp, name: &str, x: &Tensor) -> Result<Tensor> {
+    match x.dtype() {
+        DType::F32 => real_unary::<f32>(e, name, op, x, exp_f32_slice),
+        DType::F64 => real_unary::<f64>(e, name, op, x, exp_f64_slice),
+        DType::C32 => complex_unary::<f32>(e, name, op, x),
+        DType::C64 => complex_unary::<f64>(e, name, op, x),
+        DType::I32 => int_unary!(i32, e, name, op, x),
+        DType::I64 => int_unary!(i64, e, name, op, x),
+        DType::Bool => match op {
+            UnaryOp::Conj => map1::<bool, bool>(e, name, x.shape(), x, 1, lift!(|v: bool| v)),
+            _ => Err(Error::dtype(name, "dtype bool is not supported")),
+        },
+    }
+}
+
+fn any_elem<T: Element>(t: &Tensor, pred: impl Fn(T) -> bool) -> bool {
+    let mut hit = false;
+    let base = t.storage().as_ptr() as *const T;
+    t.for_each_offset(|off| {
+        // SAFETY: offsets of the view are in bounds.
+        hit |= pred(unsafe { *base.offset(off) })
+    });
+    hit
+}
+
+fn real_binary<T: Element + Float>(
+    e: &CpuEngine,
+    name: &str,
+    op: BinaryOp,
+    shape: &[usize],
+    x: &Tensor,
+    y: &Tensor,
+) -> Result<Tensor> {
+    match op {
+        BinaryOp::Add => map2::<T, T, T>(e, name, shape, x, y, 1, lift2!(|a: T, b: T| a + b)),
+        BinaryOp::Sub => map2::<T, T, T>(e, name, shape, x, y, 1, lift2!(|a: T, b: T| a - b)),
+        BinaryOp::Mul => map2::<T, T, T>(e, name, shape, x, y, 1, lift2!(|a: T, b: T| a * b)),
+        BinaryOp::Div => map2::<T, T, T>(e, name, shape, x, y, 2, lift2!(|a: T, b: T| a / b)),
+        BinaryOp::Rem => map2::<T, T, T>(e, name, shape, x, y, 8, lift2!(|a: T, b: T| a % b)),
+        BinaryOp::Pow => map2::<T, T, T>(
+            e,
+            name,
+            shape,
+            x,
+            y,
+            TRANSCENDENTAL,
+            lift2!(|a: T, b: T| a.powf(b)),
+        ),
+        BinaryOp::Maximum => map2::<T, T, T>(e, name, shape, x, y, 1, lift2!(fmax_nan)),
+        BinaryOp::Minimum => map2::<T, T, T>(e, name, shape, x, y, 1, lift2!(fmin_nan)),
+    }
+}
+
+fn complex_binary<T: Float + Element>(
+    e: &CpuEngine,
+    name: &str,
+    op: BinaryOp,
+    shape: &[usize],
+    x: &Tensor,
+    y: &Tensor,
+) -> Result<Tensor>
+where
+    Complex<T>: Element,
+{
+    type C<T> = Complex<T>;
+    let t = TRANSCENDENTAL;
+    match op {
+        BinaryOp::Add => map2::<C<T>, C<T>, C<T>>(e, name, shape, x, y, 2, lift2!(|a, b| a + b)),
+        BinaryOp::Sub => map2::<C<T>, C<T>, C<T>>(e, name, shape, x, y, 2, lift2!(|a, b| a - b)),
+        BinaryOp::Mul => map2::<C<T>, C<T>, C<T>>(e, name, shape, x, y, 4, lift2!(|a, b| a * b)),
+        BinaryOp::Div => map2::<C<T>, C<T>, C<T>>(e, name, shape, x, y, 8, lift2!(cdiv)),
+        BinaryOp::Pow => map2::<C<T>, C<T>, C<T>>(e, name, shape, x, y, t, lift2!(cpow)),
+        _ => Err(Error::dtype(
+            name,
+            format!("dtype {} is not supported", <C<T>>::DTYPE),
+        )),
+    }
+}
+
+macro_rules! int_binary {
+    ($T:ty, $e:expr, $name:expr, $op:expr, $shape:expr, $x:expr, $y:expr) => {{
+        let (e, name, shape, x, y) = ($e, $name, $shape, $x, $y);
+        let nonempty = shape.iter().all(|&d| d > 0);
+        match $op {
+            BinaryOp::Add => map2::<$T, $T, $T>(e, name, shape, x, y, 1, lift2!(|a: $T, b: $T| a.wrapping_add(b))),
+            BinaryOp::Sub => map2::<$T, $T, $T>(e, name, shape, x, y, 1, lift2!(|a: $T, b: $T| a.wrapping_sub(b))),
+            BinaryOp::Mul => map2::<$T, $T, $T>(e, name, shape, x, y, 1, lift2!(|a: $T, b: $T| a.wrapping_mul(b))),
+            BinaryOp::Div | BinaryOp::Rem => {
+                if nonempty && any_elem::<$T>(y, |b| b == 0) {
+                    return Err(Error::zero_division(name));
+                }
+                if $op == BinaryOp::Div {
+                    map2::<$T, $T, $T>(e, name, shape, x, y, 4, lift2!(|a: $T, b: $T| a.wrapping_div(if b == 0 { 1 } else { b })))
+                } else {
+                    map2::<$T, $T, $T>(e, name, shape, x, y, 4, lift2!(|a: $T, b: $T| a.wrapping_rem(if b == 0 { 1 } else { b })))
+                }
+            }
+            BinaryOp::Pow => {
+                if nonempty && any_elem::<$T>(y, |b| b < 0) {
+                    return Err(Error::value(name, "integers to negative integer powers are not allowed"));
+                }
+                map2::<$T, $T, $T>(e, name, shape, x, y, 8, lift2!(|a: $T, b: $T| {
+                    let mut base = a;
+                    let mut n = b;
+                    let mut acc: $T = 1;
+                    while n > 0 {
+                        if n & 1 == 1 {
+                            acc = acc.wrapping_mul(base);
+                        }
+                        base = base.wrapping_mul(base);
+                        n >>= 1;
+                    }
+                    acc
+                }))
+            }
+            BinaryOp::Maximum => map2::<$T, $T, $T>(e, name, shape, x, y, 1, lift2!(|a: $T, b: $T| a.max(b))),
+            BinaryOp::Minimum => map2::<$T, $T, $T>(e, name, shape, x, y, 1, lift2!(|a: $T, b: $T| a.min(b))),
+        }
+    }};
+}
+
+/// Elementwise binary op; operands already share `dtype`.
+pub(crate) fn binary(
+    e: &CpuEngine,
+    op: BinaryOp,
+    name: &str,
+    shape: &[usize],
+    x: &Tensor,
+    y: &Tensor,
+) -> Result<Tensor> {
+    match x.dtype() {
+        DType::F32 => real_binary::<f32>(e, name, op, shape, x, y),
+        DType::F64 => real_binary::<f64>(e, name, op, shape, x, y),
+        DType::C32 => complex_binary::<f32>(e, name, op, shape, x, y),
+        DType::C64 => complex_binary::<f64>(e, name, op, shape, x, y),
+        DType::I32 => int_binary!(i32, e, name, op, shape, x, y),
+        DType::I64 => int_binary!(i64, e, name, op, shape, x, y),
+        DType::Bool => match op {
+            BinaryOp::Add | BinaryOp::Maximum => {
+                map2::<bool, bool, bool>(e, name, shape, x, y, 1, lift2!(|a: bool, b: bool| a | b))
+            }
+            BinaryOp::Mul | BinaryOp::Minimum => {
+                map2::<bool, bool, bool>(e, name, shape, x, y, 1, lift2!(|a: bool, b: bool| a & b))
+            }
+            _ => Err(Error::dtype(name, "dtype bool is not supported")),
+        },
+    }
+}
+
+fn ordered_compare<T: Element + PartialOrd>(
+    e: &CpuEngine,
+    name: &str,
+    dir: CompareDir,
+    shape: &[usize],
+    x: &Tensor,
+    y: &Tensor,
+) -> Result<Tensor> {
+    match dir {
+        CompareDir::Eq => map2::<T, T, bool>(e, name, shape, x, y, 1, lift2!(|a: T, b: T| a == b)),
+        CompareDir::Ne => map2::<T, T, bool>(e, name, shape, x, y, 1, lift2!(|a: T, b: T| a != b)),
+        CompareDir::Lt => map2::<T, T, bool>(e, name, shape, x, y, 1, lift2!(|a: T, b: T| a < b)),
+        CompareDir::Le => map2::<T, T, bool>(e, name, shape, x, y, 1, lift2!(|a: T, b: T| a <= b)),
+        CompareDir::Gt => map2::<T, T, bool>(e, name, shape, x, y, 1, lift2!(|a: T, b: T| a > b)),
+        CompareDir::Ge => map2::<T, T, bool>(e, name, shape, x, y, 1, lift2!(|a: T, b: T| a >= b)),
+    }
+}
+
+fn eq_compare<T: Element>(
+    e: &CpuEngine,
+    name: &str,
+    dir: CompareDir,
+    shape: &[usize],
+    x: &Tensor,
+    y: &Tensor,
+) -> Result<Tensor> {
+    match dir {
+        CompareDir::Eq => map2::<T, T, bool>(e, name, shape, x, y, 1, lift2!(|a: T, b: T| a == b)),
+        CompareDir::Ne => map2::<T, T, bool>(e, name, shape, x, y, 1, lift2!(|a: T, b: T| a != b)),
+        _ => Err(Error::dtype(
+            name,
+            format!("direction {} needs ordered operands", dir.name()),
+        )),
+    }
+}
+
+/// `compare(x, y, dir)`; operands already share a dtype.
+pub(crate) fn compare(
+    e: &CpuEngine,
+    dir: CompareDir,
+    name: &str,
+    shape: &[usize],
+    x: &Tensor,
+    y: &Tensor,
+) -> Result<Tensor> {
+    match x.dtype() {
+        DType::Bool => ordered_compare::<bool>(e, name, dir, shape, x, y),
+        DType::I32 => ordered_compare::<i32>(e, name, dir, shape, x, y),
+        DType::I64 => ordered_compare::<i64>(e, name, dir, shape, x, y),
+        DType::F32 => ordered_compare::<f32>(e, name, dir, shape, x, y),
+        DType::F64 => ordered_compare::<f64>(e, name, dir, shape, x, y),
+        DType::C32 => eq_compare::<Complex32>(e, name, dir, shape, x, y),
+        DType::C64 => eq_compare::<Complex64>(e, name, dir, shape, x, y),
+    }
+}
+
+/// `select(pred, on_true, on_false)`.
+pub(crate) fn select(
+    e: &CpuEngine,
+    name: &str,
+    shape: &[usize],
+    p: &Tensor,
+    a: &Tensor,
+    b: &Tensor,
+) -> Result<Tensor> {
+    dispatch_dtype!(a.dtype(), T => map3::<bool, T, T, T>(e, name, shape, p, a, b, 1, |ps, xs, ys, os| {
+        for (((o, &c), &t), &f) in os.iter_mut().zip(ps).zip(xs).zip(ys) {
+            *o = if c { t } else { f };
+        }
+    }))
+}
+
+/// `clamp(x, lo, hi)` = `min(max(x, lo), hi)`, NaN-propagating.
+pub(crate) fn clamp(
+    e: &CpuEngine,
+    name: &str,
+    shape: &[usize],
+    x: &Tensor,
+    lo: &Tensor,
+    hi: &Tensor,
+) -> Result<Tensor> {
+    macro_rules! ordered {
+        ($T:ty, $max:expr, $min:expr) => {
+            map3::<$T, $T, $T, $T>(e, name, shape, x, lo, hi, 1, |xs, ls, hs, os| {
+                for (((o, &v), &l), &h) in os.iter_mut().zip(xs).zip(ls).zip(hs) {
+                    *o = $min($max(v, l), h);
+                }
+            })
+        };
+    }
+    match x.dtype() {
+        DType::F32 => ordered!(f32, fmax_nan, fmin_nan),
+        DType::F64 => ordered!(f64, fmax_nan, fmin_nan),
+        DType::I32 => ordered!(i32, Ord::max, Ord::min),
+        DType::I64 => ordered!(i64, Ord::max, Ord::min),
+        DType::Bool => ordered!(bool, Ord::max, Ord::min),
+        d => Err(Error::dtype(name, format!("dtype {d} is not ordered"))),
+    }
+}
+
+/// Lossy element conversion (`cast`): float→int truncates toward zero (saturating), complex→real
+/// drops the imaginary part, nonzero→`true`.
+pub(crate) trait CastFrom<A> {
+    fn cast_from(a: A) -> Self;
+}
+
+macro_rules! cast_real {
+    ($($A:ty),*) => {$(
+        impl CastFrom<$A> for bool { #[inline(always)] fn cast_from(a: $A) -> bool { a != (0 as $A) } }
+        impl CastFrom<$A> for i32 { #[inline(always)] fn cast_from(a: $A) -> i32 { a as i32 } }
+        impl CastFrom<$A> for i64 { #[inline(always)] fn cast_from(a: $A) -> i64 { a as i64 } }
+        impl CastFrom<$A> for f32 { #[inline(always)] fn cast_from(a: $A) -> f32 { a as f32 } }
+        impl CastFrom<$A> for f64 { #[inline(always)] fn cast_from(a: $A) -> f64 { a as f64 } }
+        impl CastFrom<$A> for Complex32 { #[inline(always)] fn cast_from(a: $A) -> Complex32 { Complex32::new(a as f32, 0.0) } }
+        impl CastFrom<$A> for Complex64 { #[inline(always)] fn cast_from(a: $A) -> Complex64 { Complex64::new(a as f64, 0.0) } }
+    )*};
+}
+cast_real!(i32, i64, f32, f64);
+
+macro_rules! cast_bool_complex {
+    ($($T:ty => $e:expr),*) => {$(
+        impl CastFrom<bool> for $T { #[inline(always)] fn cast_from(a: bool) -> $T { let f: fn(bool) -> $T = $e; f(a) } }
+    )*};
+}
+cast_bool_complex!(
+    bool => |a| a,
+    i32 => |a| a as i32,
+    i64 => |a| a as i64,
+    f32 => |a| u8::from(a) as f32,
+    f64 => |a| u8::from(a) as f64,
+    Complex32 => |a| Complex32::new(u8::from(a) as f32, 0.0),
+    Complex64 => |a| Complex64::new(u8::from(a) as f64, 0.0)
+);
+
+macro_rules! cast_complex {
+    ($($C:ty),*) => {$(
+        impl CastFrom<$C> for bool { #[inline(always)] fn cast_from(a: $C) -> bool { a.re != 0.0 || a.im != 0.0 } }
+        impl CastFrom<$C> for i32 { #[inline(always)] fn cast_from(a: $C) -> i32 { a.re as i32 } }
+        impl CastFrom<$C> for i64 { #[inline(always)] fn cast_from(a: $C) -> i64 { a.re as i64 } }
+        impl CastFrom<$C> for f32 { #[inline(always)] fn cast_from(a: $C) -> f32 { a.re as f32 } }
+        impl CastFrom<$C> for f64 { #[inline(always)] fn cast_from(a: $C) -> f64 { a.re as f64 } }
+        impl CastFrom<$C> for Complex32 { #[inline(always)] fn cast_from(a: $C) -> Complex32 { Complex32::new(a.re as f32, a.im as f32) } }
+        impl CastFrom<$C> for Complex64 { #[inline(always)] fn cast_from(a: $C) -> Complex64 { Complex64::new(a.re as f64, a.im as f64) } }
+    )*};
+}
+cast_complex!(Complex32, Complex64);
+
+fn cast_to<A: Element, O: Element + CastFrom<A>>(
+    e: &CpuEngine,
+    name: &str,
+    x: &Tensor,
+) -> Result<Tensor> {
+    map1::<A, O>(e, name, x.shape(), x, 1, lift!(|v: A| O::cast_from(v)))
+}
+
+/// Convert (or cast) `x` to `to`; also used to materialise a strided view (`to == dtype`).
+pub(crate) fn cast(e: &CpuEngine, name: &str, x: &Tensor, to: DType) -> Result<Tensor> {
+    dispatch_dtype!(x.dtype(), A => dispatch_dtype!(to, O => cast_to::<A, O>(e, name, x)))
+}

@@ -1,0 +1,223 @@
+//! The CPU engine of tenferro: strided kernels for every primitive of this release, run on the
+//! engine's own rayon pool (never rayon's global pool) above a measured work threshold, with a
+//! per-engine buffer pool for outputs.
+
+mod elementwise;
+mod map;
+pub mod math;
+mod reduce;
+mod strided;
+
+use std::sync::{Arc, Mutex};
+use tenferro_ops::{Op, OutMeta};
+use tenferro_runtime::{Engine, Lending};
+use tenferro_tensor::storage::DEFAULT_POOL_LIMIT;
+use tenferro_tensor::{BufferPool, CpuThreadReason, Error, Result, Tensor};
+
+/// The CPU engine: a worker pool (absent for a serial engine), a buffer pool and lending state.
+pub struct CpuEngine {
+    pub(crate) pool: Option<rayon::ThreadPool>,
+    pub(crate) threads: usize,
+    pub(crate) buffer_pool: Arc<BufferPool>,
+    lending: Lending,
+    broken: Mutex<Option<String>>,
+}
+
+/// The platform's available parallelism (honours the affinity mask and cgroup quotas).
+pub fn available_parallelism() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+impl CpuEngine {
+    /// An engine with `threads` workers (`None`: the platform's available parallelism); one
+    /// thread gives a serial engine that runs on the caller's thread.
+    ///
+    /// # Errors
+    /// [`Error::CpuThread`] with reason `ZeroThreads` for `Some(0)`, `Pool` if the pool cannot be
+    /// built.
+    pub fn new(threads: Option<usize>) -> Result<CpuEngine> {
+        let n = match threads {
+            Some(0) => {
+                return Err(Error::cpu_thread(
+                    "CpuEngine",
+                    CpuThreadReason::ZeroThreads,
+                    "threads=0: an engine needs at least one thread",
+                ))
+            }
+            Some(n) => n,
+            None => available_parallelism(),
+        };
+        let pool = if n == 1 {
+            None
+        } else {
+            Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(n)
+                    .thread_name(|i| format!("tenferro-cpu-{i}"))
+                    .build()
+                    .map_err(|e| {
+                        Error::cpu_thread(
+                            "CpuEngine",
+                            CpuThreadReason::Pool,
+                            format!("cannot build a pool of {n} threads: {e}"),
+                        )
+                    })?,
+            )
+        };
+        Ok(CpuEngine {
+            pool,
+            threads: n,
+            buffer_pool: BufferPool::new(DEFAULT_POOL_LIMIT),
+            lending: Lending::default(),
+            broken: Mutex::new(None),
+        })
+    }
+}
+
+impl Engine for CpuEngine {
+    fn describe(&self) -> String {
+        format!("CpuEngine(threads={})", self.threads)
+    }
+
+    fn num_threads(&self) -> usize {
+        self.threads
+    }
+
+    fn execute(&self, op: &Op, inputs: &[&Tensor], meta: &OutMeta) -> Result<Tensor> {
+        let name = op.name();
+        let shape = &meta.shape;
+        match op {
+            Op::Unary(u) => elementwise::unary(self, *u, name, inputs[0]),
+            Op::Binary(b) => elementwise::binary(self, *b, name, shape, inputs[0], inputs[1]),
+            Op::Compare(d) => elementwise::compare(self, *d, name, shape, inputs[0], inputs[1]),
+            Op::Select => elementwise::select(self, name, shape, inputs[0], inputs[1], inputs[2]),
+            Op::Clamp => elementwise::clamp(self, name, shape, inputs[0], inputs[1], inputs[2]),
+            Op::Convert(to) | Op::Cast(to) => elementwise::cast(self, name, inputs[0], *to),
+            Op::Reshape(new_shape) => {
+                // Not expressible as a view: materialise compactly, then re-view.
+                let compact = elementwise::cast(self, name, inputs[0], inputs[0].dtype())?;
+                compact.reshape_view(new_shape).ok_or_else(|| {
+                    Error::shape(name, format!("cannot reshape into {new_shape:?}"))
+                })
+            }
+            Op::Transpose(perm) => inputs[0].transpose_view(perm),
+            Op::Reverse(axes) => inputs[0].reverse_view(axes),
+            Op::BroadcastInDim { shape, dims } => inputs[0].broadcast_in_dim_view(shape, dims),
+            Op::Reduce { op: r, axes } => reduce::reduce(self, name, *r, inputs[0], axes, shape),
+        }
+    }
+
+    fn buffer_pool(&self) -> &Arc<BufferPool> {
+        &self.buffer_pool
+    }
+
+    fn lending(&self) -> &Lending {
+        &self.lending
+    }
+
+    fn broken_reason(&self) -> Option<String> {
+        self.broken.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn mark_broken(&self, reason: String) {
+        *self.broken.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason);
+    }
+}
+
+impl CpuEngine {
+    /// Materialise `x` as a compact column-major tensor (a copy unless it already is one).
+    ///
+    /// # Errors
+    /// Allocation failure.
+    pub fn contiguous(&self, x: &Tensor) -> Result<Tensor> {
+        if x.is_contiguous() && x.offset() == 0 && x.storage().bytes() == x.numel() * x.dtype().itemsize() {
+            return Ok(x.clone());
+        }
+        elementwise::cast(self, "copy", x, x.dtype())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tenferro_ops::{BinaryOp, ReduceOp, UnaryOp};
+    use tenferro_runtime::apply;
+
+    fn t(shape: &[usize], v: Vec<f64>) -> Tensor {
+        Tensor::from_vec(shape, v).unwrap()
+    }
+
+    #[test]
+    fn binary_on_odd_strides_and_broadcast() {
+        for threads in [1, 2] {
+            let e = CpuEngine::new(Some(threads)).unwrap();
+            let n = 70_000;
+            let a = t(&[n], (0..n).map(|i| i as f64).collect());
+            let r = a.reverse_view(&[0]).unwrap();
+            let one = t(&[], vec![1.0]);
+            let y = apply(&e, &Op::Binary(BinaryOp::Add), &[&r, &one]).unwrap();
+            let v = y.to_vec::<f64>();
+            assert_eq!(v[0], n as f64);
+            assert_eq!(v[n - 1], 1.0);
+            let m = t(&[2, 3], vec![1., 2., 3., 4., 5., 6.]);
+            let mt = m.transpose_view(&[1, 0]).unwrap();
+            let s = apply(&e, &Op::Binary(BinaryOp::Mul), &[&mt, &mt]).unwrap();
+            assert_eq!(s.to_vec::<f64>(), vec![1., 9., 25., 4., 16., 36.]);
+        }
+    }
+
+    #[test]
+    fn reductions_pairwise_and_axes() {
+        let e = CpuEngine::new(Some(2)).unwrap();
+        let n = 1 << 20;
+        let a = Tensor::from_vec(&[n], vec![0.1f32; n]).unwrap();
+        let s = apply(
+            &e,
+            &Op::Reduce {
+                op: ReduceOp::Sum,
+                axes: vec![0],
+            },
+            &[&a],
+        )
+        .unwrap();
+        let got = s.to_vec::<f32>()[0] as f64;
+        assert!((got - 0.1f32 as f64 * n as f64).abs() / (n as f64 * 0.1) < 1e-6, "{got}");
+        let m = t(&[2, 3], vec![1., 2., 3., 4., 5., 6.]);
+        let r = apply(
+            &e,
+            &Op::Reduce {
+                op: ReduceOp::Max,
+                axes: vec![1],
+            },
+            &[&m],
+        )
+        .unwrap();
+        assert_eq!(r.to_vec::<f64>(), vec![5., 6.]);
+    }
+
+    #[test]
+    fn integer_division_by_zero_is_an_error() {
+        let e = CpuEngine::new(Some(1)).unwrap();
+        let a = Tensor::from_vec(&[2], vec![1i64, 2]).unwrap();
+        let z = Tensor::from_vec(&[2], vec![1i64, 0]).unwrap();
+        assert!(matches!(
+            apply(&e, &Op::Binary(BinaryOp::Div), &[&a, &z]),
+            Err(Error::ZeroDivision { .. })
+        ));
+        let m = Tensor::from_vec(&[1], vec![i64::MIN]).unwrap();
+        let neg = Tensor::from_vec(&[1], vec![-1i64]).unwrap();
+        let q = apply(&e, &Op::Binary(BinaryOp::Div), &[&m, &neg]).unwrap();
+        assert_eq!(q.to_vec::<i64>(), vec![i64::MIN]);
+    }
+
+    #[test]
+    fn exp_matches_scalar() {
+        let e = CpuEngine::new(Some(2)).unwrap();
+        let xs: Vec<f64> = (0..100_000).map(|i| (i as f64) * 1e-3 - 50.0).collect();
+        let a = t(&[xs.len()], xs.clone());
+        let y = apply(&e, &Op::Unary(UnaryOp::Exp), &[&a]).unwrap().to_vec::<f64>();
+        for (x, v) in xs.iter().zip(y) {
+            assert!((v - x.exp()).abs() <= 4.0 * f64::EPSILON * x.exp());
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! Elementwise drivers: apply a slice kernel over strided, broadcast operands into a fresh
+//! compact output, in parallel chunks on the engine's pool above a work threshold.
+
+use crate::strided::{load, Plan, SendConstPtr, SendPtr, BLOCK};
+use crate::CpuEngine;
+use tenferro_tensor::{DType, Element, Result, Tensor};
+
+/// Work units (elements × per-element cost) below which an op stays on the caller's thread.
+/// Measured with `benches/bench_ops.py` on the 2-core machine: splitting `add` pays off from
+/// about 64 Ki elements, `exp` from about 8 Ki.
+pub(crate) const PAR_MIN_WORK: usize = 1 << 16;
+
+impl CpuEngine {
+    /// Run `body(start, end)` over `[0, numel)`, split across the pool when the work is large.
+    pub(crate) fn drive(&self, numel: usize, cost: usize, body: impl Fn(usize, usize) + Sync) {
+        match &self.pool {
+            Some(pool) if numel.saturating_mul(cost) >= PAR_MIN_WORK && numel >= 2 * BLOCK => {
+                let chunks = (self.threads * 4).min(numel / BLOCK).max(1);
+                let per = numel.div_ceil(chunks).next_multiple_of(64);
+                pool.install(|| {
+                    rayon::scope(|s| {
+                        let body = &body;
+                        let mut start = 0;
+                        while start < numel {
+                            let end = (start + per).min(numel);
+                            s.spawn(move |_| body(start, end));
+                            start = end;
+                        }
+                    })
+                });
+            }
+            _ => body(0, numel),
+        }
+    }
+
+    /// A fresh compact output tensor from the engine's buffer pool.
+    pub(crate) fn alloc(&self, op: &str, dtype: DType, shape: &[usize]) -> Result<Tensor> {
+        Tensor::empty(op, dtype, shape, Some(&self.buffer_pool), false)
+    }
+}
+
+macro_rules! map_fn {
+    ($name:ident, $n:literal, [$($A:ident $x:ident $i:tt),+]) => {
+        /// Apply `f` to runs of the operands (each broadcast to `shape`), writing a compact
+        /// output of dtype `O`. `cost` is the relative per-element cost (1 = an add).
+        #[allow(clippy::too_many_arguments)]
+        pub(crate) fn $name<$($A: Element,)+ O: Element>(
+            engine: &CpuEngine,
+            op: &str,
+            shape: &[usize],
+            $($x: &Tensor,)+
+            cost: usize,
+            f: impl Fn($(&[$A],)+ &mut [O]) + Sync,
+        ) -> Result<Tensor> {
+            let out = engine.alloc(op, O::DTYPE, shape)?;
+            let numel = out.numel();
+            if numel == 0 {
+                return Ok(out);
+            }
+            let views = [$($x.broadcast_to_view(shape)?,)+];
+            let plan = Plan::<$n>::new(shape, [$(&views[$i],)+]);
+            let optr = SendPtr(out.storage().as_mut_ptr() as *mut O);
+            let bases = ($(SendConstPtr(views[$i].storage().as_ptr() as *const $A),)+);
+            engine.drive(numel, cost, |start, end| {
+                let bases = &bases;
+                plan.for_runs(start, end, |pos, offs, run, inner| {
+                    // SAFETY: `pos..pos+run` lies in the output; the plan's offsets stay within
+                    // each input's storage; runs of different chunks are disjoint.
+                    unsafe {
+                        let o = std::slice::from_raw_parts_mut(optr.get().add(pos), run);
+                        if true $(&& inner[$i] == 1)+ {
+                            f($(std::slice::from_raw_parts(bases.$i.get().offset(offs[$i]), run),)+ o);
+                        } else {
+                            let mut done = 0;
+                            while done < run {
+                                let len = (run - done).min(BLOCK);
+                                $(
+                                    let mut $x = [<$A>::default(); BLOCK];
+                                    let $x = load(
+                                        bases.$i.get(),
+                                        offs[$i] + done as isize * inner[$i],
+                                        inner[$i],
+                                        len,
+                                        &mut $x,
+                                    );
+                                )+
+                                f($($x,)+ &mut o[done..done + len]);
+                                done += len;
+                            }
+                        }
+                    }
+                });
+            });
+            Ok(out)
+        }
+    };
+}
+
+map_fn!(map1, 1, [A x 0]);
+map_fn!(map2, 2, [A x 0, B y 1]);
+map_fn!(map3, 3, [A x 0, B y 1, C z 2]);

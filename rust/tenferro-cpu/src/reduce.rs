@@ -1,0 +1,382 @@
+//! Reductions: `reduce_sum`, `reduce_prod`, `reduce_max`, `reduce_min`, `reduce_sum_squares`.
+//!
+//! Each output element folds its reduced sub-space, walked in runs along the reduced axis of
+//! smallest stride. Unit-stride runs are summed pairwise with eight accumulators below 128
+//! elements (NumPy's `pairwise_sum`, numpy/_core/src/umath/loops_utils.h.src), and runs are
+//! merged pairwise by a binary-counter stack, so float sums keep NumPy's O(ε log n) error.
+//! Few outputs over many elements split the reduced range across the pool instead.
+
+use crate::math::{fmax_nan, fmin_nan};
+use crate::strided::{SendConstPtr, SendPtr};
+use crate::CpuEngine;
+use num_traits::Float;
+use rayon::prelude::*;
+use tenferro_ops::ReduceOp;
+use tenferro_tensor::{Complex32, Complex64, DType, Element, Error, Result, Tensor};
+
+trait Reducer<T>: Copy + Send + Sync {
+    fn identity(&self) -> T;
+    fn map(&self, x: T) -> T;
+    fn combine(&self, a: T, b: T) -> T;
+}
+
+#[derive(Clone, Copy)]
+struct Fold<T> {
+    identity: T,
+    map: fn(T) -> T,
+    combine: fn(T, T) -> T,
+}
+
+impl<T: Element> Reducer<T> for Fold<T> {
+    #[inline(always)]
+    fn identity(&self) -> T {
+        self.identity
+    }
+    #[inline(always)]
+    fn map(&self, x: T) -> T {
+        (self.map)(x)
+    }
+    #[inline(always)]
+    fn combine(&self, a: T, b: T) -> T {
+        (self.combine)(a, b)
+    }
+}
+
+fn pairwise<T: Copy, R: Reducer<T>>(r: &R, xs: &[T]) -> T {
+    let n = xs.len();
+    if n < 8 {
+        let mut acc = r.identity();
+        for &x in xs {
+            acc = r.combine(acc, r.map(x));
+        }
+        acc
+    } else if n <= 128 {
+        let mut acc = [r.identity(); 8];
+        let mut chunks = xs.chunks_exact(8);
+        for c in &mut chunks {
+            for k in 0..8 {
+                acc[k] = r.combine(acc[k], r.map(c[k]));
+            }
+        }
+        let mut res = r.combine(
+            r.combine(r.combine(acc[0], acc[1]), r.combine(acc[2], acc[3])),
+            r.combine(r.combine(acc[4], acc[5]), r.combine(acc[6], acc[7])),
+        );
+        for &x in chunks.remainder() {
+            res = r.combine(res, r.map(x));
+        }
+        res
+    } else {
+        let half = (n / 2).next_multiple_of(8).min(n);
+        r.combine(pairwise(r, &xs[..half]), pairwise(r, &xs[half..]))
+    }
+}
+
+/// Merge partial results pairwise: a binary counter of levels.
+struct PairStack<T> {
+    levels: Vec<(usize, T)>,
+}
+
+impl<T: Copy> PairStack<T> {
+    fn new() -> Self {
+        PairStack { levels: Vec::new() }
+    }
+    fn push<R: Reducer<T>>(&mut self, r: &R, mut v: T) {
+        let mut size = 1usize;
+        while let Some(&(s, top)) = self.levels.last() {
+            if s != size {
+                break;
+            }
+            self.levels.pop();
+            v = r.combine(top, v);
+            size *= 2;
+        }
+        self.levels.push((size, v));
+    }
+    fn finish<R: Reducer<T>>(self, r: &R) -> T {
+        let mut acc: Option<T> = None;
+        for &(_, v) in self.levels.iter().rev() {
+            acc = Some(match acc {
+                None => v,
+                Some(a) => r.combine(v, a),
+            });
+        }
+        acc.unwrap_or_else(|| r.identity())
+    }
+}
+
+/// Drop size-1 axes, sort by |stride|, merge axes that chain.
+fn coalesce(shape: &[usize], strides: &[isize]) -> (Vec<usize>, Vec<isize>) {
+    let mut axes: Vec<(usize, isize)> = shape
+        .iter()
+        .zip(strides)
+        .filter(|(&d, _)| d != 1)
+        .map(|(&d, &s)| (d, s))
+        .collect();
+    axes.sort_by_key(|&(_, s)| s.unsigned_abs());
+    let mut out: Vec<(usize, isize)> = Vec::new();
+    for (d, s) in axes {
+        match out.last_mut() {
+            Some(last) if s == last.1 * last.0 as isize => last.0 *= d,
+            _ => out.push((d, s)),
+        }
+    }
+    if out.is_empty() {
+        out.push((1, 0));
+    }
+    out.into_iter().unzip()
+}
+
+struct Space {
+    shape: Vec<usize>,
+    strides: Vec<isize>,
+    numel: usize,
+}
+
+impl Space {
+    /// Fold elements `[r0, r1)` (column-major order of the space) starting at `base + off`.
+    fn fold<T: Element, R: Reducer<T>>(
+        &self,
+        r: &R,
+        base: *const T,
+        off: isize,
+        r0: usize,
+        r1: usize,
+    ) -> T {
+        let nd = self.shape.len();
+        let mut idx = vec![0usize; nd];
+        let mut rem = r0;
+        let mut o = off;
+        for ax in 0..nd {
+            idx[ax] = rem % self.shape[ax];
+            rem /= self.shape[ax];
+            o += idx[ax] as isize * self.strides[ax];
+        }
+        let mut stack = PairStack::new();
+        let mut pos = r0;
+        let s0 = self.strides[0];
+        let mut buf = [T::default(); 128];
+        while pos < r1 {
+            let run = (self.shape[0] - idx[0]).min(r1 - pos);
+            // SAFETY: the run lies inside the input view.
+            unsafe {
+                if s0 == 1 || run == 1 {
+                    let xs = std::slice::from_raw_parts(base.offset(o), run);
+                    for c in xs.chunks(1024) {
+                        stack.push(r, pairwise(r, c));
+                    }
+                } else {
+                    let mut done = 0;
+                    while done < run {
+                        let len = (run - done).min(128);
+                        for (k, b) in buf.iter_mut().take(len).enumerate() {
+                            *b = *base.offset(o + (done + k) as isize * s0);
+                        }
+                        stack.push(r, pairwise(r, &buf[..len]));
+                        done += len;
+                    }
+                }
+            }
+            pos += run;
+            o += run as isize * s0;
+            idx[0] += run;
+            let mut ax = 0;
+            while ax < nd && idx[ax] == self.shape[ax] {
+                o -= self.shape[ax] as isize * self.strides[ax];
+                idx[ax] = 0;
+                ax += 1;
+                if ax < nd {
+                    idx[ax] += 1;
+                    o += self.strides[ax];
+                }
+            }
+        }
+        stack.finish(r)
+    }
+}
+
+fn run<T: Element, R: Reducer<T>>(
+    e: &CpuEngine,
+    name: &str,
+    r: R,
+    x: &Tensor,
+    axes: &[usize],
+    out_shape: &[usize],
+) -> Result<Tensor> {
+    let out = e.alloc(name, T::DTYPE, out_shape)?;
+    let k_total = out.numel();
+    if k_total == 0 {
+        return Ok(out);
+    }
+    let (mut rs, mut rst) = (Vec::new(), Vec::new());
+    let (mut ks, mut kst) = (Vec::new(), Vec::new());
+    for ax in 0..x.ndim() {
+        if axes.contains(&ax) {
+            rs.push(x.shape()[ax]);
+            rst.push(x.strides()[ax]);
+        } else {
+            ks.push(x.shape()[ax]);
+            kst.push(x.strides()[ax]);
+        }
+    }
+    let numel: usize = rs.iter().product();
+    let (shape, strides) = coalesce(&rs, &rst);
+    let space = Space {
+        shape,
+        strides,
+        numel,
+    };
+    let base = SendConstPtr(x.storage().as_ptr() as *const T);
+    let optr = SendPtr(out.storage().as_mut_ptr() as *mut T);
+    let x_off = x.offset() as isize;
+    let offset_of = |mut k: usize| -> isize {
+        let mut o = x_off;
+        for (d, s) in ks.iter().zip(&kst) {
+            o += (k % d) as isize * s;
+            k /= d;
+        }
+        o
+    };
+    let fold_all = |k: usize| -> T {
+        if space.numel == 0 {
+            r.identity()
+        } else {
+            space.fold(&r, base.get(), offset_of(k), 0, space.numel)
+        }
+    };
+    let threads = e.threads;
+    if k_total >= 2 * threads || e.pool.is_none() || space.numel < (1 << 15) {
+        e.drive(k_total, space.numel.max(1), |k0, k1| {
+            for k in k0..k1 {
+                // SAFETY: disjoint output positions.
+                unsafe { *optr.get().add(k) = fold_all(k) };
+            }
+        });
+    } else if let Some(pool) = &e.pool {
+        let chunks = threads * 4;
+        let per = space.numel.div_ceil(chunks).max(1);
+        for k in 0..k_total {
+            let off = offset_of(k);
+            let partials: Vec<T> = pool.install(|| {
+                (0..chunks)
+                    .into_par_iter()
+                    .map(|c| {
+                        let r0 = (c * per).min(space.numel);
+                        let r1 = ((c + 1) * per).min(space.numel);
+                        if r0 == r1 {
+                            r.identity()
+                        } else {
+                            space.fold(&r, base.get(), off, r0, r1)
+                        }
+                    })
+                    .collect()
+            });
+            let mut stack = PairStack::new();
+            for p in partials {
+                stack.push(&r, p);
+            }
+            // SAFETY: `k` is in the output.
+            unsafe { *optr.get().add(k) = stack.finish(&r) };
+        }
+    }
+    Ok(out)
+}
+
+fn float_reduce<T: Element + Float>(
+    e: &CpuEngine,
+    name: &str,
+    op: ReduceOp,
+    x: &Tensor,
+    axes: &[usize],
+    out_shape: &[usize],
+) -> Result<Tensor> {
+    let f = match op {
+        ReduceOp::Sum => Fold {
+            identity: T::zero(),
+            map: |v| v,
+            combine: |a, b| a + b,
+        },
+        ReduceOp::Prod => Fold {
+            identity: T::one(),
+            map: |v| v,
+            combine: |a, b| a * b,
+        },
+        ReduceOp::Max => Fold {
+            identity: T::neg_infinity(),
+            map: |v| v,
+            combine: fmax_nan,
+        },
+        ReduceOp::Min => Fold {
+            identity: T::infinity(),
+            map: |v| v,
+            combine: fmin_nan,
+        },
+        ReduceOp::SumSquares => Fold {
+            identity: T::zero(),
+            map: |v| v * v,
+            combine: |a, b| a + b,
+        },
+    };
+    run(e, name, f, x, axes, out_shape)
+}
+
+macro_rules! int_reduce {
+    ($T:ty, $e:expr, $name:expr, $op:expr, $x:expr, $axes:expr, $shape:expr) => {{
+        let f: Fold<$T> = match $op {
+            ReduceOp::Sum => Fold { identity: 0, map: |v| v, combine: |a, b| a.wrapping_add(b) },
+            ReduceOp::Prod => Fold { identity: 1, map: |v| v, combine: |a, b| a.wrapping_mul(b) },
+            ReduceOp::Max => Fold { identity: <$T>::MIN, map: |v| v, combine: |a, b| a.max(b) },
+            ReduceOp::Min => Fold { identity: <$T>::MAX, map: |v| v, combine: |a, b| a.min(b) },
+            ReduceOp::SumSquares => {
+                return Err(Error::dtype($name, "reduce_sum_squares is real-float only"))
+            }
+        };
+        run($e, $name, f, $x, $axes, $shape)
+    }};
+}
+
+macro_rules! complex_reduce {
+    ($C:ty, $e:expr, $name:expr, $op:expr, $x:expr, $axes:expr, $shape:expr) => {{
+        let f: Fold<$C> = match $op {
+            ReduceOp::Sum => Fold { identity: <$C>::new(0.0, 0.0), map: |v| v, combine: |a, b| a + b },
+            ReduceOp::Prod => Fold { identity: <$C>::new(1.0, 0.0), map: |v| v, combine: |a, b| a * b },
+            _ => return Err(Error::dtype($name, "complex values are not ordered")),
+        };
+        run($e, $name, f, $x, $axes, $shape)
+    }};
+}
+
+/// Reduce `x` over `axes` (validated by the catalog) into `out_shape`.
+pub(crate) fn reduce(
+    e: &CpuEngine,
+    name: &str,
+    op: ReduceOp,
+    x: &Tensor,
+    axes: &[usize],
+    out_shape: &[usize],
+) -> Result<Tensor> {
+    match x.dtype() {
+        DType::F32 => float_reduce::<f32>(e, name, op, x, axes, out_shape),
+        DType::F64 => float_reduce::<f64>(e, name, op, x, axes, out_shape),
+        DType::I32 => int_reduce!(i32, e, name, op, x, axes, out_shape),
+        DType::I64 => int_reduce!(i64, e, name, op, x, axes, out_shape),
+        DType::C32 => complex_reduce!(Complex32, e, name, op, x, axes, out_shape),
+        DType::C64 => complex_reduce!(Complex64, e, name, op, x, axes, out_shape),
+        DType::Bool => {
+            let f: Fold<bool> = match op {
+                ReduceOp::Max => Fold {
+                    identity: false,
+                    map: |v| v,
+                    combine: |a, b| a | b,
+                },
+                ReduceOp::Min => Fold {
+                    identity: true,
+                    map: |v| v,
+                    combine: |a, b| a & b,
+                },
+                _ => return Err(Error::dtype(name, "dtype bool is not supported")),
+            };
+            run(e, name, f, x, axes, out_shape)
+        }
+    }
+}

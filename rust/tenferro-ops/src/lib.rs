@@ -1,0 +1,14 @@
+//! The op catalog of tenferro: one row per primitive of `ops.md` (name, arity, dtype policy,
+//! family, whether a CPU kernel exists), the parameterised [`Op`] values engines execute, and
+//! shape/dtype inference that validates every argument before anything is allocated.
+//!
+//! Nothing else decides what an op is: dispatch, the Python surface and the tests iterate
+//! [`CATALOG`]. The derivative-rule table (a later crate, `tenferro-ad`) is keyed by [`OpKind`].
+
+mod catalog;
+mod infer;
+mod op;
+
+pub use catalog::{row, DTypeSet, Family, OpKind, OpRow, CATALOG};
+pub use infer::{infer, OutMeta};
+pub use op::{BinaryOp, CompareDir, Op, ReduceOp, UnaryOp};

@@ -1,0 +1,191 @@
+//! Parameterised ops: what an engine is asked to execute.
+
+use crate::catalog::OpKind;
+use tenferro_tensor::DType;
+
+/// Elementwise unary primitives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum UnaryOp {
+    Neg,
+    Conj,
+    Abs,
+    Sign,
+    Exp,
+    Log,
+    Sin,
+    Cos,
+    Tanh,
+    Sqrt,
+    Rsqrt,
+    Expm1,
+    Log1p,
+    Erf,
+}
+
+/// Elementwise binary primitives (NumPy broadcasting).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Pow,
+    Maximum,
+    Minimum,
+}
+
+/// Comparison directions of `compare` (StableHLO `ComparisonDirection`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum CompareDir {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl CompareDir {
+    /// All directions.
+    pub const ALL: [CompareDir; 6] = [
+        CompareDir::Eq,
+        CompareDir::Ne,
+        CompareDir::Lt,
+        CompareDir::Le,
+        CompareDir::Gt,
+        CompareDir::Ge,
+    ];
+
+    /// Upper-case name (`"EQ"`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            CompareDir::Eq => "EQ",
+            CompareDir::Ne => "NE",
+            CompareDir::Lt => "LT",
+            CompareDir::Le => "LE",
+            CompareDir::Gt => "GT",
+            CompareDir::Ge => "GE",
+        }
+    }
+
+    /// Parse a case-insensitive name.
+    pub fn parse(s: &str) -> Option<CompareDir> {
+        CompareDir::ALL
+            .into_iter()
+            .find(|d| d.name().eq_ignore_ascii_case(s))
+    }
+
+    /// Whether the direction needs a total order (rejects complex).
+    pub fn is_ordering(self) -> bool {
+        !matches!(self, CompareDir::Eq | CompareDir::Ne)
+    }
+}
+
+/// Reductions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum ReduceOp {
+    Sum,
+    Prod,
+    Max,
+    Min,
+    SumSquares,
+}
+
+/// One primitive with its parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    /// Elementwise unary op.
+    Unary(UnaryOp),
+    /// Elementwise binary op.
+    Binary(BinaryOp),
+    /// `compare(x, y, dir)` → bool.
+    Compare(CompareDir),
+    /// `select(pred, on_true, on_false)`.
+    Select,
+    /// `clamp(x, lo, hi)`.
+    Clamp,
+    /// Checked conversion up the lattice.
+    Convert(DType),
+    /// Lossy conversion.
+    Cast(DType),
+    /// Output axis `i` is input axis `perm[i]`.
+    Transpose(Vec<usize>),
+    /// Column-major reshape.
+    Reshape(Vec<usize>),
+    /// StableHLO `broadcast_in_dim`.
+    BroadcastInDim {
+        /// Output shape.
+        shape: Vec<usize>,
+        /// Output axis of each input axis.
+        dims: Vec<usize>,
+    },
+    /// Reverse the listed axes.
+    Reverse(Vec<usize>),
+    /// Reduce over `axes` (normalised, unique).
+    Reduce {
+        /// Which reduction.
+        op: ReduceOp,
+        /// Axes to reduce.
+        axes: Vec<usize>,
+    },
+}
+
+impl Op {
+    /// The catalog kind of this op.
+    pub fn kind(&self) -> OpKind {
+        match self {
+            Op::Unary(u) => match u {
+                UnaryOp::Neg => OpKind::Neg,
+                UnaryOp::Conj => OpKind::Conj,
+                UnaryOp::Abs => OpKind::Abs,
+                UnaryOp::Sign => OpKind::Sign,
+                UnaryOp::Exp => OpKind::Exp,
+                UnaryOp::Log => OpKind::Log,
+                UnaryOp::Sin => OpKind::Sin,
+                UnaryOp::Cos => OpKind::Cos,
+                UnaryOp::Tanh => OpKind::Tanh,
+                UnaryOp::Sqrt => OpKind::Sqrt,
+                UnaryOp::Rsqrt => OpKind::Rsqrt,
+                UnaryOp::Expm1 => OpKind::Expm1,
+                UnaryOp::Log1p => OpKind::Log1p,
+                UnaryOp::Erf => OpKind::Erf,
+            },
+            Op::Binary(b) => match b {
+                BinaryOp::Add => OpKind::Add,
+                BinaryOp::Sub => OpKind::Sub,
+                BinaryOp::Mul => OpKind::Mul,
+                BinaryOp::Div => OpKind::Div,
+                BinaryOp::Rem => OpKind::Rem,
+                BinaryOp::Pow => OpKind::Pow,
+                BinaryOp::Maximum => OpKind::Maximum,
+                BinaryOp::Minimum => OpKind::Minimum,
+            },
+            Op::Compare(_) => OpKind::Compare,
+            Op::Select => OpKind::Select,
+            Op::Clamp => OpKind::Clamp,
+            Op::Convert(_) => OpKind::Convert,
+            Op::Cast(_) => OpKind::Cast,
+            Op::Transpose(_) => OpKind::Transpose,
+            Op::Reshape(_) => OpKind::Reshape,
+            Op::BroadcastInDim { .. } => OpKind::BroadcastInDim,
+            Op::Reverse(_) => OpKind::Reverse,
+            Op::Reduce { op, .. } => match op {
+                ReduceOp::Sum => OpKind::ReduceSum,
+                ReduceOp::Prod => OpKind::ReduceProd,
+                ReduceOp::Max => OpKind::ReduceMax,
+                ReduceOp::Min => OpKind::ReduceMin,
+                ReduceOp::SumSquares => OpKind::ReduceSumSquares,
+            },
+        }
+    }
+
+    /// The catalog name of this op.
+    pub fn name(&self) -> &'static str {
+        crate::catalog::row(self.kind()).name
+    }
+}

@@ -1,0 +1,146 @@
+//! The engine-facing half of tenferro's runtime: the [`Engine`] trait every backend implements,
+//! engine lending (what a session holds), runtime identity, and [`apply`], the one path every
+//! eager op takes: validate with the catalog, promote operands, execute, contain panics.
+
+mod lending;
+
+pub use lending::{thread_token, Borrow, Lending};
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use tenferro_ops::{infer, Op, OutMeta};
+use tenferro_tensor::{BufferPool, Error, Result, Tensor};
+
+/// An execution backend (CPU now; CUDA behind a feature later).
+pub trait Engine: Send + Sync {
+    /// Short description (`"cpu(threads=2)"`).
+    fn describe(&self) -> String;
+    /// Number of worker threads (1 for a serial engine).
+    fn num_threads(&self) -> usize;
+    /// Run one validated op. `inputs` already have `meta.operand_dtype` where the op promotes.
+    ///
+    /// # Errors
+    /// Value-dependent failures (integer division by zero, negative integer powers) and
+    /// allocation failures.
+    fn execute(&self, op: &Op, inputs: &[&Tensor], meta: &OutMeta) -> Result<Tensor>;
+    /// The engine's buffer pool.
+    fn buffer_pool(&self) -> &Arc<BufferPool>;
+    /// Who holds the engine.
+    fn lending(&self) -> &Lending;
+    /// Whether a panic broke the engine.
+    fn broken_reason(&self) -> Option<String>;
+    /// Mark the engine broken after a panic.
+    fn mark_broken(&self, reason: String);
+}
+
+/// The identity of a runtime (AD state arrives with the autodiff crate).
+#[derive(Debug)]
+pub struct Runtime {
+    id: u64,
+}
+
+static NEXT_RUNTIME_ID: AtomicU64 = AtomicU64::new(1);
+
+impl Runtime {
+    /// A fresh runtime with a process-unique id.
+    pub fn new() -> Runtime {
+        Runtime {
+            id: NEXT_RUNTIME_ID.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+    /// Process-unique id.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+}
+
+impl Default for Runtime {
+    fn default() -> Self {
+        Runtime::new()
+    }
+}
+
+/// Run `f` on `engine`, turning a panic into [`Error::EngineBroken`] and marking the engine.
+///
+/// # Errors
+/// [`Error::EngineBroken`] if the engine was broken before or `f` panics; `f`'s own errors.
+pub fn guarded<T>(engine: &dyn Engine, op: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    if let Some(reason) = engine.broken_reason() {
+        return Err(Error::engine_broken(
+            op,
+            format!("the engine is broken by an earlier panic ({reason}); create a new engine"),
+        ));
+    }
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(payload) => {
+            let msg = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_string());
+            engine.mark_broken(format!("panic in {op}: {msg}"));
+            Err(Error::engine_broken(
+                op,
+                format!("internal panic ({msg}); this engine refuses further work, create a new one"),
+            ))
+        }
+    }
+}
+
+/// Execute one primitive eagerly: validate and infer with the catalog, return views for
+/// metadata-only layout ops, promote operands to the common dtype, run the kernel.
+///
+/// # Errors
+/// Every validation error of [`infer`], kernel errors, and [`Error::EngineBroken`].
+pub fn apply(engine: &dyn Engine, op: &Op, inputs: &[&Tensor]) -> Result<Tensor> {
+    let metas: Vec<_> = inputs.iter().map(|t| (t.dtype(), t.shape())).collect();
+    let meta = infer(op, &metas)?;
+    // Metadata-only layout ops.
+    match op {
+        Op::Transpose(perm) => return inputs[0].transpose_view(perm),
+        Op::Reverse(axes) => return inputs[0].reverse_view(axes),
+        Op::BroadcastInDim { shape, dims } => return inputs[0].broadcast_in_dim_view(shape, dims),
+        Op::Reshape(shape) => {
+            if let Some(v) = inputs[0].reshape_view(shape) {
+                return Ok(v);
+            }
+        }
+        Op::Convert(to) | Op::Cast(to) if *to == inputs[0].dtype() => {
+            return Ok(inputs[0].clone())
+        }
+        _ => {}
+    }
+    guarded(engine, op.name(), || {
+        let promote_from = usize::from(matches!(op, Op::Select));
+        let data_ops = matches!(
+            op,
+            Op::Unary(_) | Op::Binary(_) | Op::Compare(_) | Op::Select | Op::Clamp
+        );
+        let mut converted: Vec<Tensor> = Vec::new();
+        let mut idx = Vec::with_capacity(inputs.len());
+        for (i, t) in inputs.iter().enumerate() {
+            if data_ops && i >= promote_from && t.dtype() != meta.operand_dtype {
+                let m = OutMeta {
+                    dtype: meta.operand_dtype,
+                    shape: t.shape().to_vec(),
+                    operand_dtype: t.dtype(),
+                };
+                converted.push(engine.execute(&Op::Convert(meta.operand_dtype), &[t], &m)?);
+                idx.push(Some(converted.len() - 1));
+            } else {
+                idx.push(None);
+            }
+        }
+        let ins: Vec<&Tensor> = inputs
+            .iter()
+            .zip(&idx)
+            .map(|(t, i)| match i {
+                Some(k) => &converted[*k],
+                None => *t,
+            })
+            .collect();
+        engine.execute(op, &ins, &meta)
+    })
+}

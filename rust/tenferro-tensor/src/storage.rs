@@ -1,0 +1,329 @@
+//! Storage: one contiguous allocation (64-byte aligned) or foreign memory kept alive by its owner,
+//! and the per-engine buffer pool that recycles owned allocations of equal size.
+//!
+//! A storage that was exported (buffer protocol, `__array_interface__`, DLPack) is never given
+//! back to a pool: it is freed when the last reference, including the exporter's, goes away.
+
+use crate::error::{Error, Result};
+use std::alloc::{self, Layout};
+use std::collections::HashMap;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+const ALIGN: usize = 64;
+
+/// An owned, 64-byte aligned allocation of `bytes` bytes (at least one byte is reserved).
+struct Buffer {
+    ptr: NonNull<u8>,
+    bytes: usize,
+}
+
+// SAFETY: a Buffer is a plain heap allocation; access is synchronised by its owners.
+unsafe impl Send for Buffer {}
+unsafe impl Sync for Buffer {}
+
+impl Buffer {
+    fn layout(bytes: usize) -> Option<Layout> {
+        Layout::from_size_align(bytes.max(1), ALIGN).ok()
+    }
+
+    fn allocate(op: &str, bytes: usize, zeroed: bool) -> Result<Buffer> {
+        let layout = Self::layout(bytes).ok_or_else(|| Error::alloc(op, bytes as u128))?;
+        // SAFETY: the layout has non-zero size.
+        let raw = unsafe {
+            if zeroed {
+                alloc::alloc_zeroed(layout)
+            } else {
+                alloc::alloc(layout)
+            }
+        };
+        NonNull::new(raw)
+            .map(|ptr| Buffer { ptr, bytes })
+            .ok_or_else(|| Error::alloc(op, bytes as u128))
+    }
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        if let Some(layout) = Self::layout(self.bytes) {
+            // SAFETY: allocated by `Buffer::allocate` with this very layout.
+            unsafe { alloc::dealloc(self.ptr.as_ptr(), layout) }
+        }
+    }
+}
+
+/// Statistics of a buffer pool (`tf.BufferPoolStats`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BufferPoolStats {
+    /// Buffers currently retained for reuse.
+    pub buffers: usize,
+    /// Bytes currently retained for reuse.
+    pub retained_bytes: usize,
+    /// The retention limit in bytes.
+    pub capacity_bytes: usize,
+    /// Allocations served from the pool.
+    pub hits: u64,
+    /// Allocations that went to the system allocator.
+    pub misses: u64,
+}
+
+struct PoolState {
+    free: HashMap<usize, Vec<Buffer>>,
+    retained: usize,
+    limit: usize,
+    hits: u64,
+    misses: u64,
+}
+
+/// A per-engine pool of freed allocations, keyed by exact byte size, bounded by `limit` bytes.
+pub struct BufferPool {
+    state: Mutex<PoolState>,
+}
+
+/// Default retention limit: 1 GiB.
+pub const DEFAULT_POOL_LIMIT: usize = 1 << 30;
+/// Buffers per size kept at most (bounds the bookkeeping of pathological patterns).
+const MAX_PER_SIZE: usize = 32;
+
+impl BufferPool {
+    /// A new pool retaining at most `limit` bytes.
+    pub fn new(limit: usize) -> Arc<BufferPool> {
+        Arc::new(BufferPool {
+            state: Mutex::new(PoolState {
+                free: HashMap::new(),
+                retained: 0,
+                limit,
+                hits: 0,
+                misses: 0,
+            }),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, PoolState> {
+        // A poisoned pool only holds plain buffers: keep using it.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn take(&self, bytes: usize) -> Option<Buffer> {
+        let mut s = self.lock();
+        let found = s.free.get_mut(&bytes).and_then(|v| v.pop());
+        match found {
+            Some(b) => {
+                s.retained -= b.bytes;
+                s.hits += 1;
+                Some(b)
+            }
+            None => {
+                s.misses += 1;
+                None
+            }
+        }
+    }
+
+    fn give_back(&self, buf: Buffer) {
+        let mut s = self.lock();
+        if s.retained + buf.bytes > s.limit {
+            return; // dropped after the guard: freed
+        }
+        let list = s.free.entry(buf.bytes).or_default();
+        if list.len() >= MAX_PER_SIZE {
+            return;
+        }
+        let bytes = buf.bytes;
+        list.push(buf);
+        s.retained += bytes;
+    }
+
+    /// Current statistics.
+    pub fn stats(&self) -> BufferPoolStats {
+        let s = self.lock();
+        BufferPoolStats {
+            buffers: s.free.values().map(Vec::len).sum(),
+            retained_bytes: s.retained,
+            capacity_bytes: s.limit,
+            hits: s.hits,
+            misses: s.misses,
+        }
+    }
+
+    /// Free every retained buffer (statistics counters are kept).
+    pub fn reset(&self) {
+        let drained: Vec<Buffer> = {
+            let mut s = self.lock();
+            s.retained = 0;
+            s.free.drain().flat_map(|(_, v)| v).collect()
+        };
+        drop(drained);
+    }
+
+    /// Set the retention limit; buffers beyond it are freed now.
+    pub fn set_limit(&self, limit: usize) {
+        let mut freed = Vec::new();
+        {
+            let mut s = self.lock();
+            s.limit = limit;
+            let mut sizes: Vec<usize> = s.free.keys().copied().collect();
+            sizes.sort_unstable_by(|a, b| b.cmp(a));
+            for size in sizes {
+                while s.retained > limit {
+                    let Some(b) = s.free.get_mut(&size).and_then(|v| v.pop()) else {
+                        break;
+                    };
+                    s.retained -= b.bytes;
+                    freed.push(b);
+                }
+            }
+            s.free.retain(|_, v| !v.is_empty());
+        }
+        drop(freed);
+    }
+}
+
+enum Backing {
+    Owned {
+        buffer: Option<Buffer>,
+        pool: Option<Weak<BufferPool>>,
+    },
+    Foreign {
+        _owner: Box<dyn Send + Sync>,
+    },
+}
+
+/// The memory behind one or more tensors.
+pub struct Storage {
+    ptr: NonNull<u8>,
+    bytes: usize,
+    backing: Backing,
+    exported: AtomicBool,
+}
+
+// SAFETY: storage memory is immutable once a tensor holds it (kernels write only into freshly
+// allocated storage before it is shared); foreign owners are `Send + Sync`.
+unsafe impl Send for Storage {}
+unsafe impl Sync for Storage {}
+
+impl Storage {
+    /// Allocate `bytes` bytes, from `pool` when it has a buffer of that size. The contents are
+    /// unspecified unless `zeroed`.
+    ///
+    /// # Errors
+    /// [`Error::Alloc`] when the system allocator fails.
+    pub fn allocate(
+        op: &str,
+        bytes: usize,
+        pool: Option<&Arc<BufferPool>>,
+        zeroed: bool,
+    ) -> Result<Arc<Storage>> {
+        let pooled = pool.and_then(|p| p.take(bytes));
+        let buffer = match pooled {
+            Some(b) => {
+                if zeroed {
+                    // SAFETY: the buffer has `bytes` writable bytes.
+                    unsafe { std::ptr::write_bytes(b.ptr.as_ptr(), 0, bytes) };
+                }
+                b
+            }
+            None => Buffer::allocate(op, bytes, zeroed)?,
+        };
+        Ok(Arc::new(Storage {
+            ptr: buffer.ptr,
+            bytes,
+            backing: Backing::Owned {
+                buffer: Some(buffer),
+                pool: pool.map(Arc::downgrade),
+            },
+            exported: AtomicBool::new(false),
+        }))
+    }
+
+    /// Wrap foreign memory (e.g. a NumPy array's data) kept alive by `owner`.
+    ///
+    /// # Safety
+    /// `ptr` must be valid for reads of `bytes` bytes for as long as `owner` lives, and nobody
+    /// may write it while the storage is alive unless the caller accepts that tensors change.
+    pub unsafe fn from_foreign(
+        ptr: NonNull<u8>,
+        bytes: usize,
+        owner: Box<dyn Send + Sync>,
+    ) -> Arc<Storage> {
+        Arc::new(Storage {
+            ptr,
+            bytes,
+            backing: Backing::Foreign { _owner: owner },
+            exported: AtomicBool::new(true),
+        })
+    }
+
+    /// Base pointer.
+    pub fn as_ptr(&self) -> *const u8 {
+        self.ptr.as_ptr()
+    }
+
+    /// Mutable base pointer. Only valid to write while the storage is not yet shared.
+    pub fn as_mut_ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+
+    /// Size in bytes.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Mark as exported: the memory will not be recycled by a pool.
+    pub fn mark_exported(&self) {
+        self.exported.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the memory was ever exported to another library.
+    pub fn is_exported(&self) -> bool {
+        self.exported.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for Storage {
+    fn drop(&mut self) {
+        if let Backing::Owned { buffer, pool } = &mut self.backing {
+            if self.exported.load(Ordering::Relaxed) {
+                return;
+            }
+            if let (Some(buf), Some(pool)) = (buffer.take(), pool.as_ref().and_then(Weak::upgrade))
+            {
+                pool.give_back(buf);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pool_reuses_equal_sizes_and_respects_limit() {
+        let pool = BufferPool::new(1024);
+        let a = Storage::allocate("t", 512, Some(&pool), false).unwrap();
+        let pa = a.as_ptr();
+        drop(a);
+        assert_eq!(pool.stats().buffers, 1);
+        let b = Storage::allocate("t", 512, Some(&pool), true).unwrap();
+        assert_eq!(b.as_ptr(), pa);
+        assert_eq!(pool.stats().hits, 1);
+        // SAFETY: 512 readable bytes.
+        let zeros = unsafe { std::slice::from_raw_parts(b.as_ptr(), 512) };
+        assert!(zeros.iter().all(|&x| x == 0));
+        let big = Storage::allocate("t", 4096, Some(&pool), false).unwrap();
+        drop(big);
+        assert_eq!(pool.stats().retained_bytes, 0, "over the limit: freed");
+        pool.set_limit(0);
+        b.mark_exported();
+        drop(b);
+        assert_eq!(pool.stats().buffers, 0, "exported storage never returns to the pool");
+    }
+
+    #[test]
+    fn huge_allocation_is_an_error_not_an_abort() {
+        let r = Storage::allocate("zeros", usize::MAX / 2, None, true);
+        assert!(matches!(r, Err(Error::Alloc { .. })));
+    }
+}
