@@ -159,24 +159,34 @@ def make_values(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtyp
 # ----------------------------------------------------------------------------------------------
 
 
+def _fortran(a: np.ndarray) -> np.ndarray:
+    """An F-ordered copy (``np.asfortranarray`` would turn rank 0 into rank 1)."""
+    return np.array(a, order="F", copy=True)
+
+
+def _c_order(a: np.ndarray) -> np.ndarray:
+    """A C-ordered copy that keeps rank 0."""
+    return np.array(a, order="C", copy=True)
+
+
 def _junk(dtype: np.dtype) -> Any:
     return True if dtype.kind == "b" else 77
 
 
 def _from_c(a: np.ndarray):
-    return a, tf.tensor(np.ascontiguousarray(a)), None
+    return a, tf.tensor(_c_order(a)), None
 
 
 def _from_f(a: np.ndarray):
-    return a, tf.tensor(np.asfortranarray(a)), None
+    return a, tf.tensor(_fortran(a)), None
 
 
 def _transposed(a: np.ndarray):
     """``t.T`` of a compact tensor holding ``a.T``."""
     if a.ndim < 2:
         return None
-    base = np.ascontiguousarray(a.T)
-    return a, tf.tensor(base).T, np.asfortranarray(base).T
+    base = _c_order(a.T)
+    return a, tf.tensor(base).T, _fortran(base).T
 
 
 def _step_minus_two(a: np.ndarray):
@@ -186,16 +196,16 @@ def _step_minus_two(a: np.ndarray):
     n = a.shape[0]
     base = np.full((2 * n - 1,) + a.shape[1:], _junk(a.dtype), dtype=a.dtype)
     base[::2] = a[::-1]
-    return a, tf.tensor(base)[::-2], np.asfortranarray(base)[::-2]
+    return a, tf.tensor(base)[::-2], _fortran(base)[::-2]
 
 
 def _transposed_reversed(a: np.ndarray):
     """``t.T[::-1, :]``: a transposed view with a negative first stride."""
     if a.ndim < 2:
         return None
-    base = np.ascontiguousarray(a[::-1].T)
+    base = _c_order(a[::-1].T)
     index = (slice(None, None, -1), slice(None))
-    return a, tf.tensor(base).T[index], np.asfortranarray(base).T[index]
+    return a, tf.tensor(base).T[index], _fortran(base).T[index]
 
 
 def _broadcast(a: np.ndarray):
@@ -203,11 +213,11 @@ def _broadcast(a: np.ndarray):
     become those of the broadcast."""
     if a.ndim < 1 or a.shape[0] < 2:
         return None
-    small = np.ascontiguousarray(a[:1])
+    small = _c_order(a[:1])
     return (
         np.broadcast_to(small, a.shape).copy(),
         tf.broadcast_to(tf.tensor(small), a.shape),
-        np.broadcast_to(np.asfortranarray(small), a.shape),
+        np.broadcast_to(_fortran(small), a.shape),
     )
 
 
@@ -671,6 +681,8 @@ def _elements(dtype: np.dtype, domain: str) -> st.SearchStrategy:
         return st.integers(*bounds)
 
     def floats(lo: float, hi: float) -> st.SearchStrategy:
+        if width == 32:  # bounds must be representable at width 32
+            lo, hi = float(np.float32(lo)), float(np.float32(hi))
         return st.floats(lo, hi, width=width, allow_nan=False, allow_infinity=False, allow_subnormal=False)
 
     real = {

@@ -27,7 +27,8 @@ import builtins as _b
 import math
 import operator
 import sys
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -39,73 +40,71 @@ from .errors import AxisError, DTypeError, ShapeError, UnsupportedError
 # NumPy names that shadow Python builtins; internal code uses ``_b.<builtin>`` explicitly.
 
 __all__ = [
-    # unary, element-wise
-    "exp",
-    "expm1",
-    "log",
-    "log1p",
-    "sin",
-    "cos",
-    "tan",
-    "tanh",
-    "sqrt",
     "abs",
     "absolute",
-    "negative",
-    "positive",
-    "conj",
-    "conjugate",
-    "real",
-    "imag",
-    "sign",
-    "square",
-    "isnan",
-    "isinf",
-    "isfinite",
-    # binary, element-wise
     "add",
-    "subtract",
-    "multiply",
-    "divide",
-    "true_divide",
-    "floor_divide",
-    "remainder",
-    "mod",
-    "divmod",
-    "power",
-    "maximum",
-    "minimum",
-    "equal",
-    "not_equal",
-    "less",
-    "less_equal",
-    "greater",
-    "greater_equal",
-    # selection
-    "where",
-    "clip",
-    # reductions
-    "sum",
-    "prod",
-    "max",
-    "min",
+    "all",
     "amax",
     "amin",
-    "mean",
     "any",
-    "all",
-    # layout
-    "transpose",
-    "reshape",
-    "broadcast_to",
-    "flip",
-    "moveaxis",
-    "swapaxes",
-    "squeeze",
-    "expand_dims",
-    "ravel",
-    # dtype
     "astype",
+    "broadcast_to",
+    "clip",
+    "conj",
+    "conjugate",
+    "cos",
+    "divide",
+    "divmod",
+    "equal",
+    "exp",
+    "expand_dims",
+    "expm1",
+    "flip",
+    "floor_divide",
+    "greater",
+    "greater_equal",
+    "imag",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "less",
+    "less_equal",
+    "log",
+    "log1p",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "logical_xor",
+    "max",
+    "maximum",
+    "mean",
+    "min",
+    "minimum",
+    "mod",
+    "moveaxis",
+    "multiply",
+    "negative",
+    "not_equal",
+    "positive",
+    "power",
+    "prod",
+    "ravel",
+    "real",
+    "remainder",
+    "reshape",
+    "sign",
+    "sin",
+    "sqrt",
+    "square",
+    "squeeze",
+    "subtract",
+    "sum",
+    "swapaxes",
+    "tan",
+    "tanh",
+    "transpose",
+    "true_divide",
+    "where",
 ]
 
 ArrayLike = Any
@@ -356,53 +355,83 @@ def _make_unary(
 
 
 exp = _make_unary(
-    "exp", _p.exp, "the primitive ``prim.exp``", "Exponential ``e**x``, element-wise.",
-    "[0.0, 1.0]", "[1.0, 2.718282]",
+    "exp",
+    _p.exp,
+    "the primitive ``prim.exp``",
+    "Exponential ``e**x``, element-wise.",
+    "[0.0, 1.0]",
+    "[1.0, 2.718282]",
 )
 expm1 = _make_unary(
-    "expm1", _p.expm1, "the primitive ``prim.expm1``",
+    "expm1",
+    _p.expm1,
+    "the primitive ``prim.expm1``",
     "``exp(x) - 1``, element-wise, accurate for small ``|x|``.",
-    "[0.0, 1e-10]", "[0.0, 1.00000000005]",
+    "[0.0, 1e-10]",
+    "[0.0, 1.00000000005]",
     note="The primitive is accurate to 2 ulp in float64 (ops.md), including tiny arguments.",
     example_call="(tf.expm1(x).numpy() / 1e-10).round(12).tolist()",
 )
 log = _make_unary(
-    "log", _p.log, "the primitive ``prim.log``",
+    "log",
+    _p.log,
+    "the primitive ``prim.log``",
     "Natural logarithm, element-wise (NaN below 0, ``-inf`` at 0 for real inputs).",
-    "[1.0, 100.0]", "[0.0, 4.60517]",
+    "[1.0, 100.0]",
+    "[0.0, 4.60517]",
 )
 log1p = _make_unary(
-    "log1p", _p.log1p, "the primitive ``prim.log1p``",
+    "log1p",
+    _p.log1p,
+    "the primitive ``prim.log1p``",
     "``log(1 + x)``, element-wise, accurate for small ``|x|``.",
-    "[0.0, 1e-10]", "[0.0, 0.99999999995]",
+    "[0.0, 1e-10]",
+    "[0.0, 0.99999999995]",
     note="The primitive is accurate to 2 ulp in float64 (ops.md), including tiny arguments.",
     example_call="(tf.log1p(x).numpy() / 1e-10).round(12).tolist()",
 )
 sin = _make_unary(
-    "sin", _p.sin, "the primitive ``prim.sin``", "Sine (argument in radians), element-wise.",
-    "[0.0, 1.0]", "[0.0, 0.841471]",
+    "sin",
+    _p.sin,
+    "the primitive ``prim.sin``",
+    "Sine (argument in radians), element-wise.",
+    "[0.0, 1.0]",
+    "[0.0, 0.841471]",
 )
 cos = _make_unary(
-    "cos", _p.cos, "the primitive ``prim.cos``", "Cosine (argument in radians), element-wise.",
-    "[0.0, 1.0]", "[1.0, 0.540302]",
+    "cos",
+    _p.cos,
+    "the primitive ``prim.cos``",
+    "Cosine (argument in radians), element-wise.",
+    "[0.0, 1.0]",
+    "[1.0, 0.540302]",
 )
 tan = _make_unary(
-    "tan", lambda x: _p.div(_p.sin(x), _p.cos(x)),
+    "tan",
+    lambda x: _p.div(_p.sin(x), _p.cos(x)),
     "``prim.div(prim.sin(x), prim.cos(x))`` (there is no tangent primitive)",
     "Tangent (argument in radians), element-wise.",
-    "[0.0, 1.0]", "[0.0, 1.557408]",
+    "[0.0, 1.0]",
+    "[0.0, 1.557408]",
     note="The quotient adds up to about one ulp to the errors of ``sin`` and ``cos``; close to the "
     "poles ``pi/2 + k*pi`` the relative error grows like that of ``cos``.",
 )
 tanh = _make_unary(
-    "tanh", _p.tanh, "the primitive ``prim.tanh``", "Hyperbolic tangent, element-wise.",
-    "[0.0, 1.0]", "[0.0, 0.761594]",
+    "tanh",
+    _p.tanh,
+    "the primitive ``prim.tanh``",
+    "Hyperbolic tangent, element-wise.",
+    "[0.0, 1.0]",
+    "[0.0, 0.761594]",
 )
 sqrt = _make_unary(
-    "sqrt", _p.sqrt, "the primitive ``prim.sqrt``",
+    "sqrt",
+    _p.sqrt,
+    "the primitive ``prim.sqrt``",
     "Non-negative square root, element-wise (NaN below 0 for real inputs; principal branch for "
     "complex).",
-    "[1.0, 4.0, 9.0]", "[1.0, 2.0, 3.0]",
+    "[1.0, 4.0, 9.0]",
+    "[1.0, 2.0, 3.0]",
     example_call="tf.sqrt(x).tolist()",
 )
 
@@ -807,8 +836,13 @@ def _make_binary(
 
 
 add = _make_binary(
-    "add", _p.add, "the primitive ``prim.add``", "Sum ``x1 + x2``, element-wise.",
-    "[1.0, 2.0]", "10.0", "[11.0, 12.0]",
+    "add",
+    _p.add,
+    "the primitive ``prim.add``",
+    "Sum ``x1 + x2``, element-wise.",
+    "[1.0, 2.0]",
+    "10.0",
+    "[11.0, 12.0]",
 )
 
 
@@ -819,13 +853,23 @@ def _sub(a: Any, b: Any) -> Tensor:
 
 
 subtract = _make_binary(
-    "subtract", _sub, "the primitive ``prim.sub``", "Difference ``x1 - x2``, element-wise.",
-    "[1.0, 2.0]", "0.5", "[0.5, 1.5]",
+    "subtract",
+    _sub,
+    "the primitive ``prim.sub``",
+    "Difference ``x1 - x2``, element-wise.",
+    "[1.0, 2.0]",
+    "0.5",
+    "[0.5, 1.5]",
     dtype_errors="If both operands are boolean (as NumPy), or a dtype is not supported.",
 )
 multiply = _make_binary(
-    "multiply", _p.mul, "the primitive ``prim.mul``", "Product ``x1 * x2``, element-wise.",
-    "[1.0, 2.0]", "3.0", "[3.0, 6.0]",
+    "multiply",
+    _p.mul,
+    "the primitive ``prim.mul``",
+    "Product ``x1 * x2``, element-wise.",
+    "[1.0, 2.0]",
+    "3.0",
+    "[3.0, 6.0]",
 )
 
 
@@ -837,10 +881,13 @@ def _true_divide(a: Any, b: Any) -> Tensor:
 
 
 divide = _make_binary(
-    "divide", _true_divide,
+    "divide",
+    _true_divide,
     "the primitive ``prim.div`` after converting boolean and integer operands to float64",
     "True division ``x1 / x2``, element-wise (division by zero gives ``inf``/NaN, as IEEE 754).",
-    "[1, 2]", "4", "[0.25, 0.5]",
+    "[1, 2]",
+    "4",
+    "[0.25, 0.5]",
     dtype="the promoted dtype, float64 when both operands are boolean or integer",
 )
 true_divide = divide
@@ -854,20 +901,37 @@ def maximum_or_minimum_doc(which: str) -> str:
 
 
 maximum = _make_binary(
-    "maximum", _p.maximum, "the primitive ``prim.maximum``", "Element-wise maximum.",
-    "[1.0, 5.0]", "2.0", "[2.0, 5.0]",
-    dtype_errors="For complex operands.", note=maximum_or_minimum_doc("maximum"),
+    "maximum",
+    _p.maximum,
+    "the primitive ``prim.maximum``",
+    "Element-wise maximum.",
+    "[1.0, 5.0]",
+    "2.0",
+    "[2.0, 5.0]",
+    dtype_errors="For complex operands.",
+    note=maximum_or_minimum_doc("maximum"),
 )
 minimum = _make_binary(
-    "minimum", _p.minimum, "the primitive ``prim.minimum``", "Element-wise minimum.",
-    "[1.0, 5.0]", "2.0", "[1.0, 2.0]",
-    dtype_errors="For complex operands.", note=maximum_or_minimum_doc("minimum"),
+    "minimum",
+    _p.minimum,
+    "the primitive ``prim.minimum``",
+    "Element-wise minimum.",
+    "[1.0, 5.0]",
+    "2.0",
+    "[1.0, 2.0]",
+    dtype_errors="For complex operands.",
+    note=maximum_or_minimum_doc("minimum"),
 )
 del maximum_or_minimum_doc
 
 power = _make_binary(
-    "power", _p.pow, "the primitive ``prim.pow``", "``x1 ** x2``, element-wise.",
-    "[1.0, 2.0, 3.0]", "2", "[1.0, 4.0, 9.0]",
+    "power",
+    _p.pow,
+    "the primitive ``prim.pow``",
+    "``x1 ** x2``, element-wise.",
+    "[1.0, 2.0, 3.0]",
+    "2",
+    "[1.0, 4.0, 9.0]",
     note="An integer base with a negative integer exponent raises ``ValueError`` (NumPy too); "
     "``0**0`` is 1.",
 )
@@ -892,7 +956,9 @@ def _make_comparison(
         f'the primitive ``prim.compare(x1, x2, "{direction}")``',
         f"Truth value of ``{expr}``, element-wise (IEEE 754: any comparison with NaN is False, "
         "except ``!=``).",
-        ex1, ex2, out,
+        ex1,
+        ex2,
+        out,
         dtype="bool",
         dtype_errors="For complex operands." if ordering else "If a dtype is not supported.",
     )
@@ -1026,6 +1092,76 @@ def divmod(x1: ArrayLike, x2: ArrayLike, /) -> tuple[Tensor, Tensor]:
     if a.dtype.kind == "f":
         return _float_floor_divmod(a, b)
     return _int_floor_divmod(a, b)
+
+
+def _truth(x: Any) -> Tensor:
+    """``x`` as a bool tensor (``x != 0`` unless already boolean)."""
+    x = _as_tensor(x)
+    return x if x.dtype == _BOOL else _p.compare(x, 0, "NE")
+
+
+def logical_not(x: ArrayLike, /) -> Tensor:
+    """Truth value of ``not x``, element-wise (nonzero is true), as ``numpy.logical_not``.
+
+    Lowers to ``prim.compare(x, 0, "EQ")`` (or ``~x`` on booleans).
+
+    Parameters
+    ----------
+    x : Tensor or array_like
+        Input of any shape and dtype.
+
+    Returns
+    -------
+    Tensor
+        bool, same shape as ``x``.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> tf.logical_not(tf.asarray([0.0, 2.0])).tolist()
+    [True, False]
+    """
+    return ~_truth(x)
+
+
+def _make_logical(name: str, op: Callable[[Tensor, Tensor], Tensor], symbol: str, out: str):
+    def fn(x1: ArrayLike, x2: ArrayLike, /) -> Tensor:
+        return op(_truth(x1), _truth(x2))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__module__ = __name__
+    fn.__doc__ = f"""Truth value of ``x1 {symbol} x2``, element-wise (nonzero is true), as ``numpy.{name}``.
+
+    Both operands are made boolean (``x != 0``) and combined with the tensor operator
+    ``{symbol}``; shapes broadcast as in NumPy.
+
+    Parameters
+    ----------
+    x1, x2 : Tensor or array_like
+        Operands of any dtype.
+
+    Returns
+    -------
+    Tensor
+        bool, the broadcast shape.
+
+    Raises
+    ------
+    ShapeError
+        If the shapes do not broadcast.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> tf.{name}(tf.asarray([True, True, False]), tf.asarray([1, 0, 0])).tolist()
+    {out}
+    """
+    return fn
+
+
+logical_and = _make_logical("logical_and", operator.and_, "&", "[True, False, False]")
+logical_or = _make_logical("logical_or", operator.or_, "|", "[True, True, False]")
+logical_xor = _make_logical("logical_xor", operator.xor, "^", "[False, True, False]")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1364,21 +1500,17 @@ def mean(a: ArrayLike, axis: Any = None, dtype: Any = None, *, keepdims: bool = 
     [2.0, 3.0]
     """
     x = _as_tensor(a)
-    out_dtype = None
-    if dtype is not None:
-        out_dtype = np.dtype(dtype)
-        if out_dtype.kind in "biu":
-            x = _to_dtype(x, out_dtype)
-            out_dtype, x = out_dtype, _p.convert(x, _F64)
-        else:
-            x = _to_dtype(x, out_dtype)
-            out_dtype = None
-    elif x.dtype.kind in "biu":
+    out_dtype = None if dtype is None else np.dtype(dtype)
+    if out_dtype is not None:
+        x = _to_dtype(x, out_dtype)  # NumPy casts the elements to the accumulator dtype
+    if x.dtype.kind in "biu":
         x = _p.convert(x, _F64)
     axes = _normalize_axes(axis, x.ndim)
     count = math.prod(x.shape[i] for i in axes)
     out = _p.div(_reduce(_p.reduce_sum, x, axes, keepdims), count)
-    return out if out_dtype is None else _p.cast(out, out_dtype)
+    if out_dtype is not None and out_dtype.kind in "biu":
+        out = _p.cast(out, out_dtype)  # truncates toward zero, as NumPy's unsafe cast back
+    return out
 
 
 def _count_nonzero_compared(x: Tensor, axis: Any, keepdims: bool, direction: str, value: int):
@@ -1654,9 +1786,7 @@ def broadcast_to(array: ArrayLike, shape: Any) -> Tensor:
     if _b.any(s < 0 for s in shape):
         raise ValueError(f"broadcast_to: all elements of the shape must be non-negative: {shape}")
     offset = len(shape) - x.ndim
-    if offset < 0 or _b.any(
-        s != 1 and s != shape[offset + i] for i, s in enumerate(x.shape)
-    ):
+    if offset < 0 or _b.any(s != 1 and s != shape[offset + i] for i, s in enumerate(x.shape)):
         raise ShapeError(
             f"broadcast_to: cannot broadcast a tensor of shape {tuple(x.shape)} to shape {shape}"
         )

@@ -125,14 +125,11 @@ impl Engine for CpuEngine {
 }
 
 impl CpuEngine {
-    /// Materialise `x` as a compact column-major tensor (a copy unless it already is one).
+    /// A compact column-major copy of `x` in fresh storage from this engine's pool.
     ///
     /// # Errors
     /// Allocation failure.
-    pub fn contiguous(&self, x: &Tensor) -> Result<Tensor> {
-        if x.is_contiguous() && x.offset() == 0 && x.storage().bytes() == x.numel() * x.dtype().itemsize() {
-            return Ok(x.clone());
-        }
+    pub fn contiguous_copy(&self, x: &Tensor) -> Result<Tensor> {
         elementwise::cast(self, "copy", x, x.dtype())
     }
 }

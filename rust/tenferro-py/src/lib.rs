@@ -1,1 +1,117 @@
-//! placeholder during bootstrap
+//! `tenferro._tenferro`: the only PyO3 crate. Thin wrappers over the core crates, NumPy and
+//! DLPack interop, the mapping of core errors to `tenferro.errors`, and module init.
+
+mod convert;
+mod dlpack;
+mod errors;
+mod session;
+mod tensor;
+
+use pyo3::prelude::*;
+
+/// Names, arities, families and admitted dtypes of every primitive of the catalog.
+#[pyfunction]
+fn _catalog(py: Python<'_>) -> PyResult<Vec<(String, i8, String, Vec<Py<PyAny>>, bool)>> {
+    tenferro_ops::CATALOG
+        .iter()
+        .map(|r| {
+            let dtypes = r
+                .dtypes
+                .dtypes()
+                .into_iter()
+                .map(|d| convert::np_dtype(py, d).map(Bound::unbind))
+                .collect::<PyResult<Vec<_>>>()?;
+            Ok((
+                r.name.to_string(),
+                r.arity,
+                r.family.name().to_string(),
+                dtypes,
+                r.cpu_kernel,
+            ))
+        })
+        .collect()
+}
+
+/// Wrap a NumPy array (supported dtype, native byte order) as a tensor of `runtime`, sharing
+/// its memory when `copy` is false.
+#[pyfunction]
+fn _from_numpy(
+    py: Python<'_>,
+    array: &Bound<'_, PyAny>,
+    copy: bool,
+    runtime: Option<Py<session::PyRuntime>>,
+) -> PyResult<tensor::PyTensor> {
+    let rt = match runtime {
+        Some(r) => r,
+        None => session::default_runtime(py)?,
+    };
+    let view = convert::view_of_ndarray(py, array)?;
+    let t = if copy {
+        let e = session::default_engine(py)?.get().engine.clone();
+        if view.numel() >= 1 << 14 {
+            py.detach(|| e.contiguous_copy(&view))
+        } else {
+            e.contiguous_copy(&view)
+        }
+        .map_err(|err| errors::to_pyerr(py, err))?
+    } else {
+        view
+    };
+    Ok(tensor::PyTensor::new(t, rt))
+}
+
+/// A compact tensor of `shape` filled with the Python scalar `value` (`dtype=None`: the
+/// scalar's NumPy default). Sizes are checked: too large → `MemoryError`.
+#[pyfunction]
+#[pyo3(signature = (shape, value, dtype=None, runtime=None))]
+fn _full(
+    py: Python<'_>,
+    shape: Vec<i64>,
+    value: &Bound<'_, PyAny>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    runtime: Option<Py<session::PyRuntime>>,
+) -> PyResult<tensor::PyTensor> {
+    let dims = shape
+        .iter()
+        .map(|&d| usize::try_from(d))
+        .collect::<Result<Vec<usize>, _>>()
+        .map_err(|_| {
+            pyo3::exceptions::PyValueError::new_err(format!(
+                "full: negative dimensions are not allowed, got {shape:?}"
+            ))
+        })?;
+    let scalar = convert::weak_scalar(value)?.ok_or_else(|| {
+        pyo3::exceptions::PyTypeError::new_err(format!(
+            "full: fill value must be a Python scalar, got {}",
+            convert::repr(value)
+        ))
+    })?;
+    let dt = match dtype {
+        Some(d) if !d.is_none() => convert::dtype_from_py(py, "full", d)?,
+        _ => tenferro_tensor::dtype::scalar_default_dtype(scalar.kind()),
+    };
+    let rt = match runtime {
+        Some(r) => r,
+        None => session::default_runtime(py)?,
+    };
+    let one = convert::scalar_tensor("full", scalar, dt)?;
+    let view = one.broadcast_to_view(&dims).map_err(|e| errors::to_pyerr(py, e))?;
+    let e = session::default_engine(py)?.get().engine.clone();
+    let t = if view.numel() >= 1 << 14 {
+        py.detach(|| e.contiguous_copy(&view))
+    } else {
+        e.contiguous_copy(&view)
+    }
+    .map_err(|err| errors::to_pyerr(py, err))?;
+    Ok(tensor::PyTensor::new(t, rt))
+}
+
+#[pymodule]
+fn _tenferro(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<tensor::PyTensor>()?;
+    session::register(m)?;
+    m.add_function(wrap_pyfunction!(_catalog, m)?)?;
+    m.add_function(wrap_pyfunction!(_from_numpy, m)?)?;
+    m.add_function(wrap_pyfunction!(_full, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,56 @@
+# The README's commands. Everything is installed from the package registries into .venv.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+BENCH_VENV := .venv-bench
+export CARGO_TARGET_DIR := $(CURDIR)/target
+export PYO3_PYTHON := $(CURDIR)/$(PY)
+
+.PHONY: all venv develop test lint rust-test py-test stubtest demo bench clean
+
+all: test
+
+$(VENV)/.installed: requirements-dev.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements-dev.txt
+	touch $@
+
+venv: $(VENV)/.installed
+
+# Release build of the extension, installed into .venv (editable: python/ is the package).
+develop: venv
+	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(VENV)/bin/maturin develop --release -q
+
+lint: venv
+	cargo fmt --all --check
+	cargo clippy --workspace --release --all-targets -- -D warnings
+
+# Same profile (release) and target directory as the wheel: dependencies compile once.
+rust-test: venv
+	cargo test --workspace --release --exclude tenferro-py
+
+py-test: develop
+	$(PY) -m pytest
+
+stubtest: develop
+	$(PY) -m mypy.stubtest tenferro._tenferro
+
+test: develop lint rust-test py-test stubtest
+
+demo: develop
+	$(PY) examples/quickstart.py
+
+$(BENCH_VENV)/.installed: benches/requirements-bench.txt
+	$(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install -q --upgrade pip
+	$(BENCH_VENV)/bin/python -m pip install -q -r benches/requirements-bench.txt maturin
+	touch $@
+
+bench: $(BENCH_VENV)/.installed
+	VIRTUAL_ENV=$(CURDIR)/$(BENCH_VENV) PYO3_PYTHON=$(CURDIR)/$(BENCH_VENV)/bin/python \
+		$(BENCH_VENV)/bin/maturin develop --release -q
+	$(BENCH_VENV)/bin/python benches/bench_ops.py
+
+clean:
+	rm -rf $(VENV) $(BENCH_VENV) target

@@ -1,0 +1,87 @@
+"""tenferro: dense tensors for scientific Python with a Rust core, explicit engines, and NumPy
+as the exchange format.
+
+Two layers, both first-class:
+
+* implicit — NumPy-named functions (``tf.exp``, ``tf.sum``, …) and ``Tensor`` operators run on
+  the process-wide default runtime and CPU engine;
+* explicit — a ``Runtime`` paired with an engine in a session
+  (``with rt.session(tf.CpuEngine()) as s: s.add(x, y)``), and ``tf.prim`` for the primitives.
+
+Examples
+--------
+>>> import numpy as np, tenferro as tf
+>>> x = tf.asarray(np.array([1.0, 2.0, 3.0]))
+>>> (x * 2.0 + 1.0).tolist()
+[3.0, 5.0, 7.0]
+>>> rt = tf.Runtime()
+>>> with rt.session(tf.CpuEngine(threads=1)) as s:
+...     y = s.reduce_sum(s.constant([1.0, 2.0]))
+>>> float(y)
+3.0
+"""
+
+from __future__ import annotations
+
+import numpy as _np
+
+from . import errors
+from ._tenferro import (
+    CpuEngine,
+    Runtime,
+    Session,
+    Tensor,
+    default_engine,
+    default_runtime,
+)
+from ._types import BufferPoolStats, CompareDir, OpInfo
+from ._factories import arange, asarray, eye, from_dlpack, full, linspace, ones, tensor, zeros
+from . import prim
+from . import _numpy_api
+from ._numpy_api import *  # noqa: F401,F403  (NumPy-named functions)
+from . import _tensor_methods
+from . import testing
+
+_tensor_methods.install()
+
+bool_ = _np.dtype("bool")
+int32 = _np.dtype("int32")
+int64 = _np.dtype("int64")
+float32 = _np.dtype("float32")
+float64 = _np.dtype("float64")
+complex64 = _np.dtype("complex64")
+complex128 = _np.dtype("complex128")
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Tensor",
+    "Runtime",
+    "Session",
+    "CpuEngine",
+    "BufferPoolStats",
+    "CompareDir",
+    "OpInfo",
+    "default_engine",
+    "default_runtime",
+    "tensor",
+    "asarray",
+    "zeros",
+    "ones",
+    "full",
+    "eye",
+    "arange",
+    "linspace",
+    "from_dlpack",
+    "prim",
+    "errors",
+    "testing",
+    "bool_",
+    "int32",
+    "int64",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+    *_numpy_api.__all__,
+]

@@ -1,0 +1,156 @@
+"""NumPy-flavoured methods of ``Tensor`` written in Python over the primitives and attached to
+the Rust class at import: ``repr``, scalar conversions (NumPy 2 rules), ``__array__``,
+``__array_ufunc__``, ``item``/``tolist``/``numpy``/``astype``/``reshape`` and the methods of
+``_numpy_api.TENSOR_METHODS``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _numpy_api
+from ._tenferro import Tensor, _implicit_session
+
+_S = _implicit_session()
+
+
+def _repr(self: Tensor) -> str:
+    body = repr(np.asarray(self))
+    assert body.startswith("array(")
+    inner = body[len("array(") :].replace("\n", "\n ")
+    return "tensor(" + inner
+
+
+def _str(self: Tensor) -> str:
+    return str(np.asarray(self))
+
+
+def _array(self: Tensor, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+    a = np.asarray(memoryview(self))
+    if dtype is not None and np.dtype(dtype) != a.dtype:
+        if copy is False:
+            raise ValueError(f"__array__: copy=False cannot convert {a.dtype} to {np.dtype(dtype)}")
+        return a.astype(dtype)
+    if copy:
+        return a.copy()
+    return a
+
+
+def _scalar(self: Tensor, kind: str) -> Any:
+    if self.ndim != 0:
+        raise TypeError(f"only 0-dimensional tensors can be converted to Python scalars (got shape {self.shape}) in {kind}()")
+    return np.asarray(self).item()
+
+
+def _float(self: Tensor) -> float:
+    v = _scalar(self, "float")
+    if isinstance(v, complex):
+        raise TypeError("float() of a complex tensor; take .real first")
+    return float(v)
+
+
+def _int(self: Tensor) -> int:
+    v = _scalar(self, "int")
+    if isinstance(v, complex):
+        raise TypeError("int() of a complex tensor; take .real first")
+    return int(v)
+
+
+def _complex(self: Tensor) -> complex:
+    return complex(_scalar(self, "complex"))
+
+
+def _bool(self: Tensor) -> bool:
+    if self.size == 1:
+        return bool(np.asarray(self).item())
+    if self.size == 0:
+        raise ValueError("The truth value of an empty tensor is ambiguous. Use t.size > 0 to check that a tensor is not empty.")
+    raise ValueError("The truth value of a tensor with more than one element is ambiguous. Use a.any() or a.all()")
+
+
+def _index(self: Tensor) -> int:
+    if self.ndim != 0 or self.dtype.kind != "i":
+        raise TypeError("only integer scalar tensors can be converted to a scalar index")
+    return int(np.asarray(self).item())
+
+
+def _iter(self: Tensor) -> Any:
+    if self.ndim == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    for i in range(self.shape[0]):
+        yield self[i]
+
+
+def item(self: Tensor) -> Any:
+    """The single element as a Python scalar (``ValueError`` unless ``size == 1``)."""
+    if self.size != 1:
+        raise ValueError("can only convert a tensor of size 1 to a Python scalar")
+    return np.asarray(self).item()
+
+
+def tolist(self: Tensor) -> Any:
+    """Nested Python lists of the elements (``numpy.ndarray.tolist``)."""
+    return np.asarray(self).tolist()
+
+
+def numpy(self: Tensor) -> np.ndarray:
+    """A zero-copy, read-only NumPy view of the tensor."""
+    return np.asarray(self)
+
+
+def astype(self: Tensor, dtype: Any) -> Tensor:
+    """A copy converted to ``dtype`` with NumPy's unsafe casting (``cast``); the checked
+    conversion up the promotion lattice is ``tf.prim.convert``."""
+    return _S.cast(self, dtype)
+
+
+def reshape(self: Tensor, *shape: Any, order: str = "C") -> Tensor:
+    """NumPy ``reshape`` (``order="C"`` default; ``"F"`` is the core's column-major reshape)."""
+    if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+        shape = tuple(shape[0])
+    return _numpy_api.reshape(self, shape, order=order)
+
+
+_UFUNC_NAMES = {
+    "true_divide": "divide",
+    "conjugate": "conj",
+}
+
+
+def _array_ufunc(self: Tensor, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+    if method == "__call__" and not kwargs:
+        name = _UFUNC_NAMES.get(ufunc.__name__, ufunc.__name__)
+        fn = getattr(_numpy_api, name, None)
+        if fn is not None and name in _numpy_api.__all__:
+            return fn(*inputs)
+    # Untracked tensors fall back to NumPy (tracked ones will raise once AD lands).
+    args = [np.asarray(x) if isinstance(x, Tensor) else x for x in inputs]
+    return getattr(ufunc, method)(*args, **kwargs)
+
+
+def install() -> None:
+    """Attach the methods to ``Tensor``."""
+    methods = {
+        "__repr__": _repr,
+        "__str__": _str,
+        "__array__": _array,
+        "__array_ufunc__": _array_ufunc,
+        "__float__": _float,
+        "__int__": _int,
+        "__complex__": _complex,
+        "__bool__": _bool,
+        "__index__": _index,
+        "__iter__": _iter,
+        "item": item,
+        "tolist": tolist,
+        "numpy": numpy,
+        "astype": astype,
+        "reshape": reshape,
+    }
+    methods.update(_numpy_api.TENSOR_METHODS)
+    for name, fn in methods.items():
+        setattr(Tensor, name, fn)
+    for name, fn in _numpy_api.TENSOR_PROPERTIES.items():
+        setattr(Tensor, name, property(fn))
+    Tensor.__array_priority__ = 1000.0

@@ -1,0 +1,186 @@
+//! Crossing the boundary: NumPy dtypes, weak Python scalars and NumPy arrays into tensors.
+
+use crate::errors::error;
+use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyOverflowError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt};
+use std::ptr::NonNull;
+use tenferro_tensor::{Complex64, DType, Scalar, Storage, Tensor};
+
+static NP_DTYPES: PyOnceLock<Vec<Py<PyAny>>> = PyOnceLock::new();
+
+/// The NumPy dtype object of `d` (`tf.float64 is np.dtype("float64")`).
+pub(crate) fn np_dtype(py: Python<'_>, d: DType) -> PyResult<Bound<'_, PyAny>> {
+    let all = NP_DTYPES.get_or_try_init(py, || {
+        let np = py.import("numpy")?;
+        DType::ALL
+            .iter()
+            .map(|d| Ok(np.getattr("dtype")?.call1((d.name(),))?.unbind()))
+            .collect::<PyResult<Vec<_>>>()
+    })?;
+    let i = DType::ALL.iter().position(|&x| x == d).unwrap_or(0);
+    Ok(all[i].bind(py).clone())
+}
+
+const SUPPORTED: &str = "bool, int32, int64, float32, float64, complex64, complex128";
+
+/// Any NumPy dtype-like → a tenferro dtype (`DTypeError` naming the supported set).
+pub(crate) fn dtype_from_py(py: Python<'_>, op: &str, obj: &Bound<'_, PyAny>) -> PyResult<DType> {
+    let np = py.import("numpy")?;
+    let dt = np.getattr("dtype")?.call1((obj,)).map_err(|_| {
+        error(
+            py,
+            "DTypeError",
+            format!("{op}: {} is not a dtype (supported: {SUPPORTED})", repr(obj)),
+        )
+    })?;
+    let name: String = dt.getattr("name")?.extract()?;
+    DType::from_name(&name).ok_or_else(|| {
+        error(
+            py,
+            "DTypeError",
+            format!("{op}: unsupported dtype {name} (supported: {SUPPORTED})"),
+        )
+    })
+}
+
+pub(crate) fn repr(obj: &Bound<'_, PyAny>) -> String {
+    obj.repr()
+        .map(|r| r.to_string())
+        .unwrap_or_else(|_| "<object>".into())
+}
+
+/// A builtin Python scalar (weakly typed). NumPy scalars are *not* weak and return `None`.
+pub(crate) fn weak_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
+    if obj.is_exact_instance_of::<PyBool>() {
+        return Ok(Some(Scalar::Bool(obj.extract()?)));
+    }
+    if obj.is_exact_instance_of::<PyInt>() {
+        return match obj.extract::<i64>() {
+            Ok(v) => Ok(Some(Scalar::Int(v))),
+            Err(_) => Err(PyOverflowError::new_err(format!(
+                "Python integer {} out of bounds for int64",
+                repr(obj)
+            ))),
+        };
+    }
+    if obj.is_exact_instance_of::<PyFloat>() {
+        return Ok(Some(Scalar::Float(obj.extract()?)));
+    }
+    if obj.is_exact_instance_of::<PyComplex>() {
+        let c: Complex64 = obj.extract()?;
+        return Ok(Some(Scalar::Complex(c)));
+    }
+    Ok(None)
+}
+
+/// A rank-0 tensor holding `s` as `dtype` (`OverflowError` if a Python int does not fit).
+pub(crate) fn scalar_tensor(op: &str, s: Scalar, dtype: DType) -> PyResult<Tensor> {
+    let (re, im, int) = match s {
+        Scalar::Bool(b) => (f64::from(u8::from(b)), 0.0, i64::from(b)),
+        Scalar::Int(i) => (i as f64, 0.0, i),
+        Scalar::Float(f) => (f, 0.0, f as i64),
+        Scalar::Complex(c) => (c.re, c.im, c.re as i64),
+    };
+    let t = match dtype {
+        DType::Bool => Tensor::from_vec(&[], vec![re != 0.0 || im != 0.0]),
+        DType::I32 => {
+            let v = i32::try_from(int).map_err(|_| {
+                PyOverflowError::new_err(format!(
+                    "{op}: Python integer {int} out of bounds for int32"
+                ))
+            })?;
+            Tensor::from_vec(&[], vec![v])
+        }
+        DType::I64 => Tensor::from_vec(&[], vec![int]),
+        DType::F32 => Tensor::from_vec(&[], vec![re as f32]),
+        DType::F64 => Tensor::from_vec(&[], vec![re]),
+        DType::C32 => Tensor::from_vec(&[], vec![tenferro_tensor::Complex32::new(re as f32, im as f32)]),
+        DType::C64 => Tensor::from_vec(&[], vec![Complex64::new(re, im)]),
+    };
+    t.map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+fn dtype_of_descr(kind: u8, itemsize: usize) -> Option<DType> {
+    match (kind, itemsize) {
+        (b'b', 1) => Some(DType::Bool),
+        (b'i', 4) => Some(DType::I32),
+        (b'i', 8) => Some(DType::I64),
+        (b'f', 4) => Some(DType::F32),
+        (b'f', 8) => Some(DType::F64),
+        (b'c', 8) => Some(DType::C32),
+        (b'c', 16) => Some(DType::C64),
+        _ => None,
+    }
+}
+
+struct KeepAlive(#[allow(dead_code)] Py<PyAny>);
+
+/// A tensor view of a NumPy array's memory (no copy), keeping the array alive. The array must
+/// have a supported dtype in native byte order, element-aligned data and strides.
+pub(crate) fn view_of_ndarray(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+    let arr = obj.cast::<PyUntypedArray>().map_err(|_| {
+        PyValueError::new_err(format!("expected a numpy.ndarray, got {}", repr(obj)))
+    })?;
+    let descr = arr.dtype();
+    let itemsize = descr.itemsize();
+    let dtype = dtype_of_descr(descr.kind(), itemsize).ok_or_else(|| {
+        let name = descr.str().map(|s| s.to_string()).unwrap_or_default();
+        error(
+            py,
+            "DTypeError",
+            format!("asarray: unsupported dtype {name} (supported: {SUPPORTED})"),
+        )
+    })?;
+    if !descr.is_native_byteorder().unwrap_or(true) {
+        return Err(PyValueError::new_err(
+            "asarray: non-native byte order must be converted before sharing memory",
+        ));
+    }
+    let shape: Vec<usize> = arr.shape().to_vec();
+    let bstrides: Vec<isize> = arr.strides().to_vec();
+    // SAFETY: reading the data pointer of a live ndarray.
+    let data = unsafe { (*arr.as_array_ptr()).fields.data } as *mut u8;
+    let numel: usize = shape.iter().product();
+    let elem_align = match dtype {
+        DType::C32 => 4,
+        DType::C64 => 8,
+        d => d.itemsize(),
+    };
+    if numel > 0
+        && ((data as usize) % elem_align != 0
+            || bstrides.iter().zip(&shape).any(|(&s, &d)| d > 1 && s % itemsize as isize != 0))
+    {
+        return Err(PyValueError::new_err(
+            "asarray: the array's memory is not element-aligned; cannot share it",
+        ));
+    }
+    let (mut lo, mut hi) = (0isize, 0isize);
+    if numel > 0 {
+        for (&d, &s) in shape.iter().zip(&bstrides) {
+            let ext = (d as isize - 1) * s;
+            if ext < 0 {
+                lo += ext;
+            } else {
+                hi += ext;
+            }
+        }
+    }
+    let span = (hi - lo) as usize + itemsize;
+    let base = NonNull::new(data.wrapping_offset(lo)).ok_or_else(|| {
+        PyValueError::new_err("asarray: the array has no data pointer")
+    })?;
+    // SAFETY: [lo, hi + itemsize) is the memory reachable through the array; the array object
+    // is kept alive by the storage.
+    let storage = unsafe { Storage::from_foreign(base, span, Box::new(KeepAlive(obj.clone().unbind()))) };
+    let estrides: Vec<isize> = bstrides
+        .iter()
+        .zip(&shape)
+        .map(|(&s, &d)| if d > 1 { s / itemsize as isize } else { 0 })
+        .collect();
+    let offset = (-lo) as usize / itemsize;
+    Tensor::from_parts(dtype, shape, estrides, offset, storage)
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}

@@ -1,0 +1,668 @@
+//! Runtimes, engines, sessions, the context-local mode state, and `dispatch`, the one path by
+//! which every Python call reaches `tenferro_runtime::apply`.
+
+use crate::convert::{dtype_from_py, repr, scalar_tensor, view_of_ndarray, weak_scalar};
+use crate::errors::{error, PyResultExt};
+use crate::tensor::PyTensor;
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyModule, PyTuple};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tenferro_cpu::CpuEngine;
+use tenferro_ops::{BinaryOp, CompareDir, Op, ReduceOp, UnaryOp};
+use tenferro_runtime::{apply, Borrow, Engine, Runtime};
+use tenferro_tensor::dtype::scalar_default_dtype;
+use tenferro_tensor::shape::normalize_axes;
+use tenferro_tensor::{promote, promote_weak, Scalar, Tensor};
+
+/// Elements above which a kernel runs with the GIL released (measured: below this, releasing
+/// and re-acquiring the GIL costs more than the kernel).
+const DETACH_MIN_ELEMENTS: usize = 1 << 14;
+
+/// `tf.Runtime`: owns AD state (gradient slots, rule sets, caches — with the autodiff issue).
+#[pyclass(module = "tenferro", name = "Runtime", frozen, weakref)]
+pub struct PyRuntime {
+    pub(crate) inner: Runtime,
+}
+
+#[pymethods]
+impl PyRuntime {
+    #[new]
+    fn new() -> Self {
+        PyRuntime {
+            inner: Runtime::new(),
+        }
+    }
+
+    /// Process-unique id of this runtime.
+    #[getter]
+    fn id(&self) -> u64 {
+        self.inner.id()
+    }
+
+    /// An untracked tensor of this runtime holding a copy of `data`.
+    fn constant(slf: &Bound<'_, Self>, data: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let py = slf.py();
+        let t = tensor_from_object(py, data, true)?;
+        Ok(PyTensor::new(t, slf.clone().unbind()))
+    }
+
+    /// Lend `engine` to this runtime for a ``with`` block (see ``Session``).
+    #[pyo3(signature = (engine, timeout=None))]
+    fn session(
+        slf: &Bound<'_, Self>,
+        engine: Py<PyCpuEngine>,
+        timeout: Option<f64>,
+    ) -> PyResult<PySession> {
+        if let Some(t) = timeout {
+            if !(t >= 0.0 && t.is_finite()) {
+                return Err(PyValueError::new_err(format!(
+                    "Runtime.session: timeout must be a finite non-negative number of seconds, got {t}"
+                )));
+            }
+        }
+        Ok(PySession {
+            target: Some((slf.clone().unbind(), engine)),
+            timeout,
+            active: AtomicBool::new(false),
+            token: Mutex::new(None),
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Runtime(id={})", self.inner.id())
+    }
+}
+
+/// `tf.CpuEngine(threads=None)`.
+#[pyclass(module = "tenferro", name = "CpuEngine", frozen, weakref)]
+pub struct PyCpuEngine {
+    pub(crate) engine: Arc<CpuEngine>,
+}
+
+fn stats_class<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+    py.import("tenferro._types")?.getattr(name)
+}
+
+#[pymethods]
+impl PyCpuEngine {
+    #[new]
+    #[pyo3(signature = (threads=None))]
+    fn new(py: Python<'_>, threads: Option<i64>) -> PyResult<Self> {
+        let threads = match threads {
+            Some(n) if n < 0 => {
+                return Err(error(
+                    py,
+                    "CpuThreadError",
+                    format!("CpuEngine: threads={n} must be positive"),
+                ))
+            }
+            Some(n) => Some(n as usize),
+            None => None,
+        };
+        let engine = py.detach(|| CpuEngine::new(threads)).py(py)?;
+        Ok(PyCpuEngine {
+            engine: Arc::new(engine),
+        })
+    }
+
+    /// Number of worker threads (1: serial engine running on the caller's thread).
+    #[getter]
+    fn num_threads(&self) -> usize {
+        self.engine.num_threads()
+    }
+
+    /// Statistics of the engine's buffer pool (``tf.BufferPoolStats``).
+    fn buffer_pool_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let s = self.engine.buffer_pool().stats();
+        stats_class(py, "BufferPoolStats")?.call1((
+            s.buffers,
+            s.retained_bytes,
+            s.capacity_bytes,
+            s.hits,
+            s.misses,
+        ))
+    }
+
+    /// Free every buffer retained by the pool.
+    fn reset_buffer_pool(&self) {
+        self.engine.buffer_pool().reset();
+    }
+
+    /// Bound the bytes the pool retains (freeing any excess now).
+    fn set_buffer_pool_limit(&self, nbytes: usize) {
+        self.engine.buffer_pool().set_limit(nbytes);
+    }
+
+    fn __repr__(&self) -> String {
+        self.engine.describe()
+    }
+}
+
+static DEFAULT_RUNTIME: PyOnceLock<Py<PyRuntime>> = PyOnceLock::new();
+static DEFAULT_ENGINE: PyOnceLock<Py<PyCpuEngine>> = PyOnceLock::new();
+static STATE_VAR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// The process-wide default runtime.
+#[pyfunction]
+pub fn default_runtime(py: Python<'_>) -> PyResult<Py<PyRuntime>> {
+    DEFAULT_RUNTIME
+        .get_or_try_init(py, || Py::new(py, PyRuntime::new()))
+        .map(|r| r.clone_ref(py))
+}
+
+/// The process-wide default CPU engine.
+#[pyfunction]
+pub fn default_engine(py: Python<'_>) -> PyResult<Py<PyCpuEngine>> {
+    DEFAULT_ENGINE
+        .get_or_try_init(py, || Py::new(py, PyCpuEngine::new(py, None)?))
+        .map(|r| r.clone_ref(py))
+}
+
+/// The context-local mode state: grad mode flags and the stack of active sessions. Immutable;
+/// a new state is set in the ``ContextVar`` on each change.
+#[pyclass(module = "tenferro", name = "_ModeState", frozen)]
+pub struct ModeState {
+    #[pyo3(get)]
+    grad_enabled: bool,
+    #[pyo3(get)]
+    capture_trace: bool,
+    sessions: Vec<Py<PySession>>,
+}
+
+#[pymethods]
+impl ModeState {
+    /// Active sessions, innermost last.
+    #[getter]
+    fn sessions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.sessions.iter().map(|s| s.clone_ref(py)))
+    }
+}
+
+/// The ``ContextVar`` holding the mode state.
+#[pyfunction]
+pub fn _state_var(py: Python<'_>) -> PyResult<Py<PyAny>> {
+    STATE_VAR
+        .get_or_try_init(py, || {
+            let init = Py::new(
+                py,
+                ModeState {
+                    grad_enabled: true,
+                    capture_trace: false,
+                    sessions: Vec::new(),
+                },
+            )?;
+            let cv = py.import("contextvars")?.getattr("ContextVar")?;
+            let kwargs = pyo3::types::PyDict::new(py);
+            kwargs.set_item("default", init)?;
+            Ok::<_, PyErr>(cv.call(("tenferro_state",), Some(&kwargs))?.unbind())
+        })
+        .map(|v| v.clone_ref(py))
+}
+
+fn current_state(py: Python<'_>) -> PyResult<Py<ModeState>> {
+    let var = _state_var(py)?;
+    let value = var.bind(py).call_method0("get")?;
+    Ok(value.cast_into::<ModeState>()?.unbind())
+}
+
+/// A runtime paired with a borrowed engine for a ``with`` block (``rt.session(engine)``), or
+/// the implicit session behind ``tf.prim`` (innermost active session, else the tensors'
+/// runtime and the default engine, borrowed per op).
+#[pyclass(module = "tenferro", name = "Session", frozen)]
+pub struct PySession {
+    target: Option<(Py<PyRuntime>, Py<PyCpuEngine>)>,
+    timeout: Option<f64>,
+    active: AtomicBool,
+    token: Mutex<Option<Py<PyAny>>>,
+}
+
+/// What an op runs on.
+struct Exec {
+    runtime: Py<PyRuntime>,
+    engine: Arc<CpuEngine>,
+    /// Release the engine after the op (implicit borrow).
+    release: bool,
+}
+
+impl Drop for Exec {
+    fn drop(&mut self) {
+        if self.release {
+            self.engine.lending().release();
+        }
+    }
+}
+
+enum Operand {
+    T(Tensor),
+    S(Scalar),
+}
+
+/// Convert anything array-like to a tensor (copying unless `share`), via NumPy.
+pub(crate) fn tensor_from_object(
+    py: Python<'_>,
+    obj: &Bound<'_, PyAny>,
+    copy: bool,
+) -> PyResult<Tensor> {
+    if let Ok(t) = obj.cast::<PyTensor>() {
+        let t = t.get().tensor.clone();
+        return if copy { contiguous_copy(py, &t) } else { Ok(t) };
+    }
+    let arr = py
+        .import("tenferro._interop")?
+        .getattr("as_supported_ndarray")?
+        .call1((obj,))?;
+    let view = view_of_ndarray(py, &arr)?;
+    if copy {
+        contiguous_copy(py, &view)
+    } else {
+        Ok(view)
+    }
+}
+
+fn contiguous_copy(py: Python<'_>, t: &Tensor) -> PyResult<Tensor> {
+    let eng = default_engine(py)?;
+    let e = eng.get().engine.clone();
+    let t = t.clone();
+    if t.numel() >= DETACH_MIN_ELEMENTS {
+        py.detach(|| e.contiguous_copy(&t)).py(py)
+    } else {
+        e.contiguous_copy(&t).py(py)
+    }
+}
+
+impl PySession {
+    /// The implicit session of `tf.prim`.
+    pub(crate) fn implicit() -> PySession {
+        PySession {
+            target: None,
+            timeout: None,
+            active: AtomicBool::new(true),
+            token: Mutex::new(None),
+        }
+    }
+
+    /// Resolve runtime and engine for an op with the given tensor runtimes.
+    fn resolve(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        first_rt: Option<&Py<PyRuntime>>,
+    ) -> PyResult<Exec> {
+        if let Some((rt, eng)) = &self.target {
+            if !self.active.load(Ordering::Acquire) {
+                return Err(error(
+                    py,
+                    "TenferroError",
+                    format!("{name}: the session is not active; use it inside `with rt.session(engine) as s:`"),
+                ));
+            }
+            return Ok(Exec {
+                runtime: rt.clone_ref(py),
+                engine: eng.get().engine.clone(),
+                release: false,
+            });
+        }
+        // Implicit: innermost active session of this context, else default engine.
+        let state = current_state(py)?;
+        if let Some(s) = state.get().sessions.last() {
+            return s.get().resolve(py, name, first_rt);
+        }
+        let runtime = match first_rt {
+            Some(r) => r.clone_ref(py),
+            None => default_runtime(py)?,
+        };
+        let engine = default_engine(py)?.get().engine.clone();
+        let borrow = match engine.lending().acquire(name, Some(Duration::ZERO), false) {
+            Ok(b) => b,
+            Err(_) => {
+                let e2 = engine.clone();
+                let name = name.to_string();
+                py.detach(move || e2.lending().acquire(&name, None, false))
+                    .py(py)?
+            }
+        };
+        Ok(Exec {
+            runtime,
+            engine,
+            release: borrow == Borrow::Acquired,
+        })
+    }
+
+    /// Run `op` on Python operands; `data_from` is the first operand subject to promotion.
+    pub(crate) fn dispatch(
+        &self,
+        py: Python<'_>,
+        op: Op,
+        args: &[&Bound<'_, PyAny>],
+    ) -> PyResult<PyTensor> {
+        let name = op.name();
+        let mut operands = Vec::with_capacity(args.len());
+        let mut first_rt: Option<Py<PyRuntime>> = None;
+        for a in args {
+            if let Ok(t) = a.cast::<PyTensor>() {
+                let t = t.get();
+                if first_rt.is_none() {
+                    first_rt = Some(t.runtime.clone_ref(py));
+                }
+                operands.push((Operand::T(t.tensor.clone()), Some(t.runtime.clone_ref(py))));
+            } else if let Some(s) = weak_scalar(a)? {
+                operands.push((Operand::S(s), None));
+            } else {
+                operands.push((Operand::T(tensor_from_object(py, a, false)?), None));
+            }
+        }
+        let exec = self.resolve(py, name, first_rt.as_ref())?;
+        // Every tensor must belong to the op's runtime.
+        for (i, (_, rt)) in operands.iter().enumerate() {
+            if let Some(rt) = rt {
+                if !rt.is(&exec.runtime) {
+                    return Err(error(
+                        py,
+                        "ContextMismatchError",
+                        format!(
+                            "{name}: operand {i} belongs to runtime {} but the op runs on runtime {}",
+                            rt.get().inner.id(),
+                            exec.runtime.get().inner.id()
+                        ),
+                    ));
+                }
+            }
+        }
+        // Weak scalars adopt the dtype of the tensor operands they are combined with.
+        let data_from = usize::from(matches!(op, Op::Select));
+        let common = operands
+            .iter()
+            .skip(data_from)
+            .filter_map(|(o, _)| match o {
+                Operand::T(t) => Some(t.dtype()),
+                Operand::S(_) => None,
+            })
+            .reduce(promote);
+        let tensors: Vec<Tensor> = operands
+            .into_iter()
+            .enumerate()
+            .map(|(i, (o, _))| match o {
+                Operand::T(t) => Ok(t),
+                Operand::S(s) => {
+                    let d = match (i >= data_from, common) {
+                        (true, Some(c)) => promote_weak(c, s.kind()),
+                        _ => scalar_default_dtype(s.kind()),
+                    };
+                    scalar_tensor(name, s, d)
+                }
+            })
+            .collect::<PyResult<_>>()?;
+        let refs: Vec<&Tensor> = tensors.iter().collect();
+        let big = refs.iter().any(|t| t.numel() >= DETACH_MIN_ELEMENTS);
+        let engine: &CpuEngine = &exec.engine;
+        let out = if big {
+            py.detach(|| apply(engine, &op, &refs))
+        } else {
+            apply(engine, &op, &refs)
+        }
+        .py(py)?;
+        drop(refs);
+        drop(tensors);
+        Ok(PyTensor::new(out, exec.runtime.clone_ref(py)))
+    }
+}
+
+fn parse_axes(py: Python<'_>, op: &str, axes: Option<&Bound<'_, PyAny>>, ndim: usize) -> PyResult<Vec<usize>> {
+    let raw: Vec<i64> = match axes {
+        None => return Ok((0..ndim).collect()),
+        Some(a) if a.is_none() => return Ok((0..ndim).collect()),
+        Some(a) => {
+            if let Ok(i) = a.extract::<i64>() {
+                vec![i]
+            } else {
+                a.extract::<Vec<i64>>().map_err(|_| {
+                    PyTypeError::new_err(format!(
+                        "{op}: axes must be None, an int or a sequence of ints, got {}",
+                        repr(a)
+                    ))
+                })?
+            }
+        }
+    };
+    normalize_axes(op, &raw, ndim).py(py)
+}
+
+fn parse_shape(op: &str, shape: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
+    if let Ok(n) = shape.extract::<i64>() {
+        return to_usize_dims(op, &[n]);
+    }
+    let v: Vec<i64> = shape.extract().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "{op}: shape must be an int or a sequence of ints, got {}",
+            repr(shape)
+        ))
+    })?;
+    to_usize_dims(op, &v)
+}
+
+fn to_usize_dims(op: &str, v: &[i64]) -> PyResult<Vec<usize>> {
+    v.iter()
+        .map(|&d| {
+            usize::try_from(d).map_err(|_| {
+                PyValueError::new_err(format!("{op}: negative dimensions are not allowed, got {v:?}"))
+            })
+        })
+        .collect()
+}
+
+fn parse_compare_dir(dir: &Bound<'_, PyAny>) -> PyResult<CompareDir> {
+    let name: Option<String> = dir
+        .extract::<String>()
+        .ok()
+        .or_else(|| dir.getattr("name").ok().and_then(|n| n.extract().ok()));
+    name.as_deref().and_then(CompareDir::parse).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "compare: direction must be one of EQ, NE, LT, LE, GT, GE (case-insensitive), got {}",
+            repr(dir)
+        ))
+    })
+}
+
+fn ndim_of(py: Python<'_>, a: &Bound<'_, PyAny>) -> PyResult<usize> {
+    if let Ok(t) = a.cast::<PyTensor>() {
+        return Ok(t.get().tensor.ndim());
+    }
+    py.import("numpy")?.getattr("ndim")?.call1((a,))?.extract()
+}
+
+macro_rules! session_methods {
+    (unary: [$($u:ident => $U:ident),*], binary: [$($b:ident => $B:ident),*], reduce: [$($r:ident => $R:ident),*]) => {
+        #[pymethods]
+        impl PySession {
+            $(
+                #[doc = concat!("Primitive `", stringify!($u), "` (elementwise; see ops.md).")]
+                fn $u(&self, py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+                    self.dispatch(py, Op::Unary(UnaryOp::$U), &[x])
+                }
+            )*
+            $(
+                #[doc = concat!("Primitive `", stringify!($b), "` (NumPy broadcasting, lattice promotion).")]
+                fn $b(&self, py: Python<'_>, x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+                    self.dispatch(py, Op::Binary(BinaryOp::$B), &[x, y])
+                }
+            )*
+            $(
+                #[doc = concat!("Primitive `", stringify!($r), "` over `axes` (None: all; dtype kept).")]
+                #[pyo3(signature = (x, axes=None))]
+                fn $r(&self, py: Python<'_>, x: &Bound<'_, PyAny>, axes: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+                    let axes = parse_axes(py, stringify!($r), axes, ndim_of(py, x)?)?;
+                    self.dispatch(py, Op::Reduce { op: ReduceOp::$R, axes }, &[x])
+                }
+            )*
+
+            /// `compare(x, y, direction)` → bool; direction is a ``tf.CompareDir`` or its name.
+            fn compare(&self, py: Python<'_>, x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>, direction: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+                let d = parse_compare_dir(direction)?;
+                self.dispatch(py, Op::Compare(d), &[x, y])
+            }
+
+            /// `select(pred, on_true, on_false)` (broadcasting).
+            fn select(&self, py: Python<'_>, pred: &Bound<'_, PyAny>, on_true: &Bound<'_, PyAny>, on_false: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+                self.dispatch(py, Op::Select, &[pred, on_true, on_false])
+            }
+
+            /// Alias of ``select``.
+            fn where_select(&self, py: Python<'_>, pred: &Bound<'_, PyAny>, on_true: &Bound<'_, PyAny>, on_false: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+                self.dispatch(py, Op::Select, &[pred, on_true, on_false])
+            }
+
+            /// `clamp(x, lo, hi)` = `min(max(x, lo), hi)`, NaN-propagating.
+            fn clamp(&self, py: Python<'_>, x: &Bound<'_, PyAny>, lo: &Bound<'_, PyAny>, hi: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+                self.dispatch(py, Op::Clamp, &[x, lo, hi])
+            }
+
+            /// Checked conversion up the promotion lattice (``DTypeError`` otherwise).
+            fn convert(&self, py: Python<'_>, x: &Bound<'_, PyAny>, dtype: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+                let d = dtype_from_py(py, "convert", dtype)?;
+                self.dispatch(py, Op::Convert(d), &[x])
+            }
+
+            /// Lossy conversion (float→int truncates, complex→real drops the imaginary part).
+            fn cast(&self, py: Python<'_>, x: &Bound<'_, PyAny>, dtype: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+                let d = dtype_from_py(py, "cast", dtype)?;
+                self.dispatch(py, Op::Cast(d), &[x])
+            }
+
+            /// `transpose(x, perm)`: output axis ``i`` is input axis ``perm[i]`` (a view).
+            fn transpose(&self, py: Python<'_>, x: &Bound<'_, PyAny>, perm: Vec<i64>) -> PyResult<PyTensor> {
+                let perm = perm.iter().map(|&p| usize::try_from(p).unwrap_or(usize::MAX)).collect::<Vec<_>>();
+                self.dispatch(py, Op::Transpose(perm), &[x])
+            }
+
+            /// Column-major `reshape(x, shape)` (a view when the strides allow).
+            fn reshape(&self, py: Python<'_>, x: &Bound<'_, PyAny>, shape: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+                let s = parse_shape("reshape", shape)?;
+                self.dispatch(py, Op::Reshape(s), &[x])
+            }
+
+            /// StableHLO `broadcast_in_dim(x, shape, dims)`: input axis ``i`` → output axis ``dims[i]``.
+            fn broadcast_in_dim(&self, py: Python<'_>, x: &Bound<'_, PyAny>, shape: &Bound<'_, PyAny>, dims: Vec<i64>) -> PyResult<PyTensor> {
+                let s = parse_shape("broadcast_in_dim", shape)?;
+                let d = dims.iter().map(|&p| usize::try_from(p).unwrap_or(usize::MAX)).collect();
+                self.dispatch(py, Op::BroadcastInDim { shape: s, dims: d }, &[x])
+            }
+
+            /// `reverse(x, axes)` (a view with negative strides).
+            fn reverse(&self, py: Python<'_>, x: &Bound<'_, PyAny>, axes: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+                let axes = parse_axes(py, "reverse", Some(axes), ndim_of(py, x)?)?;
+                self.dispatch(py, Op::Reverse(axes), &[x])
+            }
+
+            /// An untracked tensor of the session's runtime holding a copy of ``data``.
+            fn constant(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+                let exec = self.resolve(py, "constant", None)?;
+                let t = tensor_from_object(py, data, true)?;
+                Ok(PyTensor::new(t, exec.runtime.clone_ref(py)))
+            }
+
+            fn __enter__(slf: &Bound<'_, Self>) -> PyResult<Py<Self>> {
+                let py = slf.py();
+                let this = slf.get();
+                let Some((_, eng)) = &this.target else {
+                    return Err(PyTypeError::new_err("the implicit session cannot be entered"));
+                };
+                let engine = eng.get().engine.clone();
+                if this.active.load(Ordering::Acquire) {
+                    return Err(error(py, "ReenteredError", "Session.__enter__: this session is already active".into()));
+                }
+                let timeout = this.timeout.map(Duration::from_secs_f64);
+                match engine.lending().acquire("session", Some(Duration::ZERO), true) {
+                    Ok(_) => {}
+                    Err(tenferro_tensor::Error::Reentered { .. }) => {
+                        return Err(error(py, "ReenteredError", "session: this engine is already lent to a session on this thread; nest sessions on different engines instead".into()));
+                    }
+                    Err(_) => {
+                        let e2 = engine.clone();
+                        py.detach(move || e2.lending().acquire("session", timeout, true)).py(py)?;
+                    }
+                }
+                let state = current_state(py)?;
+                let st = state.get();
+                let mut sessions: Vec<Py<PySession>> = st.sessions.iter().map(|s| s.clone_ref(py)).collect();
+                sessions.push(slf.clone().unbind());
+                let new_state = Py::new(py, ModeState { grad_enabled: st.grad_enabled, capture_trace: st.capture_trace, sessions })?;
+                let token = match _state_var(py)?.bind(py).call_method1("set", (new_state,)) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        engine.lending().release();
+                        return Err(e);
+                    }
+                };
+                *this.token.lock().unwrap_or_else(|e| e.into_inner()) = Some(token.unbind());
+                this.active.store(true, Ordering::Release);
+                Ok(slf.clone().unbind())
+            }
+
+            #[pyo3(signature = (*_args))]
+            fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, PyTuple>) -> PyResult<bool> {
+                let token = self.token.lock().unwrap_or_else(|e| e.into_inner()).take();
+                if let Some((_, eng)) = &self.target {
+                    if self.active.swap(false, Ordering::AcqRel) {
+                        eng.get().engine.lending().release();
+                    }
+                }
+                if let Some(tok) = token {
+                    _state_var(py)?.bind(py).call_method1("reset", (tok,))?;
+                }
+                Ok(false)
+            }
+
+            /// The session's runtime (``None`` for the implicit session).
+            #[getter]
+            fn runtime(&self, py: Python<'_>) -> Option<Py<PyRuntime>> {
+                self.target.as_ref().map(|(r, _)| r.clone_ref(py))
+            }
+
+            /// The session's engine (``None`` for the implicit session).
+            #[getter]
+            fn engine(&self, py: Python<'_>) -> Option<Py<PyCpuEngine>> {
+                self.target.as_ref().map(|(_, e)| e.clone_ref(py))
+            }
+
+            fn __repr__(&self) -> String {
+                match &self.target {
+                    Some((r, e)) => format!("Session(runtime={}, engine={})", r.get().inner.id(), e.get().engine.describe()),
+                    None => "Session(implicit)".to_string(),
+                }
+            }
+        }
+    };
+}
+
+session_methods!(
+    unary: [neg => Neg, conj => Conj, abs => Abs, sign => Sign, exp => Exp, log => Log, sin => Sin,
+            cos => Cos, tanh => Tanh, sqrt => Sqrt, rsqrt => Rsqrt, expm1 => Expm1, log1p => Log1p,
+            erf => Erf],
+    binary: [add => Add, sub => Sub, mul => Mul, div => Div, rem => Rem, pow => Pow,
+             maximum => Maximum, minimum => Minimum],
+    reduce: [reduce_sum => Sum, reduce_prod => Prod, reduce_max => Max, reduce_min => Min,
+             reduce_sum_squares => SumSquares]
+);
+
+/// The implicit session object used by ``tf.prim``.
+#[pyfunction]
+pub fn _implicit_session() -> PySession {
+    PySession::implicit()
+}
+
+/// Register the classes and functions of this module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyRuntime>()?;
+    m.add_class::<PyCpuEngine>()?;
+    m.add_class::<PySession>()?;
+    m.add_class::<ModeState>()?;
+    m.add_function(wrap_pyfunction!(default_runtime, m)?)?;
+    m.add_function(wrap_pyfunction!(default_engine, m)?)?;
+    m.add_function(wrap_pyfunction!(_state_var, m)?)?;
+    m.add_function(wrap_pyfunction!(_implicit_session, m)?)?;
+    Ok(())
+}

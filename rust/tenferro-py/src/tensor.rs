@@ -1,0 +1,526 @@
+//! `tenferro.Tensor`: the Python face of a core tensor — metadata, operators, basic indexing as
+//! views, and zero-copy export (buffer protocol, ``__array_interface__``, DLPack).
+
+use crate::convert::{np_dtype, weak_scalar};
+use crate::dlpack;
+use crate::errors::PyResultExt;
+use crate::session::{PyRuntime, PySession};
+use pyo3::basic::CompareOp;
+use pyo3::exceptions::{PyBufferError, PyIndexError, PyTypeError};
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyEllipsis, PyNone, PySlice, PyTuple};
+use std::ffi::{c_int, CStr};
+use tenferro_ops::{BinaryOp, CompareDir, Op, UnaryOp};
+use tenferro_tensor::{DType, Tensor};
+
+/// A dense, immutable tensor (see ``tenferro`` docs).
+#[pyclass(module = "tenferro", name = "Tensor", frozen, weakref)]
+pub struct PyTensor {
+    pub(crate) tensor: Tensor,
+    pub(crate) runtime: Py<PyRuntime>,
+}
+
+impl PyTensor {
+    pub(crate) fn new(tensor: Tensor, runtime: Py<PyRuntime>) -> PyTensor {
+        PyTensor { tensor, runtime }
+    }
+
+    fn view(&self, py: Python<'_>, t: Tensor) -> PyTensor {
+        PyTensor::new(t, self.runtime.clone_ref(py))
+    }
+}
+
+/// Whether `other` is something a tensor operator accepts (else `NotImplemented`).
+fn operand_ok(py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+    if other.cast::<PyTensor>().is_ok() || weak_scalar(other)?.is_some() {
+        return Ok(true);
+    }
+    let np = py.import("numpy")?;
+    Ok(other.is_instance(&np.getattr("ndarray")?)? || other.is_instance(&np.getattr("generic")?)?)
+}
+
+fn binop(
+    slf: &Bound<'_, PyTensor>,
+    other: &Bound<'_, PyAny>,
+    op: Op,
+    reflected: bool,
+) -> PyResult<Py<PyAny>> {
+    let py = slf.py();
+    if !operand_ok(py, other)? {
+        return Ok(py.NotImplemented());
+    }
+    let s = PySession::implicit();
+    let me = slf.as_any();
+    let args = if reflected { [other, me] } else { [me, other] };
+    let out = s.dispatch(py, op, &args)?;
+    Ok(Bound::new(py, out)?.into_any().unbind())
+}
+
+/// Whether `x` is an integer/bool tensor or a weak int/bool scalar.
+fn int_like(x: &Bound<'_, PyAny>) -> PyResult<bool> {
+    if let Ok(t) = x.cast::<PyTensor>() {
+        let d = t.get().tensor.dtype();
+        return Ok(d.is_int() || d.is_bool());
+    }
+    Ok(matches!(
+        weak_scalar(x)?,
+        Some(tenferro_tensor::Scalar::Int(_) | tenferro_tensor::Scalar::Bool(_))
+    ))
+}
+
+fn as_float<'py>(s: &PySession, x: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let py = x.py();
+    let f = s.dispatch(py, Op::Cast(DType::F64), &[x])?;
+    Ok(Bound::new(py, f)?.into_any())
+}
+
+fn truediv_op(
+    slf: &Bound<'_, PyTensor>,
+    other: &Bound<'_, PyAny>,
+    reflected: bool,
+) -> PyResult<Py<PyAny>> {
+    let py = slf.py();
+    if !operand_ok(py, other)? {
+        return Ok(py.NotImplemented());
+    }
+    // `/` is true division: two integer/bool operands divide in float64 (NumPy).
+    let s = PySession::implicit();
+    let me = slf.as_any();
+    let (a, b) = if reflected { (other, me) } else { (me, other) };
+    let out = if int_like(a)? && int_like(b)? {
+        let (fa, fb) = (as_float(&s, a)?, as_float(&s, b)?);
+        s.dispatch(py, Op::Binary(BinaryOp::Div), &[&fa, &fb])?
+    } else {
+        s.dispatch(py, Op::Binary(BinaryOp::Div), &[a, b])?
+    };
+    Ok(Bound::new(py, out)?.into_any().unbind())
+}
+
+fn require_bool(py: Python<'_>, t: &PyTensor, what: &str) -> PyResult<()> {
+    let _ = py;
+    if t.tensor.dtype() != DType::Bool {
+        return Err(PyTypeError::new_err(format!(
+            "operator {what} is only defined for bool tensors here (got {}); integer bitwise ops are not primitives",
+            t.tensor.dtype()
+        )));
+    }
+    Ok(())
+}
+
+#[pymethods]
+impl PyTensor {
+    /// Shape as a tuple of ints.
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.tensor.shape())
+    }
+
+    /// Element type (a ``numpy.dtype``).
+    #[getter]
+    fn dtype<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        np_dtype(py, self.tensor.dtype())
+    }
+
+    /// Rank.
+    #[getter]
+    fn ndim(&self) -> usize {
+        self.tensor.ndim()
+    }
+
+    /// Number of elements.
+    #[getter]
+    fn size(&self) -> usize {
+        self.tensor.numel()
+    }
+
+    /// Strides in bytes, as NumPy reports them for the exported view.
+    #[getter]
+    fn strides<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.tensor.byte_strides())
+    }
+
+    /// Whether the tensor is compact in the core's column-major layout.
+    #[getter]
+    fn is_contiguous(&self) -> bool {
+        self.tensor.is_contiguous()
+    }
+
+    /// Device name (``"cpu"``).
+    #[getter]
+    fn device(&self) -> &'static str {
+        "cpu"
+    }
+
+    /// The runtime this tensor belongs to.
+    #[getter]
+    fn runtime(&self, py: Python<'_>) -> Py<PyRuntime> {
+        self.runtime.clone_ref(py)
+    }
+
+    /// Whether the tensor is a tracked value (automatic differentiation: later release).
+    #[getter]
+    fn requires_grad(&self) -> bool {
+        false
+    }
+
+    /// Reversed axes (a view), as NumPy's ``.T``.
+    #[getter]
+    #[allow(non_snake_case)]
+    fn T(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let perm: Vec<usize> = (0..self.tensor.ndim()).rev().collect();
+        Ok(self.view(py, self.tensor.transpose_view(&perm).py(py)?))
+    }
+
+    /// The last two axes swapped (a view), as NumPy's ``.mT``.
+    #[getter]
+    #[allow(non_snake_case)]
+    fn mT(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let n = self.tensor.ndim();
+        if n < 2 {
+            return Err(crate::errors::error(
+                py,
+                "ShapeError",
+                format!("mT: matrix transpose needs at least 2 dimensions, got {n}"),
+            ));
+        }
+        let mut perm: Vec<usize> = (0..n).collect();
+        perm.swap(n - 1, n - 2);
+        Ok(self.view(py, self.tensor.transpose_view(&perm).py(py)?))
+    }
+
+    fn __len__(&self) -> PyResult<usize> {
+        self.tensor
+            .shape()
+            .first()
+            .copied()
+            .ok_or_else(|| PyTypeError::new_err("len() of unsized object"))
+    }
+
+    fn __hash__(slf: &Bound<'_, Self>) -> isize {
+        slf.as_ptr() as isize
+    }
+
+    fn __add__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf, o, Op::Binary(BinaryOp::Add), false)
+    }
+    fn __radd__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf, o, Op::Binary(BinaryOp::Add), true)
+    }
+    fn __sub__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf, o, Op::Binary(BinaryOp::Sub), false)
+    }
+    fn __rsub__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf, o, Op::Binary(BinaryOp::Sub), true)
+    }
+    fn __mul__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf, o, Op::Binary(BinaryOp::Mul), false)
+    }
+    fn __rmul__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf, o, Op::Binary(BinaryOp::Mul), true)
+    }
+    fn __truediv__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        truediv_op(slf, o, false)
+    }
+    fn __rtruediv__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        truediv_op(slf, o, true)
+    }
+    fn __pow__(
+        slf: &Bound<'_, Self>,
+        o: &Bound<'_, PyAny>,
+        _modulo: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        binop(slf, o, Op::Binary(BinaryOp::Pow), false)
+    }
+    fn __rpow__(
+        slf: &Bound<'_, Self>,
+        o: &Bound<'_, PyAny>,
+        _modulo: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        binop(slf, o, Op::Binary(BinaryOp::Pow), true)
+    }
+    fn __and__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        require_bool(slf.py(), slf.get(), "&")?;
+        binop(slf, o, Op::Binary(BinaryOp::Minimum), false)
+    }
+    fn __rand__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        require_bool(slf.py(), slf.get(), "&")?;
+        binop(slf, o, Op::Binary(BinaryOp::Minimum), true)
+    }
+    fn __or__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        require_bool(slf.py(), slf.get(), "|")?;
+        binop(slf, o, Op::Binary(BinaryOp::Maximum), false)
+    }
+    fn __ror__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        require_bool(slf.py(), slf.get(), "|")?;
+        binop(slf, o, Op::Binary(BinaryOp::Maximum), true)
+    }
+    fn __xor__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        require_bool(slf.py(), slf.get(), "^")?;
+        binop(slf, o, Op::Compare(CompareDir::Ne), false)
+    }
+    fn __rxor__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        require_bool(slf.py(), slf.get(), "^")?;
+        binop(slf, o, Op::Compare(CompareDir::Ne), true)
+    }
+    fn __invert__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        require_bool(py, slf.get(), "~")?;
+        let f = false.into_pyobject(py)?.to_owned().into_any();
+        binop(slf, &f, Op::Compare(CompareDir::Eq), false)
+    }
+
+    fn __neg__(slf: &Bound<'_, Self>) -> PyResult<PyTensor> {
+        PySession::implicit().dispatch(slf.py(), Op::Unary(UnaryOp::Neg), &[slf.as_any()])
+    }
+    fn __pos__(slf: &Bound<'_, Self>) -> Py<Self> {
+        slf.clone().unbind()
+    }
+    fn __abs__(slf: &Bound<'_, Self>) -> PyResult<PyTensor> {
+        PySession::implicit().dispatch(slf.py(), Op::Unary(UnaryOp::Abs), &[slf.as_any()])
+    }
+
+    fn __richcmp__(
+        slf: &Bound<'_, Self>,
+        other: &Bound<'_, PyAny>,
+        op: CompareOp,
+    ) -> PyResult<Py<PyAny>> {
+        let dir = match op {
+            CompareOp::Eq => CompareDir::Eq,
+            CompareOp::Ne => CompareDir::Ne,
+            CompareOp::Lt => CompareDir::Lt,
+            CompareOp::Le => CompareDir::Le,
+            CompareOp::Gt => CompareDir::Gt,
+            CompareOp::Ge => CompareDir::Ge,
+        };
+        binop(slf, other, Op::Compare(dir), false)
+    }
+
+    fn __getitem__(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let this = slf.get();
+        let items: Vec<Bound<'_, PyAny>> = match key.cast::<PyTuple>() {
+            Ok(t) => t.iter().collect(),
+            Err(_) => vec![key.clone()],
+        };
+        // Classify; anything but int / slice / None / ... is advanced indexing.
+        let mut consumed = 0usize;
+        let mut ellipses = 0usize;
+        for it in &items {
+            if it.is_instance_of::<PyEllipsis>() {
+                ellipses += 1;
+            } else if it.is_instance_of::<PyNone>() {
+            } else if it.is_instance_of::<PySlice>() || is_int_index(it) {
+                consumed += 1;
+            } else {
+                let adv = py.import("tenferro._indexing")?.getattr("advanced_getitem")?;
+                return Ok(adv.call1((slf, key))?.unbind());
+            }
+        }
+        if ellipses > 1 {
+            return Err(PyIndexError::new_err("an index can only have a single ellipsis ('...')"));
+        }
+        let nd = this.tensor.ndim();
+        if consumed > nd {
+            return Err(PyIndexError::new_err(format!(
+                "too many indices for array: array is {nd}-dimensional, but {consumed} were indexed"
+            )));
+        }
+        let mut t = this.tensor.clone();
+        let mut axis = 0usize;
+        for it in &items {
+            if it.is_instance_of::<PyEllipsis>() {
+                axis += nd - consumed;
+            } else if it.is_instance_of::<PyNone>() {
+                t = t.expand_dims_view(axis);
+                axis += 1;
+            } else if let Ok(s) = it.cast::<PySlice>() {
+                let d = t.shape()[axis];
+                let ind = s.indices(d as isize)?;
+                let len = ind.slicelength;
+                let start = if len == 0 { 0 } else { ind.start as usize };
+                t = t.slice_axis_view(axis, start, len, ind.step).py(py)?;
+                axis += 1;
+            } else {
+                let i: i64 = it.call_method0("__index__")?.extract()?;
+                let d = t.shape()[axis] as i64;
+                if i < -d || i >= d {
+                    return Err(PyIndexError::new_err(format!(
+                        "index {i} is out of bounds for axis {axis} with size {d}"
+                    )));
+                }
+                let i = if i < 0 { i + d } else { i } as usize;
+                t = t.index_axis_view(axis, i).py(py)?;
+            }
+        }
+        Ok(Bound::new(py, this.view(py, t))?.into_any().unbind())
+    }
+
+    fn __setitem__(&self, _key: &Bound<'_, PyAny>, _value: &Bound<'_, PyAny>) -> PyResult<()> {
+        Err(PyTypeError::new_err(
+            "tenferro tensors are immutable; use t.at[idx].set(v) or t.at[idx].add(v) to build an updated tensor",
+        ))
+    }
+
+    /// The ``__array_interface__`` (version 3) describing this tensor's memory, read-only.
+    #[getter]
+    fn __array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let t = &self.tensor;
+        t.storage().mark_exported();
+        let d = PyDict::new(py);
+        d.set_item("shape", PyTuple::new(py, t.shape())?)?;
+        d.set_item("typestr", typestr(t.dtype()))?;
+        d.set_item("data", (data_address(t), true))?;
+        d.set_item("strides", PyTuple::new(py, t.byte_strides())?)?;
+        d.set_item("version", 3)?;
+        Ok(d)
+    }
+
+    /// DLPack export (CPU). A versioned request (``max_version >= (1, 0)``) shares memory and
+    /// sets the READ_ONLY flag; an unversioned request receives a copy.
+    #[pyo3(signature = (*, stream=None, max_version=None, dl_device=None, copy=None))]
+    fn __dlpack__<'py>(
+        &self,
+        py: Python<'py>,
+        stream: Option<&Bound<'py, PyAny>>,
+        max_version: Option<(u32, u32)>,
+        dl_device: Option<(i32, i32)>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(s) = stream {
+            if !s.is_none() {
+                return Err(PyBufferError::new_err(
+                    "__dlpack__: stream must be None for CPU tensors",
+                ));
+            }
+        }
+        if let Some(dev) = dl_device {
+            if dev != (1, 0) {
+                return Err(PyBufferError::new_err(format!(
+                    "__dlpack__: cannot export a CPU tensor to device {dev:?}"
+                )));
+            }
+        }
+        dlpack::export(py, &self.tensor, max_version, copy)
+    }
+
+    /// ``(device_type, device_id)``: ``(1, 0)`` (kDLCPU).
+    fn __dlpack_device__(&self) -> (i32, i32) {
+        (1, 0)
+    }
+
+    unsafe fn __getbuffer__(
+        slf: Bound<'_, Self>,
+        view: *mut ffi::Py_buffer,
+        flags: c_int,
+    ) -> PyResult<()> {
+        // SAFETY: `view` is a valid Py_buffer provided by the interpreter.
+        unsafe { fill_buffer(slf, view, flags) }
+    }
+
+    unsafe fn __releasebuffer__(&self, view: *mut ffi::Py_buffer) {
+        // SAFETY: `internal` was set by `fill_buffer` to a leaked Box of shape+strides.
+        unsafe {
+            let internal = (*view).internal as *mut Vec<isize>;
+            if !internal.is_null() {
+                drop(Box::from_raw(internal));
+                (*view).internal = std::ptr::null_mut();
+            }
+        }
+    }
+}
+
+fn is_int_index(it: &Bound<'_, PyAny>) -> bool {
+    if it.is_instance_of::<pyo3::types::PyBool>() {
+        return false;
+    }
+    if it.is_instance_of::<pyo3::types::PyInt>() {
+        return true;
+    }
+    // NumPy integer scalars and 0-d integer tensors implement __index__.
+    if it.cast::<PyTensor>().is_ok() {
+        return false;
+    }
+    it.hasattr("__index__").unwrap_or(false)
+        && !it
+            .get_type()
+            .name()
+            .map(|n| n.to_string().contains("bool"))
+            .unwrap_or(false)
+}
+
+fn typestr(d: DType) -> &'static str {
+    match d {
+        DType::Bool => "|b1",
+        DType::I32 => "<i4",
+        DType::I64 => "<i8",
+        DType::F32 => "<f4",
+        DType::F64 => "<f8",
+        DType::C32 => "<c8",
+        DType::C64 => "<c16",
+    }
+}
+
+fn data_address(t: &Tensor) -> usize {
+    t.storage().as_ptr() as usize + t.offset() * t.dtype().itemsize()
+}
+
+fn format_cstr(d: DType) -> &'static CStr {
+    match d {
+        DType::Bool => c"?",
+        DType::I32 => c"i",
+        DType::I64 => c"q",
+        DType::F32 => c"f",
+        DType::F64 => c"d",
+        DType::C32 => c"Zf",
+        DType::C64 => c"Zd",
+    }
+}
+
+/// Fill a read-only strided `Py_buffer` for the tensor.
+///
+/// # Safety
+/// `view` must point to a `Py_buffer` the interpreter asked us to fill.
+unsafe fn fill_buffer(slf: Bound<'_, PyTensor>, view: *mut ffi::Py_buffer, flags: c_int) -> PyResult<()> {
+    if view.is_null() {
+        return Err(PyBufferError::new_err("NULL view in __getbuffer__"));
+    }
+    if flags & ffi::PyBUF_WRITABLE == ffi::PyBUF_WRITABLE {
+        return Err(PyBufferError::new_err(
+            "tenferro tensors are read-only; request a read-only buffer",
+        ));
+    }
+    let t = slf.get().tensor.clone();
+    let strided = flags & ffi::PyBUF_STRIDES == ffi::PyBUF_STRIDES;
+    if !strided && !t.is_c_contiguous() {
+        return Err(PyBufferError::new_err(
+            "tensor is not C-contiguous; request a strided buffer",
+        ));
+    }
+    t.storage().mark_exported();
+    let item = t.dtype().itemsize();
+    let mut meta: Vec<isize> = t.shape().iter().map(|&d| d as isize).collect();
+    meta.extend(t.byte_strides());
+    let nd = t.ndim();
+    let meta = Box::into_raw(Box::new(meta));
+    // SAFETY: filling the caller's struct; `meta` stays alive until __releasebuffer__.
+    unsafe {
+        (*view).buf = data_address(&t) as *mut std::ffi::c_void;
+        (*view).obj = slf.into_any().into_ptr();
+        (*view).len = (t.numel() * item) as isize;
+        (*view).readonly = 1;
+        (*view).itemsize = item as isize;
+        (*view).format = if flags & ffi::PyBUF_FORMAT == ffi::PyBUF_FORMAT {
+            format_cstr(t.dtype()).as_ptr() as *mut _
+        } else {
+            std::ptr::null_mut()
+        };
+        (*view).ndim = nd as c_int;
+        let base = (*meta).as_mut_ptr();
+        (*view).shape = if flags & ffi::PyBUF_ND == ffi::PyBUF_ND { base } else { std::ptr::null_mut() };
+        (*view).strides = if strided { base.add(nd) } else { std::ptr::null_mut() };
+        (*view).suboffsets = std::ptr::null_mut();
+        (*view).internal = meta as *mut std::ffi::c_void;
+    }
+    Ok(())
+}
