@@ -204,7 +204,7 @@ def _transcendental(fn):
 
 
 neg = _unary("neg", _neg, bool_ok=False)
-conj = _unary("conj", np.conj)
+conj = _unary("conj", lambda x: np.conj(x) if x.dtype.kind == "c" else x.copy())
 abs = _unary("abs", _abs)  # noqa: A001 - the primitive's name
 sign = _unary("sign", _sign)
 exp = _unary("exp", _transcendental(np.exp))
@@ -229,7 +229,9 @@ def _binary(op: str, fn: Callable[[np.ndarray, np.ndarray], np.ndarray], *, comp
         dt, (a, b) = _operands(x, y)
         if not complex_ok and dt.kind == "c":
             raise TypeError(f"{op}: complex dtype {dt} is not admitted")
-        np.broadcast_shapes(a.shape, b.shape)  # ValueError on a mismatch
+        # ValueError on a mismatch. Operands are broadcast first so that checks such as "division
+        # by zero" only see the element pairs that are actually computed (none for a zero-size result).
+        a, b = np.broadcast_arrays(a, b)
         with np.errstate(all="ignore"):
             out = np.asarray(fn(a, b))
         return out.astype(dt, copy=False)
@@ -468,8 +470,6 @@ def _reduction(op: str, fn, *, complex_ok: bool = True, empty_error: bool = Fals
         ax = _axes(op, axes, x.ndim)
         if empty_error and any(x.shape[a] == 0 for a in ax):
             raise ValueError(f"{op}: reduction over an empty axis of {x.shape}")
-        if not ax:
-            return x.copy()
         with np.errstate(all="ignore"):
             return np.asarray(fn(x, ax)).astype(x.dtype, copy=False)
 

@@ -68,7 +68,7 @@ def tensor(data: Any, dtype: Any = None) -> Tensor:
     """
     if isinstance(data, Tensor):
         data = np.asarray(data)
-    arr = as_supported_ndarray(data, dtype=dtype)
+    arr = as_supported_ndarray(data, dtype=dtype, op="tensor")
     return _tenferro._from_numpy(arr, True, _current_runtime())
 
 

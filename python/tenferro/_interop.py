@@ -15,7 +15,9 @@ SUPPORTED = tuple(
 _SUPPORTED_NAMES = ", ".join(d.name for d in SUPPORTED)
 
 
-def as_supported_ndarray(obj: Any, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+def as_supported_ndarray(
+    obj: Any, dtype: Any = None, copy: bool | None = None, op: str = "asarray"
+) -> np.ndarray:
     """``obj`` as an ndarray of a supported dtype in native byte order.
 
     ``copy=False`` never copies (``ValueError`` when impossible); ``None``/``True`` may.
@@ -26,13 +28,13 @@ def as_supported_ndarray(obj: Any, dtype: Any = None, copy: bool | None = None) 
     else:
         arr = np.asarray(obj, dtype=dtype)
     if arr.dtype.newbyteorder("=") not in SUPPORTED:
-        raise DTypeError(f"asarray: unsupported dtype {arr.dtype} (supported: {_SUPPORTED_NAMES})")
+        raise DTypeError(f"{op}: unsupported dtype {arr.dtype} (supported: {_SUPPORTED_NAMES})")
     if not arr.dtype.isnative:
         if copy is False:
-            raise ValueError("asarray: copy=False cannot share memory in non-native byte order")
+            raise ValueError(f"{op}: copy=False cannot share memory in non-native byte order")
         arr = arr.astype(arr.dtype.newbyteorder("="))
     if not arr.flags.aligned:
         if copy is False:
-            raise ValueError("asarray: copy=False cannot share unaligned memory")
+            raise ValueError(f"{op}: copy=False cannot share unaligned memory")
         arr = arr.copy()
     return arr

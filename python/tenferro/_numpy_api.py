@@ -183,7 +183,9 @@ def _float_input(x: ArrayLike) -> Tensor:
     return x
 
 
-def _normalize_axes(axis: Any, ndim: int, *, allow_duplicates: bool = False) -> tuple[int, ...]:
+def _normalize_axes(
+    op: str, axis: Any, ndim: int, *, allow_duplicates: bool = False
+) -> tuple[int, ...]:
     """NumPy's ``normalize_axis_tuple``: ``None`` means all axes; negatives count from the end.
 
     Raises ``AxisError`` (a ``ValueError`` and an ``IndexError``, like ``numpy.exceptions.AxisError``)
@@ -196,10 +198,10 @@ def _normalize_axes(axis: Any, ndim: int, *, allow_duplicates: bool = False) -> 
     for ax in axes:
         ax = operator.index(ax)
         if not -ndim <= ax < ndim:
-            raise AxisError(f"axis {ax} is out of bounds for array of dimension {ndim}")
+            raise AxisError(f"{op}: axis {ax} is out of bounds for array of dimension {ndim}")
         out.append(ax % ndim)
     if not allow_duplicates and len(set(out)) != len(out):
-        raise AxisError(f"repeated axis in {tuple(axes)} for array of dimension {ndim}")
+        raise AxisError(f"{op}: repeated axis in {tuple(axes)} for array of dimension {ndim}")
     return tuple(out)
 
 
@@ -216,8 +218,8 @@ def _keepdims(out: Tensor, in_shape: tuple[int, ...], axes: tuple[int, ...]) -> 
     return out if tuple(out.shape) == shape else _p.reshape(out, shape)
 
 
-def _reduce(prim_fn: Callable, x: Tensor, axis: Any, keepdims: bool) -> Tensor:
-    axes = _normalize_axes(axis, x.ndim)
+def _reduce(op: str, prim_fn: Callable, x: Tensor, axis: Any, keepdims: bool) -> Tensor:
+    axes = _normalize_axes(op, axis, x.ndim)
     out = prim_fn(x, axes)
     return _keepdims(out, tuple(x.shape), axes) if keepdims else out
 
@@ -249,15 +251,18 @@ def _floor_operands(name: str, x1: ArrayLike, x2: ArrayLike) -> tuple[Tensor, Te
     return a, b
 
 
-def _int_floor_divmod(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+def _int_floor_divmod(op: str, a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
     """Python/NumPy floor quotient and remainder of integers from the truncating primitives.
 
     ``q = div(a, b)`` and ``r = rem(a, b)`` truncate toward zero; where ``r != 0`` and ``r`` and
     ``b`` have opposite signs, the floor quotient is ``q - 1`` and the remainder ``r + b``.
     Division by zero raises ``ZeroDivisionError`` (from the primitives).
     """
-    q = _p.div(a, b)
-    r = _p.rem(a, b)
+    try:
+        q = _p.div(a, b)
+        r = _p.rem(a, b)
+    except ZeroDivisionError as err:
+        raise ZeroDivisionError(f"{op}: integer division or modulo by zero") from err
     adjust = _p.compare(r, 0, "NE") & (_p.compare(r, 0, "LT") ^ _p.compare(b, 0, "LT"))
     return _p.select(adjust, _p.sub(q, 1), q), _p.select(adjust, _p.add(r, b), r)
 
@@ -1011,7 +1016,7 @@ def floor_divide(x1: ArrayLike, x2: ArrayLike, /) -> Tensor:
     a, b = _floor_operands("floor_divide", x1, x2)
     if a.dtype.kind == "f":
         return _float_floor_divmod(a, b)[0]
-    return _int_floor_divmod(a, b)[0]
+    return _int_floor_divmod("floor_divide", a, b)[0]
 
 
 def remainder(x1: ArrayLike, x2: ArrayLike, /) -> Tensor:
@@ -1053,7 +1058,7 @@ def remainder(x1: ArrayLike, x2: ArrayLike, /) -> Tensor:
     a, b = _floor_operands("remainder", x1, x2)
     if a.dtype.kind == "f":
         return _float_floor_divmod(a, b)[1]
-    return _int_floor_divmod(a, b)[1]
+    return _int_floor_divmod("remainder", a, b)[1]
 
 
 mod = remainder
@@ -1091,7 +1096,7 @@ def divmod(x1: ArrayLike, x2: ArrayLike, /) -> tuple[Tensor, Tensor]:
     a, b = _floor_operands("divmod", x1, x2)
     if a.dtype.kind == "f":
         return _float_floor_divmod(a, b)
-    return _int_floor_divmod(a, b)
+    return _int_floor_divmod("divmod", a, b)
 
 
 def _truth(x: Any) -> Tensor:
@@ -1292,13 +1297,15 @@ def clip(
 # ---------------------------------------------------------------------------------------------
 
 
-def _sum_like(prim_fn: Callable, a: ArrayLike, axis: Any, dtype: Any, keepdims: bool) -> Tensor:
+def _sum_like(
+    op: str, prim_fn: Callable, a: ArrayLike, axis: Any, dtype: Any, keepdims: bool
+) -> Tensor:
     x = _as_tensor(a)
     if dtype is not None:
         x = _to_dtype(x, dtype)
     elif x.dtype.kind == "b" or x.dtype == np.int32:
         x = _p.convert(x, _I64)  # NumPy 2 accumulates small ints and bools in int64
-    return _reduce(prim_fn, x, axis, keepdims)
+    return _reduce(op, prim_fn, x, axis, keepdims)
 
 
 def sum(a: ArrayLike, axis: Any = None, dtype: Any = None, *, keepdims: bool = False) -> Tensor:
@@ -1341,7 +1348,7 @@ def sum(a: ArrayLike, axis: Any = None, dtype: Any = None, *, keepdims: bool = F
     >>> tf.sum(x, axis=1, keepdims=True).tolist()
     [[6], [15]]
     """
-    return _sum_like(_p.reduce_sum, a, axis, dtype, keepdims)
+    return _sum_like("sum", _p.reduce_sum, a, axis, dtype, keepdims)
 
 
 def prod(a: ArrayLike, axis: Any = None, dtype: Any = None, *, keepdims: bool = False) -> Tensor:
@@ -1380,7 +1387,7 @@ def prod(a: ArrayLike, axis: Any = None, dtype: Any = None, *, keepdims: bool = 
     >>> tf.prod(x, axis=1).tolist()
     [2.0, 12.0]
     """
-    return _sum_like(_p.reduce_prod, a, axis, dtype, keepdims)
+    return _sum_like("prod", _p.reduce_prod, a, axis, dtype, keepdims)
 
 
 def max(a: ArrayLike, axis: Any = None, *, keepdims: bool = False) -> Tensor:
@@ -1418,7 +1425,7 @@ def max(a: ArrayLike, axis: Any = None, *, keepdims: bool = False) -> Tensor:
     >>> tf.max(x).item(), tf.max(x, axis=0).tolist()
     (5.0, [3.0, 5.0])
     """
-    return _reduce(_p.reduce_max, _as_tensor(a), axis, keepdims)
+    return _reduce("max", _p.reduce_max, _as_tensor(a), axis, keepdims)
 
 
 def min(a: ArrayLike, axis: Any = None, *, keepdims: bool = False) -> Tensor:
@@ -1456,7 +1463,7 @@ def min(a: ArrayLike, axis: Any = None, *, keepdims: bool = False) -> Tensor:
     >>> tf.min(x).item(), tf.min(x, axis=1, keepdims=True).tolist()
     (1.0, [[1.0], [2.0]])
     """
-    return _reduce(_p.reduce_min, _as_tensor(a), axis, keepdims)
+    return _reduce("min", _p.reduce_min, _as_tensor(a), axis, keepdims)
 
 
 amax = max
@@ -1505,18 +1512,20 @@ def mean(a: ArrayLike, axis: Any = None, dtype: Any = None, *, keepdims: bool = 
         x = _to_dtype(x, out_dtype)  # NumPy casts the elements to the accumulator dtype
     if x.dtype.kind in "biu":
         x = _p.convert(x, _F64)
-    axes = _normalize_axes(axis, x.ndim)
+    axes = _normalize_axes("mean", axis, x.ndim)
     count = math.prod(x.shape[i] for i in axes)
-    out = _p.div(_reduce(_p.reduce_sum, x, axes, keepdims), count)
+    out = _p.div(_reduce("mean", _p.reduce_sum, x, axes, keepdims), count)
     if out_dtype is not None and out_dtype.kind in "biu":
         out = _p.cast(out, out_dtype)  # truncates toward zero, as NumPy's unsafe cast back
     return out
 
 
-def _count_nonzero_compared(x: Tensor, axis: Any, keepdims: bool, direction: str, value: int):
+def _count_nonzero_compared(
+    op: str, x: Tensor, axis: Any, keepdims: bool, direction: str, value: int
+) -> Tensor:
     nonzero = x if x.dtype == _BOOL else _p.compare(x, 0, "NE")
     zeros_or_ones = nonzero if direction == "GT" else ~nonzero
-    count = _reduce(_p.reduce_sum, _p.convert(zeros_or_ones, _I64), axis, keepdims)
+    count = _reduce(op, _p.reduce_sum, _p.convert(zeros_or_ones, _I64), axis, keepdims)
     return _p.compare(count, value, direction)
 
 
@@ -1552,7 +1561,7 @@ def any(a: ArrayLike, axis: Any = None, *, keepdims: bool = False) -> Tensor:
     >>> tf.any(x).item(), tf.any(x, axis=1).tolist()
     (True, [True, False])
     """
-    return _count_nonzero_compared(_as_tensor(a), axis, keepdims, "GT", 0)
+    return _count_nonzero_compared("any", _as_tensor(a), axis, keepdims, "GT", 0)
 
 
 def all(a: ArrayLike, axis: Any = None, *, keepdims: bool = False) -> Tensor:
@@ -1586,7 +1595,7 @@ def all(a: ArrayLike, axis: Any = None, *, keepdims: bool = False) -> Tensor:
     >>> tf.all(x).item(), tf.all(x, axis=1).tolist()
     (False, [True, False])
     """
-    return _count_nonzero_compared(_as_tensor(a), axis, keepdims, "EQ", 0)
+    return _count_nonzero_compared("all", _as_tensor(a), axis, keepdims, "EQ", 0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1636,7 +1645,7 @@ def transpose(a: ArrayLike, axes: Sequence[int] | None = None) -> Tensor:
         axes = tuple(axes)
         if len(axes) != ndim:
             raise ValueError(f"transpose: axes {axes} don't match array of dimension {ndim}")
-        perm = _normalize_axes(axes, ndim)
+        perm = _normalize_axes("transpose", axes, ndim)
     if perm == tuple(range(ndim)):
         return x
     return _p.transpose(x, perm)
@@ -1825,7 +1834,7 @@ def flip(m: ArrayLike, axis: Any = None) -> Tensor:
     ([[4, 3], [2, 1]], [[2, 1], [4, 3]])
     """
     x = _as_tensor(m)
-    axes = _normalize_axes(axis, x.ndim)
+    axes = _normalize_axes("flip", axis, x.ndim)
     return _p.reverse(x, axes) if axes else x
 
 
@@ -1860,8 +1869,8 @@ def moveaxis(a: ArrayLike, source: Any, destination: Any) -> Tensor:
     (4, 5, 3)
     """
     x = _as_tensor(a)
-    src = _normalize_axes(source, x.ndim)
-    dst = _normalize_axes(destination, x.ndim)
+    src = _normalize_axes("moveaxis", source, x.ndim)
+    dst = _normalize_axes("moveaxis", destination, x.ndim)
     if len(src) != len(dst):
         raise ValueError(
             "moveaxis: `source` and `destination` arguments must have the same number of elements"
@@ -1899,7 +1908,7 @@ def swapaxes(a: ArrayLike, axis1: int, axis2: int) -> Tensor:
     (4, 3, 2)
     """
     x = _as_tensor(a)
-    i, j = _normalize_axes((axis1, axis2), x.ndim, allow_duplicates=True)
+    i, j = _normalize_axes("swapaxes", (axis1, axis2), x.ndim, allow_duplicates=True)
     perm = list(range(x.ndim))
     perm[i], perm[j] = perm[j], perm[i]
     return transpose(x, perm)
@@ -1939,7 +1948,7 @@ def squeeze(a: ArrayLike, axis: Any = None) -> Tensor:
     if axis is None:
         axes = tuple(i for i, s in enumerate(shape) if s == 1)
     else:
-        axes = _normalize_axes(axis, x.ndim)
+        axes = _normalize_axes("squeeze", axis, x.ndim)
         for i in axes:
             if shape[i] != 1:
                 raise ShapeError(
@@ -1983,7 +1992,7 @@ def expand_dims(a: ArrayLike, axis: Any) -> Tensor:
     x = _as_tensor(a)
     n_new = len(axis) if isinstance(axis, (tuple, list)) else 1
     out_ndim = x.ndim + n_new
-    axes = _normalize_axes(axis, out_ndim)
+    axes = _normalize_axes("expand_dims", axis, out_ndim)
     dims = iter(x.shape)
     return _p.reshape(x, tuple(1 if i in axes else next(dims) for i in range(out_ndim)))
 

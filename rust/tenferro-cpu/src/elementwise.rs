@@ -9,7 +9,9 @@ use crate::CpuEngine;
 use num_complex::Complex;
 use num_traits::Float;
 use tenferro_ops::{BinaryOp, CompareDir, UnaryOp};
-use tenferro_tensor::{dispatch_dtype, Complex32, Complex64, DType, Element, Error, Result, Tensor};
+use tenferro_tensor::{
+    dispatch_dtype, Complex32, Complex64, DType, Element, Error, Result, Tensor,
+};
 
 /// Relative per-element cost of transcendental functions (an add is 1).
 const TRANSCENDENTAL: usize = 16;
@@ -74,15 +76,10 @@ fn real_unary<T: Element + Float + Erf>(
     }
 }
 
-fn complex_unary<T: Float + Send + Sync + Default + std::fmt::Debug + 'static>(
-    e: &CpuEngine,
-    name: &str,
-    op: UnaryOp,
-    x: &Tensor,
-) -> Result<Tensor>
+fn complex_unary<T>(e: &CpuEngine, name: &str, op: UnaryOp, x: &Tensor) -> Result<Tensor>
 where
     Complex<T>: Element,
-    T: Element,
+    T: Element + Float,
 {
     type C<T> = Complex<T>;
     let s = x.shape();
@@ -120,7 +117,10 @@ macro_rules! int_unary {
             UnaryOp::Conj => map1::<$T, $T>($e, $name, s, $x, 1, lift!(|v: $T| v)),
             UnaryOp::Abs => map1::<$T, $T>($e, $name, s, $x, 1, lift!(|v: $T| v.wrapping_abs())),
             UnaryOp::Sign => map1::<$T, $T>($e, $name, s, $x, 1, lift!(|v: $T| v.signum())),
-            _ => Err(Error::dtype($name, format!("dtype {} is not supported", <$T>::DTYPE))),
+            _ => Err(Error::dtype(
+                $name,
+                format!("dtype {} is not supported", <$T>::DTYPE),
+            )),
         }
     }};
 }
@@ -141,12 +141,18 @@ pub(crate) fn unary(e: &CpuEngine, op: UnaryOp, name: &str, x: &Tensor) -> Resul
     }
 }
 
-fn any_elem<T: Element>(t: &Tensor, pred: impl Fn(T) -> bool) -> bool {
-    let mut hit = false;
+/// The first element of `t` satisfying `pred`, if any.
+fn find_elem<T: Element>(t: &Tensor, pred: impl Fn(T) -> bool) -> Option<T> {
+    let mut hit = None;
     let base = t.storage().as_ptr() as *const T;
     t.for_each_offset(|off| {
-        // SAFETY: offsets of the view are in bounds.
-        hit |= pred(unsafe { *base.offset(off) })
+        if hit.is_none() {
+            // SAFETY: offsets of the view are in bounds.
+            let v = unsafe { *base.offset(off) };
+            if pred(v) {
+                hit = Some(v);
+            }
+        }
     });
     hit
 }
@@ -214,7 +220,7 @@ macro_rules! int_binary {
             BinaryOp::Sub => map2::<$T, $T, $T>(e, name, shape, x, y, 1, lift2!(|a: $T, b: $T| a.wrapping_sub(b))),
             BinaryOp::Mul => map2::<$T, $T, $T>(e, name, shape, x, y, 1, lift2!(|a: $T, b: $T| a.wrapping_mul(b))),
             BinaryOp::Div | BinaryOp::Rem => {
-                if nonempty && any_elem::<$T>(y, |b| b == 0) {
+                if nonempty && find_elem::<$T>(y, |b| b == 0).is_some() {
                     return Err(Error::zero_division(name));
                 }
                 if $op == BinaryOp::Div {
@@ -224,8 +230,8 @@ macro_rules! int_binary {
                 }
             }
             BinaryOp::Pow => {
-                if nonempty && any_elem::<$T>(y, |b| b < 0) {
-                    return Err(Error::value(name, "integers to negative integer powers are not allowed"));
+                if let Some(b) = find_elem::<$T>(y, |b| b < 0).filter(|_| nonempty) {
+                    return Err(Error::value(name, format!("integers to negative integer powers are not allowed (exponent {b})")));
                 }
                 map2::<$T, $T, $T>(e, name, shape, x, y, 8, lift2!(|a: $T, b: $T| {
                     let mut base = a;

@@ -2,6 +2,9 @@
 //! engine's own rayon pool (never rayon's global pool) above a measured work threshold, with a
 //! per-engine buffer pool for outputs.
 
+// Strided loops index several parallel arrays (shape, per-operand strides, offsets) by axis.
+#![allow(clippy::needless_range_loop)]
+
 mod elementwise;
 mod map;
 pub mod math;
@@ -96,9 +99,9 @@ impl Engine for CpuEngine {
             Op::Reshape(new_shape) => {
                 // Not expressible as a view: materialise compactly, then re-view.
                 let compact = elementwise::cast(self, name, inputs[0], inputs[0].dtype())?;
-                compact.reshape_view(new_shape).ok_or_else(|| {
-                    Error::shape(name, format!("cannot reshape into {new_shape:?}"))
-                })
+                compact
+                    .reshape_view(new_shape)
+                    .ok_or_else(|| Error::shape(name, format!("cannot reshape into {new_shape:?}")))
             }
             Op::Transpose(perm) => inputs[0].transpose_view(perm),
             Op::Reverse(axes) => inputs[0].reverse_view(axes),
@@ -116,7 +119,10 @@ impl Engine for CpuEngine {
     }
 
     fn broken_reason(&self) -> Option<String> {
-        self.broken.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.broken
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     fn mark_broken(&self, reason: String) {
@@ -178,7 +184,10 @@ mod tests {
         )
         .unwrap();
         let got = s.to_vec::<f32>()[0] as f64;
-        assert!((got - 0.1f32 as f64 * n as f64).abs() / (n as f64 * 0.1) < 1e-6, "{got}");
+        assert!(
+            (got - 0.1f32 as f64 * n as f64).abs() / (n as f64 * 0.1) < 1e-6,
+            "{got}"
+        );
         let m = t(&[2, 3], vec![1., 2., 3., 4., 5., 6.]);
         let r = apply(
             &e,
@@ -212,7 +221,9 @@ mod tests {
         let e = CpuEngine::new(Some(2)).unwrap();
         let xs: Vec<f64> = (0..100_000).map(|i| (i as f64) * 1e-3 - 50.0).collect();
         let a = t(&[xs.len()], xs.clone());
-        let y = apply(&e, &Op::Unary(UnaryOp::Exp), &[&a]).unwrap().to_vec::<f64>();
+        let y = apply(&e, &Op::Unary(UnaryOp::Exp), &[&a])
+            .unwrap()
+            .to_vec::<f64>();
         for (x, v) in xs.iter().zip(y) {
             assert!((v - x.exp()).abs() <= 4.0 * f64::EPSILON * x.exp());
         }

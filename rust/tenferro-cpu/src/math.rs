@@ -15,7 +15,9 @@ use num_complex::Complex;
 use num_traits::Float;
 
 const LOG2E: f64 = std::f64::consts::LOG2_E;
+#[allow(clippy::excessive_precision)] // fdlibm's constants, verbatim
 const LN2_HI: f64 = 6.931_471_803_691_238_164_90e-1;
+#[allow(clippy::excessive_precision)]
 const LN2_LO: f64 = 1.908_214_929_270_587_700_02e-10;
 const MAGIC: f64 = 6_755_399_441_055_744.0; // 1.5 * 2^52: round-to-nearest by addition
 const INV_FACT: [f64; 14] = [
@@ -176,7 +178,10 @@ pub fn ctanh<T: Float>(z: Complex<T>) -> Complex<T> {
     let big = T::from(22.0).unwrap_or_else(T::max_value);
     if z.re.abs() > big && z.im.is_finite() {
         let two = T::one() + T::one();
-        return Complex::new(T::one().copysign(z.re), (T::zero()).copysign((two * z.im).sin()));
+        return Complex::new(
+            T::one().copysign(z.re),
+            (T::zero()).copysign((two * z.im).sin()),
+        );
     }
     z.tanh()
 }
@@ -196,7 +201,8 @@ pub fn clog1p<T: Float>(z: Complex<T>) -> Complex<T> {
     let two = T::one() + T::one();
     let x = z.re;
     let y = z.im;
-    if x.abs() < T::from(0.5).unwrap_or_else(T::one) && y.abs() < T::from(0.5).unwrap_or_else(T::one)
+    if x.abs() < T::from(0.5).unwrap_or_else(T::one)
+        && y.abs() < T::from(0.5).unwrap_or_else(T::one)
     {
         let re = (x * (two + x) + y * y).ln_1p() / two;
         return Complex::new(re, y.atan2(T::one() + x));
@@ -233,7 +239,10 @@ pub fn cpow<T: Float>(a: Complex<T>, b: Complex<T>) -> Complex<T> {
         };
     }
     // Small integer exponents by repeated multiplication, as NumPy does.
-    if b.im == T::zero() && b.re.abs() <= T::from(100.0).unwrap_or_else(T::one) && b.re.fract() == T::zero() {
+    if b.im == T::zero()
+        && b.re.abs() <= T::from(100.0).unwrap_or_else(T::one)
+        && b.re.fract() == T::zero()
+    {
         let mut n = b.re.abs().to_i64().unwrap_or(0);
         let mut base = a;
         let mut acc = Complex::new(T::one(), T::zero());
@@ -277,7 +286,18 @@ mod tests {
     #[test]
     fn exp_within_two_ulp_and_edges() {
         let mut xs: Vec<f64> = (0..20001).map(|i| -745.0 + i as f64 * 0.0727).collect();
-        xs.extend([0.0, -0.0, 1e-300, -1e-20, 709.78, 709.79, -745.2, f64::INFINITY, f64::NEG_INFINITY, f64::NAN]);
+        xs.extend([
+            0.0,
+            -0.0,
+            1e-300,
+            -1e-20,
+            709.78,
+            709.79,
+            -745.2,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+        ]);
         let mut out = vec![0.0; xs.len()];
         exp_f64_slice(&xs, &mut out);
         for (&x, &y) in xs.iter().zip(&out) {
@@ -298,6 +318,9 @@ mod tests {
         assert!(clog(Complex::new(-1.0f64, -0.0)).im < 0.0);
         let q = cdiv(Complex::new(1e300f64, 1e300), Complex::new(1e300, 1e300));
         assert!((q.re - 1.0).abs() < 1e-15 && q.im.abs() < 1e-15);
-        assert_eq!(cpow(Complex::new(0.0f64, 0.0), Complex::new(0.0, 0.0)), Complex::new(1.0, 0.0));
+        assert_eq!(
+            cpow(Complex::new(0.0f64, 0.0), Complex::new(0.0, 0.0)),
+            Complex::new(1.0, 0.0)
+        );
     }
 }

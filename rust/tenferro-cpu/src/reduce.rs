@@ -323,10 +323,26 @@ fn float_reduce<T: Element + Float>(
 macro_rules! int_reduce {
     ($T:ty, $e:expr, $name:expr, $op:expr, $x:expr, $axes:expr, $shape:expr) => {{
         let f: Fold<$T> = match $op {
-            ReduceOp::Sum => Fold { identity: 0, map: |v| v, combine: |a, b| a.wrapping_add(b) },
-            ReduceOp::Prod => Fold { identity: 1, map: |v| v, combine: |a, b| a.wrapping_mul(b) },
-            ReduceOp::Max => Fold { identity: <$T>::MIN, map: |v| v, combine: |a, b| a.max(b) },
-            ReduceOp::Min => Fold { identity: <$T>::MAX, map: |v| v, combine: |a, b| a.min(b) },
+            ReduceOp::Sum => Fold {
+                identity: 0,
+                map: |v| v,
+                combine: |a, b| a.wrapping_add(b),
+            },
+            ReduceOp::Prod => Fold {
+                identity: 1,
+                map: |v| v,
+                combine: |a, b| a.wrapping_mul(b),
+            },
+            ReduceOp::Max => Fold {
+                identity: <$T>::MIN,
+                map: |v| v,
+                combine: |a, b| a.max(b),
+            },
+            ReduceOp::Min => Fold {
+                identity: <$T>::MAX,
+                map: |v| v,
+                combine: |a, b| a.min(b),
+            },
             ReduceOp::SumSquares => {
                 return Err(Error::dtype($name, "reduce_sum_squares is real-float only"))
             }
@@ -338,8 +354,16 @@ macro_rules! int_reduce {
 macro_rules! complex_reduce {
     ($C:ty, $e:expr, $name:expr, $op:expr, $x:expr, $axes:expr, $shape:expr) => {{
         let f: Fold<$C> = match $op {
-            ReduceOp::Sum => Fold { identity: <$C>::new(0.0, 0.0), map: |v| v, combine: |a, b| a + b },
-            ReduceOp::Prod => Fold { identity: <$C>::new(1.0, 0.0), map: |v| v, combine: |a, b| a * b },
+            ReduceOp::Sum => Fold {
+                identity: <$C>::new(0.0, 0.0),
+                map: |v| v,
+                combine: |a, b| a + b,
+            },
+            ReduceOp::Prod => Fold {
+                identity: <$C>::new(1.0, 0.0),
+                map: |v| v,
+                combine: |a, b| a * b,
+            },
             _ => return Err(Error::dtype($name, "complex values are not ordered")),
         };
         run($e, $name, f, $x, $axes, $shape)

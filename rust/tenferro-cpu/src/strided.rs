@@ -146,7 +146,7 @@ impl<T> SendConstPtr<T> {
 /// # Safety
 /// Every element read must be in bounds of its storage.
 #[inline]
-pub(crate) unsafe fn load<'a, T: Copy>(
+pub(crate) unsafe fn load<'a, T>(
     base: *const T,
     off: isize,
     stride: isize,
@@ -154,7 +154,7 @@ pub(crate) unsafe fn load<'a, T: Copy>(
     buf: &'a mut [T; BLOCK],
 ) -> &'a [T]
 where
-    T: 'a,
+    T: Copy + 'a,
 {
     // SAFETY: caller guarantees bounds.
     unsafe {

@@ -66,7 +66,10 @@ impl DTypeSet {
 
     /// The members, in lattice order.
     pub fn dtypes(self) -> Vec<DType> {
-        DType::ALL.into_iter().filter(|&d| self.contains(d)).collect()
+        DType::ALL
+            .into_iter()
+            .filter(|&d| self.contains(d))
+            .collect()
     }
 
     /// Human-readable list for error messages.
@@ -204,29 +207,120 @@ pub static CATALOG: &[OpRow] = &[
     r(K::Cast, "cast", 1, F::Conversion, D::ALL, true),
     r(K::Transpose, "transpose", 1, F::Layout, D::ALL, true),
     r(K::Reshape, "reshape", 1, F::Layout, D::ALL, true),
-    r(K::BroadcastInDim, "broadcast_in_dim", 1, F::Layout, D::ALL, true),
+    r(
+        K::BroadcastInDim,
+        "broadcast_in_dim",
+        1,
+        F::Layout,
+        D::ALL,
+        true,
+    ),
     r(K::Reverse, "reverse", 1, F::Layout, D::ALL, true),
     r(K::Slice, "slice", 1, F::Slicing, D::ALL, false),
-    r(K::DynamicSlice, "dynamic_slice", 2, F::Slicing, D::ALL, false),
-    r(K::DynamicUpdateSlice, "dynamic_update_slice", 3, F::Slicing, D::ALL, false),
+    r(
+        K::DynamicSlice,
+        "dynamic_slice",
+        2,
+        F::Slicing,
+        D::ALL,
+        false,
+    ),
+    r(
+        K::DynamicUpdateSlice,
+        "dynamic_update_slice",
+        3,
+        F::Slicing,
+        D::ALL,
+        false,
+    ),
     r(K::Pad, "pad", 1, F::Slicing, D::ALL, false),
     r(K::Concatenate, "concatenate", -1, F::Slicing, D::ALL, false),
     r(K::Gather, "gather", 2, F::Indexing, D::ALL, false),
     r(K::Scatter, "scatter", 3, F::Indexing, D::ALL, false),
-    r(K::ExtractDiag, "extract_diag", 1, F::MatrixStructure, D::ALL, false),
-    r(K::EmbedDiag, "embed_diag", 1, F::MatrixStructure, D::ALL, false),
+    r(
+        K::ExtractDiag,
+        "extract_diag",
+        1,
+        F::MatrixStructure,
+        D::ALL,
+        false,
+    ),
+    r(
+        K::EmbedDiag,
+        "embed_diag",
+        1,
+        F::MatrixStructure,
+        D::ALL,
+        false,
+    ),
     r(K::Tril, "tril", 1, F::MatrixStructure, D::ALL, false),
     r(K::Triu, "triu", 1, F::MatrixStructure, D::ALL, false),
-    r(K::ReduceSum, "reduce_sum", 1, F::Reduction, D::NUMERIC, true),
-    r(K::ReduceProd, "reduce_prod", 1, F::Reduction, D::NUMERIC, true),
-    r(K::ReduceMax, "reduce_max", 1, F::Reduction, D::ORDERED, true),
-    r(K::ReduceMin, "reduce_min", 1, F::Reduction, D::ORDERED, true),
-    r(K::ReduceSumSquares, "reduce_sum_squares", 1, F::Reduction, D::REAL_FLOAT, true),
-    r(K::DotGeneral, "dot_general", 2, F::Contraction, D::NUMERIC, false),
-    r(K::DotGeneralWithConj, "dot_general_with_conj", 2, F::Contraction, D::NUMERIC, false),
+    r(
+        K::ReduceSum,
+        "reduce_sum",
+        1,
+        F::Reduction,
+        D::NUMERIC,
+        true,
+    ),
+    r(
+        K::ReduceProd,
+        "reduce_prod",
+        1,
+        F::Reduction,
+        D::NUMERIC,
+        true,
+    ),
+    r(
+        K::ReduceMax,
+        "reduce_max",
+        1,
+        F::Reduction,
+        D::ORDERED,
+        true,
+    ),
+    r(
+        K::ReduceMin,
+        "reduce_min",
+        1,
+        F::Reduction,
+        D::ORDERED,
+        true,
+    ),
+    r(
+        K::ReduceSumSquares,
+        "reduce_sum_squares",
+        1,
+        F::Reduction,
+        D::REAL_FLOAT,
+        true,
+    ),
+    r(
+        K::DotGeneral,
+        "dot_general",
+        2,
+        F::Contraction,
+        D::NUMERIC,
+        false,
+    ),
+    r(
+        K::DotGeneralWithConj,
+        "dot_general_with_conj",
+        2,
+        F::Contraction,
+        D::NUMERIC,
+        false,
+    ),
     r(K::Matmul, "matmul", 2, F::Contraction, D::NUMERIC, false),
     r(K::ScaleReal, "scale_real", 1, F::Contraction, D::ALL, false),
-    r(K::ScaleComplex, "scale_complex", 1, F::Contraction, D::COMPLEX, false),
+    r(
+        K::ScaleComplex,
+        "scale_complex",
+        1,
+        F::Contraction,
+        D::COMPLEX,
+        false,
+    ),
 ];
 
 /// The catalog row of `kind`.

@@ -143,7 +143,9 @@ pub fn infer(op: &Op, inputs: &[(DType, &[usize])]) -> Result<OutMeta> {
             if n_new != n_old {
                 return Err(Error::shape(
                     name,
-                    format!("cannot reshape array of size {n_old} (shape {s:?}) into shape {shape:?}"),
+                    format!(
+                        "cannot reshape array of size {n_old} (shape {s:?}) into shape {shape:?}"
+                    ),
                 ));
             }
             Ok(same(d, shape))
@@ -160,11 +162,11 @@ pub fn infer(op: &Op, inputs: &[(DType, &[usize])]) -> Result<OutMeta> {
             }
             checked_numel(name, shape)?;
             for (i, &dim) in dims.iter().enumerate() {
-                if dim >= shape.len() || (i > 0 && dim <= dims[i - 1]) {
+                if dim >= shape.len() || dims[..i].contains(&dim) {
                     return Err(Error::axis(
                         name,
                         format!(
-                            "broadcast_dimensions {dims:?} must be strictly increasing and below the output rank {}",
+                            "broadcast_dimensions {dims:?} must be unique and below the output rank {}",
                             shape.len()
                         ),
                     ));
@@ -172,7 +174,9 @@ pub fn infer(op: &Op, inputs: &[(DType, &[usize])]) -> Result<OutMeta> {
                 if s[i] != 1 && s[i] != shape[dim] {
                     return Err(Error::shape(
                         name,
-                        format!("input shape {s:?} cannot broadcast to {shape:?} along dims {dims:?}"),
+                        format!(
+                            "input shape {s:?} cannot broadcast to {shape:?} along dims {dims:?}"
+                        ),
                     ));
                 }
             }

@@ -33,7 +33,10 @@ pub(crate) fn dtype_from_py(py: Python<'_>, op: &str, obj: &Bound<'_, PyAny>) ->
         error(
             py,
             "DTypeError",
-            format!("{op}: {} is not a dtype (supported: {SUPPORTED})", repr(obj)),
+            format!(
+                "{op}: {} is not a dtype (supported: {SUPPORTED})",
+                repr(obj)
+            ),
         )
     })?;
     let name: String = dt.getattr("name")?.extract()?;
@@ -97,7 +100,10 @@ pub(crate) fn scalar_tensor(op: &str, s: Scalar, dtype: DType) -> PyResult<Tenso
         DType::I64 => Tensor::from_vec(&[], vec![int]),
         DType::F32 => Tensor::from_vec(&[], vec![re as f32]),
         DType::F64 => Tensor::from_vec(&[], vec![re]),
-        DType::C32 => Tensor::from_vec(&[], vec![tenferro_tensor::Complex32::new(re as f32, im as f32)]),
+        DType::C32 => Tensor::from_vec(
+            &[],
+            vec![tenferro_tensor::Complex32::new(re as f32, im as f32)],
+        ),
         DType::C64 => Tensor::from_vec(&[], vec![Complex64::new(re, im)]),
     };
     t.map_err(|e| PyValueError::new_err(e.to_string()))
@@ -150,8 +156,11 @@ pub(crate) fn view_of_ndarray(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResul
         d => d.itemsize(),
     };
     if numel > 0
-        && ((data as usize) % elem_align != 0
-            || bstrides.iter().zip(&shape).any(|(&s, &d)| d > 1 && s % itemsize as isize != 0))
+        && (!(data as usize).is_multiple_of(elem_align)
+            || bstrides
+                .iter()
+                .zip(&shape)
+                .any(|(&s, &d)| d > 1 && s % itemsize as isize != 0))
     {
         return Err(PyValueError::new_err(
             "asarray: the array's memory is not element-aligned; cannot share it",
@@ -169,12 +178,12 @@ pub(crate) fn view_of_ndarray(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResul
         }
     }
     let span = (hi - lo) as usize + itemsize;
-    let base = NonNull::new(data.wrapping_offset(lo)).ok_or_else(|| {
-        PyValueError::new_err("asarray: the array has no data pointer")
-    })?;
+    let base = NonNull::new(data.wrapping_offset(lo))
+        .ok_or_else(|| PyValueError::new_err("asarray: the array has no data pointer"))?;
     // SAFETY: [lo, hi + itemsize) is the memory reachable through the array; the array object
     // is kept alive by the storage.
-    let storage = unsafe { Storage::from_foreign(base, span, Box::new(KeepAlive(obj.clone().unbind()))) };
+    let storage =
+        unsafe { Storage::from_foreign(base, span, Box::new(KeepAlive(obj.clone().unbind()))) };
     let estrides: Vec<isize> = bstrides
         .iter()
         .zip(&shape)

@@ -124,7 +124,8 @@ unsafe extern "C" fn capsule_destructor_versioned(capsule: *mut ffi::PyObject) {
     // SAFETY: called by the interpreter with a live capsule; a consumed capsule was renamed.
     unsafe {
         if ffi::PyCapsule_IsValid(capsule, NAME_V.as_ptr()) == 1 {
-            let m = ffi::PyCapsule_GetPointer(capsule, NAME_V.as_ptr()) as *mut DLManagedTensorVersioned;
+            let m = ffi::PyCapsule_GetPointer(capsule, NAME_V.as_ptr())
+                as *mut DLManagedTensorVersioned;
             if let Some(d) = (*m).deleter {
                 d(m);
             }
@@ -189,7 +190,11 @@ pub(crate) fn export<'py>(
                 flags: FLAG_READ_ONLY | if must_copy { FLAG_IS_COPIED } else { 0 },
                 dl_tensor: dl,
             }));
-            ffi::PyCapsule_New(m as *mut c_void, NAME_V.as_ptr(), Some(capsule_destructor_versioned))
+            ffi::PyCapsule_New(
+                m as *mut c_void,
+                NAME_V.as_ptr(),
+                Some(capsule_destructor_versioned),
+            )
         } else {
             let m = Box::into_raw(Box::new(DLManagedTensor {
                 dl_tensor: dl,

@@ -9,9 +9,12 @@ mod tensor;
 
 use pyo3::prelude::*;
 
+/// One catalog row for Python: name, arity, family, admitted dtypes, CPU kernel present.
+type CatalogRow = (String, i8, String, Vec<Py<PyAny>>, bool);
+
 /// Names, arities, families and admitted dtypes of every primitive of the catalog.
 #[pyfunction]
-fn _catalog(py: Python<'_>) -> PyResult<Vec<(String, i8, String, Vec<Py<PyAny>>, bool)>> {
+fn _catalog(py: Python<'_>) -> PyResult<Vec<CatalogRow>> {
     tenferro_ops::CATALOG
         .iter()
         .map(|r| {
@@ -95,7 +98,9 @@ fn _full(
         None => session::default_runtime(py)?,
     };
     let one = convert::scalar_tensor("full", scalar, dt)?;
-    let view = one.broadcast_to_view(&dims).map_err(|e| errors::to_pyerr(py, e))?;
+    let view = one
+        .broadcast_to_view(&dims)
+        .map_err(|e| errors::to_pyerr(py, e))?;
     let e = session::default_engine(py)?.get().engine.clone();
     let t = if view.numel() >= 1 << 14 {
         py.detach(|| e.contiguous_copy(&view))

@@ -411,7 +411,12 @@ impl PySession {
     }
 }
 
-fn parse_axes(py: Python<'_>, op: &str, axes: Option<&Bound<'_, PyAny>>, ndim: usize) -> PyResult<Vec<usize>> {
+fn parse_axes(
+    py: Python<'_>,
+    op: &str,
+    axes: Option<&Bound<'_, PyAny>>,
+    ndim: usize,
+) -> PyResult<Vec<usize>> {
     let raw: Vec<i64> = match axes {
         None => return Ok((0..ndim).collect()),
         Some(a) if a.is_none() => return Ok((0..ndim).collect()),
@@ -448,7 +453,9 @@ fn to_usize_dims(op: &str, v: &[i64]) -> PyResult<Vec<usize>> {
     v.iter()
         .map(|&d| {
             usize::try_from(d).map_err(|_| {
-                PyValueError::new_err(format!("{op}: negative dimensions are not allowed, got {v:?}"))
+                PyValueError::new_err(format!(
+                    "{op}: negative dimensions are not allowed, got {v:?}"
+                ))
             })
         })
         .collect()

@@ -37,7 +37,10 @@ fn operand_ok(py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
         return Ok(true);
     }
     let np = py.import("numpy")?;
-    Ok(other.is_instance(&np.getattr("ndarray")?)? || other.is_instance(&np.getattr("generic")?)?)
+    Ok(
+        other.is_instance(&np.getattr("ndarray")?)?
+            || other.is_instance(&np.getattr("generic")?)?,
+    )
 }
 
 fn binop(
@@ -313,12 +316,16 @@ impl PyTensor {
             } else if it.is_instance_of::<PySlice>() || is_int_index(it) {
                 consumed += 1;
             } else {
-                let adv = py.import("tenferro._indexing")?.getattr("advanced_getitem")?;
+                let adv = py
+                    .import("tenferro._indexing")?
+                    .getattr("advanced_getitem")?;
                 return Ok(adv.call1((slf, key))?.unbind());
             }
         }
         if ellipses > 1 {
-            return Err(PyIndexError::new_err("an index can only have a single ellipsis ('...')"));
+            return Err(PyIndexError::new_err(
+                "an index can only have a single ellipsis ('...')",
+            ));
         }
         let nd = this.tensor.ndim();
         if consumed > nd {
@@ -481,7 +488,11 @@ fn format_cstr(d: DType) -> &'static CStr {
 ///
 /// # Safety
 /// `view` must point to a `Py_buffer` the interpreter asked us to fill.
-unsafe fn fill_buffer(slf: Bound<'_, PyTensor>, view: *mut ffi::Py_buffer, flags: c_int) -> PyResult<()> {
+unsafe fn fill_buffer(
+    slf: Bound<'_, PyTensor>,
+    view: *mut ffi::Py_buffer,
+    flags: c_int,
+) -> PyResult<()> {
     if view.is_null() {
         return Err(PyBufferError::new_err("NULL view in __getbuffer__"));
     }
@@ -517,8 +528,16 @@ unsafe fn fill_buffer(slf: Bound<'_, PyTensor>, view: *mut ffi::Py_buffer, flags
         };
         (*view).ndim = nd as c_int;
         let base = (*meta).as_mut_ptr();
-        (*view).shape = if flags & ffi::PyBUF_ND == ffi::PyBUF_ND { base } else { std::ptr::null_mut() };
-        (*view).strides = if strided { base.add(nd) } else { std::ptr::null_mut() };
+        (*view).shape = if flags & ffi::PyBUF_ND == ffi::PyBUF_ND {
+            base
+        } else {
+            std::ptr::null_mut()
+        };
+        (*view).strides = if strided {
+            base.add(nd)
+        } else {
+            std::ptr::null_mut()
+        };
         (*view).suboffsets = std::ptr::null_mut();
         (*view).internal = meta as *mut std::ffi::c_void;
     }

@@ -83,7 +83,9 @@ pub fn guarded<T>(engine: &dyn Engine, op: &str, f: impl FnOnce() -> Result<T>) 
             engine.mark_broken(format!("panic in {op}: {msg}"));
             Err(Error::engine_broken(
                 op,
-                format!("internal panic ({msg}); this engine refuses further work, create a new one"),
+                format!(
+                    "internal panic ({msg}); this engine refuses further work, create a new one"
+                ),
             ))
         }
     }
@@ -107,9 +109,7 @@ pub fn apply(engine: &dyn Engine, op: &Op, inputs: &[&Tensor]) -> Result<Tensor>
                 return Ok(v);
             }
         }
-        Op::Convert(to) | Op::Cast(to) if *to == inputs[0].dtype() => {
-            return Ok(inputs[0].clone())
-        }
+        Op::Convert(to) | Op::Cast(to) if *to == inputs[0].dtype() => return Ok(inputs[0].clone()),
         _ => {}
     }
     guarded(engine, op.name(), || {

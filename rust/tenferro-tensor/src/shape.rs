@@ -8,7 +8,10 @@ pub fn checked_numel(op: &str, shape: &[usize]) -> Result<usize> {
         acc.checked_mul(d).ok_or_else(|| {
             Error::alloc(
                 op,
-                shape.iter().map(|&d| d as u128).fold(1u128, u128::saturating_mul),
+                shape
+                    .iter()
+                    .map(|&d| d as u128)
+                    .fold(1u128, u128::saturating_mul),
             )
         })
     })
@@ -116,7 +119,10 @@ mod tests {
             broadcast_shapes("add", &[&[3, 1], &[4]]).unwrap(),
             vec![3, 4]
         );
-        assert_eq!(broadcast_shapes("add", &[&[], &[0, 2]]).unwrap(), vec![0, 2]);
+        assert_eq!(
+            broadcast_shapes("add", &[&[], &[0, 2]]).unwrap(),
+            vec![0, 2]
+        );
         assert!(broadcast_shapes("add", &[&[3], &[4]]).is_err());
     }
 

@@ -318,7 +318,11 @@ mod tests {
         pool.set_limit(0);
         b.mark_exported();
         drop(b);
-        assert_eq!(pool.stats().buffers, 0, "exported storage never returns to the pool");
+        assert_eq!(
+            pool.stats().buffers,
+            0,
+            "exported storage never returns to the pool"
+        );
     }
 
     #[test]

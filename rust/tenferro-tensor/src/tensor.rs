@@ -268,19 +268,18 @@ impl Tensor {
         if n == 0 {
             return;
         }
-        let nd = self.ndim();
-        let mut idx = vec![0usize; nd];
+        let mut idx = vec![0usize; self.ndim()];
         let mut off = self.offset as isize;
         for _ in 0..n {
             f(off);
-            for ax in 0..nd {
-                idx[ax] += 1;
-                off += self.strides[ax];
-                if idx[ax] < self.shape[ax] {
+            for ((i, &d), &s) in idx.iter_mut().zip(&self.shape).zip(&self.strides) {
+                *i += 1;
+                off += s;
+                if *i < d {
                     break;
                 }
-                off -= self.strides[ax] * self.shape[ax] as isize;
-                idx[ax] = 0;
+                off -= s * d as isize;
+                *i = 0;
             }
         }
     }
@@ -337,8 +336,9 @@ impl Tensor {
         Ok(self.with_meta(self.shape.clone(), strides, offset as usize))
     }
 
-    /// `broadcast_in_dim(shape, dims)` as a view: input axis `i` becomes output axis `dims[i]`,
-    /// whose size must equal the input's or the input's must be 1 (StableHLO).
+    /// `broadcast_in_dim(shape, dims)` as a view: input axis `i` becomes output axis `dims[i]`
+    /// (unique, any order, as StableHLO), whose size must equal the input's or the input's
+    /// must be 1.
     ///
     /// # Errors
     /// [`Error::Shape`] for a rank or size mismatch, [`Error::Axis`] for bad `dims`.
@@ -355,18 +355,16 @@ impl Tensor {
         }
         checked_numel(op, shape)?;
         let mut strides = vec![0isize; shape.len()];
-        let mut last: Option<usize> = None;
         for (i, &d) in dims.iter().enumerate() {
-            if d >= shape.len() || last.is_some_and(|l| d <= l) {
+            if d >= shape.len() || dims[..i].contains(&d) {
                 return Err(Error::axis(
                     op,
                     format!(
-                        "broadcast_dimensions {dims:?} must be strictly increasing and below rank {}",
+                        "broadcast_dimensions {dims:?} must be unique and below rank {}",
                         shape.len()
                     ),
                 ));
             }
-            last = Some(d);
             let src = self.shape[i];
             if src == shape[d] {
                 strides[d] = self.strides[i];
@@ -391,10 +389,7 @@ impl Tensor {
         if shape.len() < self.ndim() {
             return Err(Error::shape(
                 "broadcast_to",
-                format!(
-                    "cannot broadcast shape {:?} to {shape:?}",
-                    self.shape
-                ),
+                format!("cannot broadcast shape {:?} to {shape:?}", self.shape),
             ));
         }
         let pad = shape.len() - self.ndim();
@@ -475,7 +470,13 @@ impl Tensor {
     ///
     /// # Errors
     /// [`Error::Index`] if the selection leaves the axis.
-    pub fn slice_axis_view(&self, axis: usize, start: usize, len: usize, step: isize) -> Result<Tensor> {
+    pub fn slice_axis_view(
+        &self,
+        axis: usize,
+        start: usize,
+        len: usize,
+        step: isize,
+    ) -> Result<Tensor> {
         let d = self.shape[axis];
         if len > 0 {
             let last = start as i128 + (len as i128 - 1) * step as i128;
