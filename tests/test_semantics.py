@@ -493,3 +493,35 @@ def test_float32_sum_is_pairwise() -> None:
     m = tf.tensor(x.reshape(1000, 1000))
     s_t = tf.prim.reduce_sum(m.T)
     assert abs(float(np.asarray(s_t)) - exact) / exact <= bound
+
+
+# Complex functions far from the unit circle: NumPy (C99 csqrt/clog) scales to avoid overflow
+# and underflow of |z|. The expected values are checked here against an independent formula.
+_HUGE = complex(1e308, 1e308)
+_TINY = complex(1e-320, 1e-320)  # subnormal parts
+
+
+def _polar_sqrt(z: complex) -> complex:
+    """sqrt by scaling: sqrt(z) = 2**k * sqrt(z / 4**k), exact in binary floating point."""
+    k = 600 if abs(z.real) < 1e-300 else -600
+    w = complex(np.ldexp(z.real, 2 * k), np.ldexp(z.imag, 2 * k))
+    r = np.sqrt(np.complex128(w))
+    return complex(np.ldexp(r.real, -k), np.ldexp(r.imag, -k))
+
+
+@pytest.mark.parametrize("z", [_HUGE, _TINY], ids=["huge", "subnormal"])
+def test_complex_sqrt_extreme_magnitudes(z: complex) -> None:
+    want = _polar_sqrt(z)
+    with np.errstate(all="ignore"):
+        # The oracle agrees with NumPy (atol=0: the values are far below the default atol).
+        assert_close(np.sqrt(np.complex128(z)), np.complex128(want), atol=0)
+    got = tf.prim.sqrt(tf.tensor(np.array([z])))
+    assert_close(got, np.array([want]), atol=0)
+
+
+def test_complex_log_subnormal() -> None:
+    re = float(np.float64(_TINY.real))
+    want_real = np.log(np.ldexp(re, 600)) + 0.5 * np.log(2.0) - 600 * np.log(2.0)  # ln(|re|·√2)
+    assert abs(float(np.log(np.complex128(_TINY)).real) - want_real) <= 1e-12 * abs(want_real)
+    got = np.asarray(tf.prim.log(tf.tensor(np.array([_TINY]))))[0]
+    assert_close(got, np.complex128(complex(want_real, np.pi / 4)))

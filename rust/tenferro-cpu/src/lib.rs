@@ -24,6 +24,8 @@ pub struct CpuEngine {
     pub(crate) buffer_pool: Arc<BufferPool>,
     lending: Lending,
     broken: Mutex<Option<String>>,
+    /// Test hook: panic inside the next `execute` (see `tf._testing`).
+    panic_next: std::sync::atomic::AtomicBool,
 }
 
 /// The platform's available parallelism (honours the affinity mask and cgroup quotas).
@@ -73,6 +75,7 @@ impl CpuEngine {
             buffer_pool: BufferPool::new(DEFAULT_POOL_LIMIT),
             lending: Lending::default(),
             broken: Mutex::new(None),
+            panic_next: std::sync::atomic::AtomicBool::new(false),
         })
     }
 }
@@ -88,6 +91,12 @@ impl Engine for CpuEngine {
 
     fn execute(&self, op: &Op, inputs: &[&Tensor], meta: &OutMeta) -> Result<Tensor> {
         let name = op.name();
+        if self
+            .panic_next
+            .swap(false, std::sync::atomic::Ordering::Relaxed)
+        {
+            panic!("injected panic in {name} (tenferro._testing)");
+        }
         let shape = &meta.shape;
         match op {
             Op::Unary(u) => elementwise::unary(self, *u, name, inputs[0]),
@@ -131,6 +140,12 @@ impl Engine for CpuEngine {
 }
 
 impl CpuEngine {
+    /// Test hook: make the next kernel panic, to exercise broken-engine handling.
+    pub fn inject_panic_on_next_op(&self) {
+        self.panic_next
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// A compact column-major copy of `x` in fresh storage from this engine's pool.
     ///
     /// # Errors

@@ -37,28 +37,39 @@ const INV_FACT: [f64; 14] = [
     1.0 / 6_227_020_800.0,
 ];
 
+/// `a * b + c`, fused when compiled for FMA (never a libm call on the baseline target).
 #[inline(always)]
-fn exp_core(x: f64) -> f64 {
-    let t = x * LOG2E + MAGIC;
+fn madd<const FMA: bool>(a: f64, b: f64, c: f64) -> f64 {
+    if FMA {
+        a.mul_add(b, c)
+    } else {
+        a * b + c
+    }
+}
+
+#[inline(always)]
+fn exp_core<const FMA: bool>(x: f64) -> f64 {
+    let t = madd::<FMA>(x, LOG2E, MAGIC);
     let n = t - MAGIC;
-    let r = (x - n * LN2_HI) - n * LN2_LO;
+    let r = madd::<FMA>(-n, LN2_LO, madd::<FMA>(-n, LN2_HI, x));
     let mut p = INV_FACT[13];
     let mut k = 12;
     while k > 0 {
-        p = p * r + INV_FACT[k];
+        p = madd::<FMA>(p, r, INV_FACT[k]);
         k -= 1;
     }
-    p = p * r + 1.0;
+    p = madd::<FMA>(p, r, 1.0);
     let scale = f64::from_bits((t.to_bits().wrapping_add(1023)) << 52);
     p * scale
 }
 
 #[inline(always)]
-fn exp_slice_generic(x: &[f64], out: &mut [f64]) {
+fn exp_slice_generic<const FMA: bool>(x: &[f64], out: &mut [f64]) {
     for (o, &v) in out.iter_mut().zip(x) {
         // Clamp so that out-of-range lanes stay finite here; they are fixed up below.
-        let c = v.clamp(-708.0, 708.0);
-        *o = exp_core(c);
+        #[allow(clippy::manual_clamp)] // max/min vectorise; NaN lanes are fixed up below
+        let c = v.max(-708.0).min(708.0);
+        *o = exp_core::<FMA>(c);
     }
     for (o, &v) in out.iter_mut().zip(x) {
         if v.abs() >= 708.0 || v.is_nan() {
@@ -70,7 +81,7 @@ fn exp_slice_generic(x: &[f64], out: &mut [f64]) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn exp_slice_avx2(x: &[f64], out: &mut [f64]) {
-    exp_slice_generic(x, out)
+    exp_slice_generic::<true>(x, out)
 }
 
 /// `out[i] = exp(x[i])` for `f64`, vectorised (≤ 2 ulp).
@@ -84,7 +95,7 @@ pub fn exp_f64_slice(x: &[f64], out: &mut [f64]) {
             return;
         }
     }
-    exp_slice_generic(x, out)
+    exp_slice_generic::<false>(x, out)
 }
 
 /// `out[i] = exp(x[i])` for `f32`, through the `f64` kernel (correctly rounded in practice).
@@ -158,8 +169,20 @@ pub fn csqrt<T: Float>(z: Complex<T>) -> Complex<T> {
     if z.re == T::zero() && z.im == T::zero() {
         return Complex::new(T::zero(), z.im);
     }
-    // Numerically stable formula (Kahan): t = sqrt((|x| + |z|)/2).
     let two = T::one() + T::one();
+    let four = two * two;
+    // Rescale near overflow (sqrt(z) = 2 sqrt(z/4)) and in the subnormal range
+    // (sqrt(z) = sqrt(z s²)/s with s = 1/ε) so that |z| is computed without loss.
+    if z.re.abs() > T::max_value() / four || z.im.abs() > T::max_value() / four {
+        let r = csqrt(Complex::new(z.re / four, z.im / four));
+        return Complex::new(r.re * two, r.im * two);
+    }
+    if z.re.abs() < T::min_positive_value() && z.im.abs() < T::min_positive_value() {
+        let s = T::epsilon().recip();
+        let r = csqrt(Complex::new(z.re * s * s, z.im * s * s));
+        return Complex::new(r.re / s, r.im / s);
+    }
+    // Numerically stable formula (Kahan): t = sqrt((|x| + |z|)/2).
     let t = ((z.re.abs() + z.norm()) / two).sqrt();
     if z.re >= T::zero() {
         Complex::new(t, z.im / (two * t))
@@ -170,7 +193,17 @@ pub fn csqrt<T: Float>(z: Complex<T>) -> Complex<T> {
 
 /// Complex logarithm (principal branch; `atan2` keeps the sign of a zero imaginary part).
 pub fn clog<T: Float>(z: Complex<T>) -> Complex<T> {
-    Complex::new(z.norm().ln(), z.im.atan2(z.re))
+    let arg = z.im.atan2(z.re);
+    if z.re.abs() < T::min_positive_value()
+        && z.im.abs() < T::min_positive_value()
+        && (z.re != T::zero() || z.im != T::zero())
+    {
+        // Subnormal: ln|z| = ln|z s| - ln s with s = 1/ε keeps full precision.
+        let s = T::epsilon().recip();
+        let scaled = Complex::new(z.re * s, z.im * s);
+        return Complex::new(scaled.norm().ln() - s.ln(), arg);
+    }
+    Complex::new(z.norm().ln(), arg)
 }
 
 /// Complex `tanh`, stable for large real parts (C99 `ctanh`).

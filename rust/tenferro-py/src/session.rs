@@ -132,6 +132,11 @@ impl PyCpuEngine {
         self.engine.buffer_pool().reset();
     }
 
+    /// Test hook (``tf._testing``): the next kernel on this engine panics.
+    fn _inject_panic_on_next_op(&self) {
+        self.engine.inject_panic_on_next_op();
+    }
+
     /// Bound the bytes the pool retains (freeing any excess now).
     fn set_buffer_pool_limit(&self, nbytes: usize) {
         self.engine.buffer_pool().set_limit(nbytes);
@@ -203,10 +208,27 @@ pub fn _state_var(py: Python<'_>) -> PyResult<Py<PyAny>> {
         .map(|v| v.clone_ref(py))
 }
 
-fn current_state(py: Python<'_>) -> PyResult<Py<ModeState>> {
-    let var = _state_var(py)?;
-    let value = var.bind(py).call_method0("get")?;
-    Ok(value.cast_into::<ModeState>()?.unbind())
+/// The mode state of the calling context, read once per op (`PyContextVar_Get`, no Python call).
+fn current_state(py: Python<'_>) -> PyResult<Bound<'_, ModeState>> {
+    let var = match STATE_VAR.get(py) {
+        Some(v) => v,
+        None => {
+            _state_var(py)?;
+            STATE_VAR
+                .get(py)
+                .ok_or_else(|| PyValueError::new_err("tenferro: mode state is not initialised"))?
+        }
+    };
+    let mut out: *mut pyo3::ffi::PyObject = std::ptr::null_mut();
+    // SAFETY: `var` is a live ContextVar; on success `out` is a new reference (the var has a
+    // default, so it is never NULL then).
+    let rc = unsafe { pyo3::ffi::PyContextVar_Get(var.as_ptr(), std::ptr::null_mut(), &mut out) };
+    if rc != 0 || out.is_null() {
+        return Err(PyErr::fetch(py));
+    }
+    // SAFETY: `out` is an owned reference.
+    let value = unsafe { Bound::from_owned_ptr(py, out) };
+    Ok(value.cast_into::<ModeState>()?)
 }
 
 /// A runtime paired with a borrowed engine for a ``with`` block (``rt.session(engine)``), or
