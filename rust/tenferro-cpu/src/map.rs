@@ -57,8 +57,12 @@ macro_rules! map_fn {
             if numel == 0 {
                 return Ok(out);
             }
-            let views = [$($x.broadcast_to_view(shape)?,)+];
-            let plan = Plan::<$n>::new(shape, [$(&views[$i],)+]);
+            // Broadcast views only where an operand's shape differs from the output's.
+            let owned: [Option<Tensor>; $n] = [$(
+                if $x.shape() == shape { None } else { Some($x.broadcast_to_view(shape)?) },
+            )+];
+            let views: [&Tensor; $n] = [$(owned[$i].as_ref().unwrap_or($x),)+];
+            let plan = Plan::<$n>::new(shape, views);
             let optr = SendPtr(out.storage().as_mut_ptr() as *mut O);
             let bases = ($(SendConstPtr(views[$i].storage().as_ptr() as *const $A),)+);
             engine.drive(numel, cost, |start, end| {

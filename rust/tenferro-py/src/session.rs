@@ -258,8 +258,12 @@ impl Drop for Exec {
     }
 }
 
-enum Operand {
-    T(Tensor),
+enum Operand<'py> {
+    /// A tensor argument, borrowed from its Python object.
+    T(Bound<'py, PyTensor>),
+    /// A NumPy array or other array-like, adopted as a constant.
+    Adopted(Tensor),
+    /// A weak Python scalar.
     S(Scalar),
 }
 
@@ -354,7 +358,7 @@ impl PySession {
         })
     }
 
-    /// Run `op` on Python operands; `data_from` is the first operand subject to promotion.
+    /// Run `op` on Python operands (tensors, weak Python scalars, array-likes).
     pub(crate) fn dispatch(
         &self,
         py: Python<'_>,
@@ -362,25 +366,28 @@ impl PySession {
         args: &[&Bound<'_, PyAny>],
     ) -> PyResult<PyTensor> {
         let name = op.name();
-        let mut operands = Vec::with_capacity(args.len());
-        let mut first_rt: Option<Py<PyRuntime>> = None;
+        let mut operands: Vec<Operand<'_>> = Vec::with_capacity(args.len());
+        let mut first_rt: Option<&Py<PyRuntime>> = None;
         for a in args {
             if let Ok(t) = a.cast::<PyTensor>() {
-                let t = t.get();
-                if first_rt.is_none() {
-                    first_rt = Some(t.runtime.clone_ref(py));
-                }
-                operands.push((Operand::T(t.tensor.clone()), Some(t.runtime.clone_ref(py))));
+                operands.push(Operand::T(t.clone()));
             } else if let Some(s) = weak_scalar(a)? {
-                operands.push((Operand::S(s), None));
+                operands.push(Operand::S(s));
             } else {
-                operands.push((Operand::T(tensor_from_object(py, a, false)?), None));
+                operands.push(Operand::Adopted(tensor_from_object(py, a, false)?));
             }
         }
-        let exec = self.resolve(py, name, first_rt.as_ref())?;
+        for o in &operands {
+            if let Operand::T(t) = o {
+                first_rt = Some(&t.get().runtime);
+                break;
+            }
+        }
+        let exec = self.resolve(py, name, first_rt)?;
         // Every tensor must belong to the op's runtime.
-        for (i, (_, rt)) in operands.iter().enumerate() {
-            if let Some(rt) = rt {
+        for (i, o) in operands.iter().enumerate() {
+            if let Operand::T(t) = o {
+                let rt = &t.get().runtime;
                 if !rt.is(&exec.runtime) {
                     return Err(error(
                         py,
@@ -399,26 +406,37 @@ impl PySession {
         let common = operands
             .iter()
             .skip(data_from)
-            .filter_map(|(o, _)| match o {
-                Operand::T(t) => Some(t.dtype()),
+            .filter_map(|o| match o {
+                Operand::T(t) => Some(t.get().tensor.dtype()),
+                Operand::Adopted(t) => Some(t.dtype()),
                 Operand::S(_) => None,
             })
             .reduce(promote);
-        let tensors: Vec<Tensor> = operands
-            .into_iter()
-            .enumerate()
-            .map(|(i, (o, _))| match o {
-                Operand::T(t) => Ok(t),
+        let mut scalars: Vec<Option<Tensor>> = Vec::with_capacity(operands.len());
+        for (i, o) in operands.iter().enumerate() {
+            scalars.push(match o {
                 Operand::S(s) => {
                     let d = match (i >= data_from, common) {
                         (true, Some(c)) => promote_weak(c, s.kind()),
                         _ => scalar_default_dtype(s.kind()),
                     };
-                    scalar_tensor(name, s, d)
+                    Some(scalar_tensor(name, *s, d)?)
                 }
+                _ => None,
+            });
+        }
+        let refs: Vec<&Tensor> = operands
+            .iter()
+            .zip(&scalars)
+            .map(|(o, s)| match (o, s) {
+                (Operand::T(t), _) => Some(&t.get().tensor),
+                (Operand::Adopted(t), _) => Some(t),
+                (Operand::S(_), s) => s.as_ref(),
             })
-            .collect::<PyResult<_>>()?;
-        let refs: Vec<&Tensor> = tensors.iter().collect();
+            .collect::<Option<_>>()
+            .ok_or_else(|| {
+                PyValueError::new_err(format!("{name}: scalar operand not converted"))
+            })?;
         let big = refs.iter().any(|t| t.numel() >= DETACH_MIN_ELEMENTS);
         let engine: &CpuEngine = &exec.engine;
         let out = if big {
@@ -427,8 +445,6 @@ impl PySession {
             apply(engine, &op, &refs)
         }
         .py(py)?;
-        drop(refs);
-        drop(tensors);
         Ok(PyTensor::new(out, exec.runtime.clone_ref(py)))
     }
 }
