@@ -83,12 +83,12 @@ fn exp_slice_generic<const FMA: bool>(x: &[f64], out: &mut [f64]) {
         // Clamp so that out-of-range lanes stay finite here; they are fixed up below.
         #[allow(clippy::manual_clamp)] // max/min vectorise; NaN lanes are fixed up below
         let c = v.max(-708.0).min(708.0);
-        out_of_range |= !(v.abs() < 708.0);
+        out_of_range |= v.abs() >= 708.0 || v.is_nan();
         *o = exp_core::<FMA>(c);
     }
     if out_of_range {
         for (o, &v) in out.iter_mut().zip(x) {
-            if !(v.abs() < 708.0) {
+            if v.abs() >= 708.0 || v.is_nan() {
                 *o = v.exp();
             }
         }
