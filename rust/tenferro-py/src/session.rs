@@ -524,19 +524,28 @@ macro_rules! session_methods {
         #[pymethods]
         impl PySession {
             $(
-                #[doc = concat!("Primitive `", stringify!($u), "` (elementwise; see ops.md).")]
+                #[doc = concat!("Primitive `", stringify!($u), "`, elementwise (ops.md, unary family).\n\n",
+                    "Parameters\n----------\nx : Tensor, array_like or Python scalar\n    Any shape; a dtype admitted by the catalog row (``tf.prim.CATALOG``).\n\n",
+                    "Returns\n-------\nTensor\n    Same shape and dtype (``abs`` of complex is real).\n\n",
+                    "Raises\n------\ntenferro.errors.DTypeError\n    If the dtype is not admitted (the message names the op and the dtype).")]
                 fn $u(&self, py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
                     self.dispatch(py, Op::Unary(UnaryOp::$U), &[x])
                 }
             )*
             $(
-                #[doc = concat!("Primitive `", stringify!($b), "` (NumPy broadcasting, lattice promotion).")]
+                #[doc = concat!("Primitive `", stringify!($b), "`, elementwise with NumPy broadcasting (ops.md, binary family).\n\n",
+                    "Parameters\n----------\nx, y : Tensor, array_like or Python scalar\n    Broadcast-compatible shapes; dtypes promoted by the lattice (Python scalars are weak).\n\n",
+                    "Returns\n-------\nTensor\n    The broadcast shape and the promoted dtype. Integer ``div``/``rem`` truncate toward zero.\n\n",
+                    "Raises\n------\ntenferro.errors.ShapeError\n    Shapes that do not broadcast.\ntenferro.errors.DTypeError\n    A promoted dtype the op does not admit.\nZeroDivisionError\n    Integer ``div``/``rem`` by zero.\nValueError\n    Integer ``pow`` with a negative exponent.")]
                 fn $b(&self, py: Python<'_>, x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
                     self.dispatch(py, Op::Binary(BinaryOp::$B), &[x, y])
                 }
             )*
             $(
-                #[doc = concat!("Primitive `", stringify!($r), "` over `axes` (None: all; dtype kept).")]
+                #[doc = concat!("Primitive `", stringify!($r), "` over ``axes`` (ops.md, reductions).\n\n",
+                    "Parameters\n----------\nx : Tensor or array_like\n    Any shape.\naxes : None, int or sequence of int\n    Axes to reduce (negative allowed); ``None`` reduces all, ``()`` keeps the shape.\n\n",
+                    "Returns\n-------\nTensor\n    ``x``'s shape without ``axes``; the dtype is kept. Float sums are pairwise.\n\n",
+                    "Raises\n------\ntenferro.errors.AxisError\n    An axis out of range or repeated.\ntenferro.errors.DTypeError\n    A dtype the reduction does not admit.\nValueError\n    ``reduce_max``/``reduce_min`` over an empty axis.")]
                 #[pyo3(signature = (x, axes=None))]
                 fn $r(&self, py: Python<'_>, x: &Bound<'_, PyAny>, axes: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
                     let axes = parse_axes(py, stringify!($r), axes, ndim_of(py, x)?)?;
