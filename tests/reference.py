@@ -21,6 +21,7 @@ plus the primitive's static parameters, and returns a NumPy array with **tenferr
 
 from __future__ import annotations
 
+import builtins
 import operator
 import warnings
 from typing import Any, Callable
@@ -499,6 +500,384 @@ reduce_sum_squares = _reduction(
 )
 
 
+
+# --------------------------------------------------------------------------------------------
+# Slicing (StableHLO slice, pad, dynamic_slice, dynamic_update_slice, concatenate)
+# --------------------------------------------------------------------------------------------
+
+
+_py_slice = builtins.slice  # the name ``slice`` is the primitive's below
+
+
+def _config_ints(values: Any) -> tuple[int, ...]:
+    return tuple(operator.index(v) for v in values)
+
+
+def _rank_check(op: str, what: str, n: int, ndim: int) -> None:
+    if n != ndim:
+        raise ValueError(f"{op}: {what} has {n} entries but the operand has rank {ndim}")
+
+
+def slice(x: Any, config: Any) -> np.ndarray:  # noqa: A001 - the primitive's name
+    """Reference of ``slice(x, SliceConfig)``: ``x[starts[i]:limits[i]:strides[i], ...]`` with
+    ``0 <= start <= limit <= dim`` and ``stride >= 1``."""
+    x = _tensor(x)
+    starts, limits = _config_ints(config.starts), _config_ints(config.limits)
+    strides = (1,) * len(starts) if config.strides is None else _config_ints(config.strides)
+    _rank_check("slice", "starts", len(starts), x.ndim)
+    if not len(starts) == len(limits) == len(strides):
+        raise ValueError("slice: starts, limits and strides differ in length")
+    for i, (s, l, k) in enumerate(zip(starts, limits, strides)):
+        if not 0 <= s <= l <= x.shape[i] or k < 1:
+            raise ValueError(f"slice: bad start {s}, limit {l}, stride {k} on axis {i} of {x.shape}")
+    return x[tuple(_py_slice(s, l, k) for s, l, k in zip(starts, limits, strides))].copy()
+
+
+def pad(x: Any, config: Any) -> np.ndarray:
+    """Reference of ``pad(x, PadConfig)`` with zeros: ``interior`` zeros between neighbours,
+    then ``low``/``high`` zeros at the edges (negative values crop)."""
+    x = _tensor(x)
+    low = _config_ints(config.edge_padding_low)
+    high = _config_ints(config.edge_padding_high)
+    interior = _config_ints(config.interior_padding)
+    _rank_check("pad", "edge_padding_low", len(low), x.ndim)
+    if not len(low) == len(high) == len(interior) or any(p < 0 for p in interior):
+        raise ValueError(f"pad: bad config {config}")
+    body = [d + max(d - 1, 0) * p for d, p in zip(x.shape, interior)]
+    out_shape = [l + b + h for l, b, h in zip(low, body, high)]
+    if any(s < 0 for s in out_shape):
+        raise ValueError(f"pad: negative output size {out_shape}")
+    # Interior padding, then padding with the positive edges, then cropping the negative ones.
+    y = np.zeros(body, dtype=x.dtype)
+    y[tuple(_py_slice(None, None, p + 1) for p in interior)] = x
+    if x.ndim == 0:
+        return y
+    y = np.pad(y, [(max(l, 0), max(h, 0)) for l, h in zip(low, high)])
+    crop = tuple(_py_slice(max(-l, 0), y.shape[i] - max(-h, 0)) for i, (l, h) in enumerate(zip(low, high)))
+    out = y[crop].copy()
+    assert list(out.shape) == out_shape
+    return out
+
+
+def _index_vector(op: str, starts: Any, ndim: int) -> np.ndarray:
+    s = np.asarray(starts)
+    if s.dtype.kind not in "iu":
+        if s.size == 0 and s.dtype.kind == "f" and not isinstance(starts, np.ndarray):
+            s = s.astype(np.int64)  # an empty Python sequence
+        else:
+            raise TypeError(f"{op}: starts must have an integer dtype, got {s.dtype}")
+    if s.shape != (ndim,):
+        raise ValueError(f"{op}: starts must be a rank-1 tensor of {ndim} entries, got shape {s.shape}")
+    return s.astype(np.int64)
+
+
+def dynamic_slice(x: Any, starts: Any, sizes: Any) -> np.ndarray:
+    """Reference of ``dynamic_slice(x, starts, sizes)``: each start is clamped to
+    ``[0, dim - size]`` (StableHLO)."""
+    x = _tensor(x)
+    sizes = _config_ints(sizes)
+    _rank_check("dynamic_slice", "sizes", len(sizes), x.ndim)
+    s = _index_vector("dynamic_slice", starts, x.ndim)
+    if any(not 0 <= z <= d for z, d in zip(sizes, x.shape)):
+        raise ValueError(f"dynamic_slice: sizes {sizes} exceed the shape {x.shape}")
+    lo = [int(np.clip(v, 0, d - z)) for v, d, z in zip(s, x.shape, sizes)]
+    return x[tuple(_py_slice(a, a + z) for a, z in zip(lo, sizes))].copy()
+
+
+def dynamic_update_slice(x: Any, update: Any, starts: Any) -> np.ndarray:
+    """Reference of ``dynamic_update_slice(x, update, starts)``: ``update`` written at the starts
+    clamped to ``[0, dim - update_dim]``; data operands promoted."""
+    dt, (a, u) = _operands(x, update)
+    if u.ndim != a.ndim or any(e > d for e, d in zip(u.shape, a.shape)):
+        raise ValueError(f"dynamic_update_slice: update shape {u.shape} does not fit {a.shape}")
+    s = _index_vector("dynamic_update_slice", starts, a.ndim)
+    lo = [int(np.clip(v, 0, d - e)) for v, d, e in zip(s, a.shape, u.shape)]
+    out = a.copy()
+    out[tuple(_py_slice(b, b + e) for b, e in zip(lo, u.shape))] = u
+    return out
+
+
+def concatenate(xs: Any, axis: Any) -> np.ndarray:
+    """Reference of ``concatenate(xs, axis)``: same rank, equal other dims, promoted dtypes."""
+    xs = list(xs)
+    if not xs:
+        raise ValueError("concatenate: needs at least one operand")
+    dt, arrays = _operands(*xs)
+    ndim = arrays[0].ndim
+    if ndim == 0:
+        raise ValueError("concatenate: rank-0 operands")
+    ax = _axis("concatenate", axis, ndim)
+    for a in arrays:
+        if a.ndim != ndim or any(a.shape[i] != arrays[0].shape[i] for i in range(ndim) if i != ax):
+            raise ValueError(f"concatenate: incompatible shapes {[b.shape for b in arrays]}")
+    return np.concatenate(arrays, axis=ax).astype(dt, copy=False)
+
+
+# --------------------------------------------------------------------------------------------
+# Indexing (StableHLO gather / scatter-add)
+# --------------------------------------------------------------------------------------------
+
+
+def _indices(op: str, indices: Any) -> np.ndarray:
+    i = _tensor(indices)
+    if i.dtype.kind not in "iu":
+        raise TypeError(f"{op}: indices must have an integer dtype, got {i.dtype}")
+    return i.astype(np.int64)
+
+
+def _with_index_vector(op: str, idx: np.ndarray, index_vector_dim: int) -> np.ndarray:
+    """Indices with the index vectors moved to the last axis (an implicit trailing axis of
+    length 1 when ``index_vector_dim == indices.ndim``)."""
+    if not 0 <= index_vector_dim <= idx.ndim:
+        raise ValueError(f"{op}: index_vector_dim {index_vector_dim} out of range for rank {idx.ndim}")
+    if index_vector_dim == idx.ndim:
+        return idx[..., None]
+    return np.moveaxis(idx, index_vector_dim, -1)
+
+
+def gather(x: Any, indices: Any, config: Any) -> np.ndarray:
+    """Reference of StableHLO ``gather`` (no batching dims); window starts are clamped so that
+    the window of ``slice_sizes`` fits the operand."""
+    x = _tensor(x)
+    idx = _with_index_vector("gather", _indices("gather", indices), operator.index(config.index_vector_dim))
+    offset_dims = _config_ints(config.offset_dims)
+    collapsed = _config_ints(config.collapsed_slice_dims)
+    start_map = _config_ints(config.start_index_map)
+    sizes = _config_ints(config.slice_sizes)
+    _rank_check("gather", "slice_sizes", len(sizes), x.ndim)
+    if any(not 0 <= d < x.ndim for d in collapsed + start_map):
+        raise ValueError(f"gather: dimension out of range in {config}")
+    if len(set(start_map)) != len(start_map) or len(set(collapsed)) != len(collapsed):
+        raise ValueError(f"gather: repeated dimension in {config}")
+    if idx.shape[-1] != len(start_map):
+        raise ValueError(f"gather: index vectors of {idx.shape[-1]} entries for start_index_map {start_map}")
+    if any(not 0 <= z <= d for z, d in zip(sizes, x.shape)) or any(sizes[d] != 1 for d in collapsed):
+        raise ValueError(f"gather: slice_sizes {sizes} do not fit {x.shape} / collapsed {collapsed}")
+    batch_shape = idx.shape[:-1]
+    offset_axes = [d for d in range(x.ndim) if d not in collapsed]
+    if len(offset_axes) != len(offset_dims):
+        raise ValueError(f"gather: offset_dims {offset_dims} vs {len(offset_axes)} window axes")
+    out_rank = len(batch_shape) + len(offset_dims)
+    if list(offset_dims) != sorted(set(offset_dims)) or any(not 0 <= d < out_rank for d in offset_dims):
+        raise ValueError(f"gather: bad offset_dims {offset_dims} for output rank {out_rank}")
+    batch_pos = [p for p in range(out_rank) if p not in offset_dims]
+    out_shape = [0] * out_rank
+    for p, n in zip(batch_pos, batch_shape):
+        out_shape[p] = n
+    for p, d in zip(offset_dims, offset_axes):
+        out_shape[p] = sizes[d]
+    out = np.zeros(out_shape, dtype=x.dtype)
+    for b in np.ndindex(*batch_shape):
+        start = [0] * x.ndim
+        for k, d in enumerate(start_map):
+            start[d] = int(np.clip(idx[b + (k,)], 0, x.shape[d] - sizes[d]))
+        window = x[tuple(_py_slice(s, s + z) for s, z in zip(start, sizes))]
+        window = window.reshape([sizes[d] for d in offset_axes])
+        target: list[Any] = [_py_slice(None)] * out_rank
+        for p, i in zip(batch_pos, b):
+            target[p] = i
+        out[tuple(target)] = window
+    return out
+
+
+def scatter(x: Any, indices: Any, updates: Any, config: Any) -> np.ndarray:
+    """Reference of StableHLO ``scatter`` with an *add* combiner (``or`` for bool): duplicates
+    accumulate; an update window that does not fit entirely inside the operand is skipped."""
+    dt, (a, u) = _operands(x, updates)
+    idx = _with_index_vector("scatter", _indices("scatter", indices), operator.index(config.index_vector_dim))
+    window_dims = _config_ints(config.update_window_dims)
+    inserted = _config_ints(config.inserted_window_dims)
+    to_operand = _config_ints(config.scatter_dims_to_operand_dims)
+    if any(not 0 <= d < a.ndim for d in inserted + to_operand) or any(not 0 <= d < u.ndim for d in window_dims):
+        raise ValueError(f"scatter: dimension out of range in {config}")
+    if len(window_dims) + len(inserted) != a.ndim or idx.shape[-1] != len(to_operand):
+        raise ValueError(f"scatter: inconsistent config {config} for shapes {a.shape}, {idx.shape}, {u.shape}")
+    scatter_dims = [d for d in range(u.ndim) if d not in window_dims]
+    if tuple(u.shape[d] for d in scatter_dims) != idx.shape[:-1]:
+        raise ValueError(f"scatter: update scatter dims of {u.shape} vs index batch {idx.shape[:-1]}")
+    window_operand = [d for d in range(a.ndim) if d not in inserted]
+    window_size = [1] * a.ndim
+    for k, d in enumerate(window_operand):
+        window_size[d] = u.shape[window_dims[k]]
+        if window_size[d] > a.shape[d]:
+            raise ValueError(f"scatter: update window {u.shape} exceeds operand {a.shape}")
+    out = a.copy()
+    # Move the update's scatter dims first, its window dims last.
+    u_t = np.transpose(u, scatter_dims + list(window_dims))
+    for b in np.ndindex(*idx.shape[:-1]):
+        start = [0] * a.ndim
+        for k, d in enumerate(to_operand):
+            start[d] = int(idx[b + (k,)])
+        if any(s < 0 or s + w > n for s, w, n in zip(start, window_size, a.shape)):
+            continue
+        region = tuple(_py_slice(s, s + w) for s, w in zip(start, window_size))
+        upd = u_t[b].reshape([window_size[d] for d in range(a.ndim)])
+        if dt == BOOL:
+            out[region] |= upd
+        else:
+            out[region] += upd
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Matrix structure
+# --------------------------------------------------------------------------------------------
+
+
+def _diag_axes(op: str, a: Any, b: Any, rank: int) -> tuple[int, int]:
+    a, b = operator.index(a), operator.index(b)
+    if a == b or not 0 <= a < rank or not 0 <= b < rank:
+        raise ValueError(f"{op}: axes ({a}, {b}) must be distinct and below rank {rank}")
+    return a, b
+
+
+def extract_diag(x: Any, axis_a: Any = 0, axis_b: Any = 1) -> np.ndarray:
+    """Reference of ``extract_diag``: the diagonal of axes ``a`` and ``b`` (length ``min``) takes
+    ``a``'s place, ``b`` disappears."""
+    x = _tensor(x)
+    a, b = _diag_axes("extract_diag", axis_a, axis_b, x.ndim)
+    d = np.diagonal(x, 0, a, b)  # the diagonal last
+    return np.moveaxis(d, -1, a if a < b else a - 1).copy()
+
+
+def embed_diag(x: Any, axis_a: Any = 0, axis_b: Any = 1) -> np.ndarray:
+    """Reference of ``embed_diag``, the inverse of ``extract_diag``: ``a`` and ``b`` are output
+    axes; the input's diagonal axis (``a``, or ``a - 1`` when ``a > b``) is spread over the
+    diagonal of the output axes ``a`` and ``b``; zeros elsewhere."""
+    x = _tensor(x)
+    a, b = _diag_axes("embed_diag", axis_a, axis_b, x.ndim + 1)
+    src = a - 1 if a > b else a
+    n = x.shape[src]
+    out_shape = list(x.shape)
+    out_shape.insert(b, n)
+    out = np.zeros(out_shape, dtype=x.dtype)
+    for i in range(n):
+        dst: list[Any] = [_py_slice(None)] * len(out_shape)
+        dst[a] = i
+        dst[b] = i
+        src_index: list[Any] = [_py_slice(None)] * x.ndim
+        src_index[src] = i
+        out[tuple(dst)] = x[tuple(src_index)]
+    return out
+
+
+def _triangle(op: str, keep: Callable[[np.ndarray, int], np.ndarray]):
+    def ref(x: Any, k: Any = 0) -> np.ndarray:
+        x = _tensor(x)
+        if x.ndim < 2:
+            raise ValueError(f"{op}: needs rank >= 2, got shape {x.shape}")
+        k = operator.index(k)
+        i = np.arange(x.shape[0])[:, None]
+        j = np.arange(x.shape[1])[None, :]
+        mask = keep(j - i, k).reshape(x.shape[:2] + (1,) * (x.ndim - 2))
+        return np.where(mask, x, np.zeros((), x.dtype)).astype(x.dtype)
+
+    ref.__name__ = op
+    ref.__doc__ = f"Reference of ``{op}(x, k=0)`` on axes 0 (rows) and 1 (columns), batch after."
+    return ref
+
+
+tril = _triangle("tril", lambda d, k: d <= k)
+triu = _triangle("triu", lambda d, k: d >= k)
+
+
+# --------------------------------------------------------------------------------------------
+# Contraction
+# --------------------------------------------------------------------------------------------
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def dot_general_subscripts(lhs_ndim: int, rhs_ndim: int, config: Any) -> str:
+    """The ``numpy.einsum`` subscripts of a ``dot_general``: output ``[lhs free, rhs free,
+    batch]``."""
+    lc, rc = _config_ints(config.lhs_contracting_dims), _config_ints(config.rhs_contracting_dims)
+    lb, rb = _config_ints(config.lhs_batch_dims), _config_ints(config.rhs_batch_dims)
+    letters = iter(_LETTERS)
+    lhs = [next(letters) for _ in range(lhs_ndim)]
+    rhs = [next(letters) for _ in range(rhs_ndim)]
+    for a, b in zip(lc, rc):
+        rhs[b] = lhs[a]
+    for a, b in zip(lb, rb):
+        rhs[b] = lhs[a]
+    lfree = [lhs[d] for d in range(lhs_ndim) if d not in lc and d not in lb]
+    rfree = [rhs[d] for d in range(rhs_ndim) if d not in rc and d not in rb]
+    out = lfree + rfree + [lhs[d] for d in lb]
+    return f"{''.join(lhs)},{''.join(rhs)}->{''.join(out)}"
+
+
+def _check_dot_config(op: str, ls: tuple, rs: tuple, config: Any) -> None:
+    lc, rc = _config_ints(config.lhs_contracting_dims), _config_ints(config.rhs_contracting_dims)
+    lb, rb = _config_ints(config.lhs_batch_dims), _config_ints(config.rhs_batch_dims)
+    if len(lc) != len(rc) or len(lb) != len(rb):
+        raise ValueError(f"{op}: unequal dimension counts in {config}")
+    for dims, n in ((lc + lb, len(ls)), (rc + rb, len(rs))):
+        if len(set(dims)) != len(dims) or any(not 0 <= d < n for d in dims):
+            raise ValueError(f"{op}: bad dimensions in {config}")
+    for a, b in list(zip(lc, rc)) + list(zip(lb, rb)):
+        if ls[a] != rs[b]:
+            raise ValueError(f"{op}: size mismatch lhs axis {a} ({ls[a]}) vs rhs axis {b} ({rs[b]})")
+
+
+def dot_general(lhs: Any, rhs: Any, config: Any) -> np.ndarray:
+    """Reference of ``dot_general``: ``numpy.einsum`` in the promoted dtype (bool rejected),
+    output ``[lhs free..., rhs free..., batch...]``."""
+    dt, (a, b) = _operands(lhs, rhs)
+    if dt == BOOL:
+        raise TypeError("dot_general: bool dtype is not admitted")
+    _check_dot_config("dot_general", a.shape, b.shape, config)
+    sub = dot_general_subscripts(a.ndim, b.ndim, config)
+    wide = np.complex128 if dt.kind == "c" else (np.float64 if dt.kind == "f" else dt)
+    return np.asarray(np.einsum(sub, a.astype(wide), b.astype(wide))).astype(dt)
+
+
+def dot_general_with_conj(lhs: Any, rhs: Any, config: Any, lhs_conj: Any, rhs_conj: Any) -> np.ndarray:
+    """Reference of ``dot_general_with_conj``: the flagged operands conjugated first."""
+    a, b = _tensor(lhs), _tensor(rhs)
+    if lhs_conj:
+        a = np.conj(a)
+    if rhs_conj:
+        b = np.conj(b)
+    return dot_general(a, b, config)
+
+
+def matmul(a: Any, b: Any) -> np.ndarray:
+    """Reference of the rank-2 ``matmul`` primitive (promoted dtype; bool rejected)."""
+    dt, (x, y) = _operands(a, b)
+    if dt == BOOL:
+        raise TypeError("matmul: bool dtype is not admitted")
+    if x.ndim != 2 or y.ndim != 2 or x.shape[1] != y.shape[0]:
+        raise ValueError(f"matmul: operands of shapes {x.shape} and {y.shape}")
+    wide = np.complex128 if dt.kind == "c" else (np.float64 if dt.kind == "f" else dt)
+    return (x.astype(wide) @ y.astype(wide)).astype(dt)
+
+
+def scale_real(x: Any, factor: Any) -> np.ndarray:
+    """Reference of ``scale_real(x, r)``: ``x * r`` in ``x``'s dtype; integers rounded half away
+    from zero (as Rust's ``f64::round``; ops.md does not pin ties, so the tests avoid them);
+    bool: ``r == 0`` gives False, else ``x``."""
+    x = _tensor(x)
+    if isinstance(factor, (complex, np.complexfloating)) or not isinstance(factor, (int, float, np.integer, np.floating)):
+        raise TypeError(f"scale_real: factor must be a real number, got {factor!r}")
+    r = float(factor)
+    if x.dtype == BOOL:
+        return x & (r != 0)
+    if x.dtype.kind in "iu":
+        p = x.astype(np.float64) * r
+        return (np.sign(p) * np.floor(np.abs(p) + 0.5)).astype(x.dtype)
+    return (x * np.asarray(r).astype(x.real.dtype)).astype(x.dtype)
+
+
+def scale_complex(x: Any, factor: Any) -> np.ndarray:
+    """Reference of ``scale_complex(x, c)``: ``x * c`` for a complex ``x``."""
+    x = _tensor(x)
+    if x.dtype.kind != "c":
+        raise TypeError(f"scale_complex: x must be complex, got {x.dtype}")
+    if not isinstance(factor, (int, float, complex, np.number)) or isinstance(factor, bool):
+        raise TypeError(f"scale_complex: factor must be a number, got {factor!r}")
+    return (x * np.asarray(complex(factor)).astype(x.dtype)).astype(x.dtype)
+
+
 REFERENCE: dict[str, Callable[..., np.ndarray]] = {
     # unary
     "neg": neg,
@@ -543,4 +922,24 @@ REFERENCE: dict[str, Callable[..., np.ndarray]] = {
     "reduce_max": reduce_max,
     "reduce_min": reduce_min,
     "reduce_sum_squares": reduce_sum_squares,
+    # slicing
+    "slice": slice,
+    "pad": pad,
+    "dynamic_slice": dynamic_slice,
+    "dynamic_update_slice": dynamic_update_slice,
+    "concatenate": concatenate,
+    # indexing
+    "gather": gather,
+    "scatter": scatter,
+    # matrix structure
+    "extract_diag": extract_diag,
+    "embed_diag": embed_diag,
+    "tril": tril,
+    "triu": triu,
+    # contraction
+    "dot_general": dot_general,
+    "dot_general_with_conj": dot_general_with_conj,
+    "matmul": matmul,
+    "scale_real": scale_real,
+    "scale_complex": scale_complex,
 }

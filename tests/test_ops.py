@@ -24,29 +24,10 @@ from tenferro.testing import assert_close
 CATALOG = tuple(tf.prim.CATALOG)
 ROWS = {row.name: row for row in CATALOG}
 
-#: Primitives of the catalog whose kernels come with the next issue (slicing, indexing, matrix
-#: structure, contraction). The manifest test fails when one of them becomes implemented while
-#: still listed here, so the list is kept honest.
-PENDING = frozenset(
-    {
-        "slice",
-        "pad",
-        "dynamic_slice",
-        "dynamic_update_slice",
-        "concatenate",
-        "gather",
-        "scatter",
-        "extract_diag",
-        "embed_diag",
-        "tril",
-        "triu",
-        "dot_general",
-        "dot_general_with_conj",
-        "matmul",
-        "scale_real",
-        "scale_complex",
-    }
-)
+#: Primitives of the catalog without a kernel yet. The manifest test fails when one of them
+#: becomes implemented while still listed here, and when an unimplemented row is not listed, so
+#: the list is kept honest. Every row of ops.md is implemented: it is empty.
+PENDING: frozenset[str] = frozenset()
 
 TENSOR_TYPE = type(tf.zeros(()))
 
@@ -270,6 +251,8 @@ class Case:
     kwargs: dict = field(default_factory=dict)
     rtol: float | None = None
     atol: float | None = None
+    #: The first ``pack`` arrays go to the op as one sequence argument (``concatenate(xs, axis)``).
+    pack: int = 0
 
 
 def _unary_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> list[Case]:
@@ -465,6 +448,254 @@ def _reduction_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> li
     return out
 
 
+
+# ----------------------------------------------------------------------------------------------
+# Slicing, indexing, matrix structure and contraction cases
+# ----------------------------------------------------------------------------------------------
+
+
+def _index_array(values: Any, dtype: Any = np.int64) -> np.ndarray:
+    return np.array(values, dtype=dtype)
+
+
+def _slice_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> list[Case]:
+    specs = [
+        ((), (), (), None),
+        ((5,), (1,), (4,), None),
+        ((5,), (0,), (5,), (2,)),
+        ((5,), (5,), (5,), None),  # empty, start == dim
+        ((3, 4), (0, 1), (3, 4), (1, 1)),
+        ((3, 4), (1, 0), (3, 4), (2, 3)),
+        ((3, 4), (1, 1), (1, 3), None),  # zero-size result
+        ((2, 3, 4), (0, 1, 1), (2, 3, 4), (1, 1, 2)),
+        ((0, 3), (0, 1), (0, 2), None),
+    ]
+    return [
+        Case(f"{s}[{a}:{b}:{k}]", [make_values(rng, s, dtype)], (tf.SliceConfig(starts=a, limits=b, strides=k),))
+        for s, a, b, k in specs
+    ]
+
+
+def _pad_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> list[Case]:
+    specs = [
+        ((), (), (), ()),
+        ((5,), (1,), (2,), (0,)),
+        ((5,), (-1,), (-2,), (1,)),
+        ((3,), (-3,), (0,), (0,)),  # cropped to nothing
+        ((3,), (-2,), (2,), (2,)),  # crop into the interior padding
+        ((3, 4), (0, 1), (1, 0), (1, 2)),
+        ((2, 3), (-1, 2), (0, -4), (3, 0)),
+        ((2, 3, 4), (1, -1, 0), (0, 0, -2), (0, 1, 0)),
+        ((0, 3), (1, 0), (1, 1), (2, 0)),
+    ]
+    out = []
+    for s, lo, hi, interior in specs:
+        cfg = tf.PadConfig(edge_padding_low=lo, edge_padding_high=hi, interior_padding=interior)
+        out.append(Case(f"{s}lo{lo}hi{hi}in{interior}", [make_values(rng, s, dtype)], (cfg,)))
+    return out
+
+
+def _dynamic_slice_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> list[Case]:
+    specs = [
+        ((), [], ()),
+        ((5,), [1], (3,)),
+        ((5,), [4], (3,)),  # clamped to 2
+        ((5,), [-2], (2,)),  # clamped to 0
+        ((3, 4), [1, 2], (2, 2)),
+        ((3, 4), [5, -1], (1, 4)),
+        ((2, 3, 4), [0, 1, 1], (2, 2, 2)),
+        ((3, 4), [1, 1], (0, 2)),  # zero-size result
+        ((0, 3), [0, 1], (0, 2)),
+    ]
+    out = []
+    for i, (s, starts, sizes) in enumerate(specs):
+        idx_dtype = np.int32 if i % 2 else np.int64
+        out.append(Case(f"{s}@{starts}x{sizes}", [make_values(rng, s, dtype), _index_array(starts, idx_dtype)], (sizes,)))
+    return out
+
+
+def _dynamic_update_slice_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> list[Case]:
+    specs = [
+        ((), (), []),
+        ((5,), (2,), [1]),
+        ((5,), (2,), [4]),  # clamped to 3
+        ((3, 4), (2, 2), [1, -3]),
+        ((2, 3, 4), (1, 3, 2), [1, 0, 5]),
+        ((3, 4), (0, 2), [1, 1]),  # zero-size update
+        ((3, 4), (3, 4), [0, 0]),
+        ((0, 3), (0, 2), [0, 0]),
+    ]
+    out = []
+    for i, (s, us, starts) in enumerate(specs):
+        idx_dtype = np.int32 if i % 2 else np.int64
+        arrays = [make_values(rng, s, dtype), make_values(rng, us, dtype), _index_array(starts, idx_dtype)]
+        out.append(Case(f"{s}<-{us}@{starts}", arrays))
+    return out
+
+
+def _concatenate_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> list[Case]:
+    specs = [
+        ([(5,)], 0),
+        ([(2, 3), (4, 3)], 0),
+        ([(2, 3), (2, 1), (2, 0)], 1),
+        ([(2, 3, 4), (2, 1, 4)], 1),
+        ([(2, 3, 4), (2, 3, 2)], -1),
+        ([(0, 3), (2, 3)], 0),
+        ([(3, 2), (3, 2)], 1),
+    ]
+    out = [
+        Case(f"{shapes}@{axis}", [make_values(rng, s, dtype) for s in shapes], (axis,), pack=len(shapes))
+        for shapes, axis in specs
+    ]
+    # Mixed dtypes are promoted: a bool operand joins any dtype.
+    mixed = [make_values(rng, (2, 3), dtype), make_values(rng, (1, 3), np.dtype(bool))]
+    out.append(Case("promoted-with-bool", mixed, (0,), pack=2))
+    return out
+
+
+def _gather_config(offset, collapsed, start_map, ivd, sizes) -> Any:
+    return tf.GatherConfig(
+        offset_dims=offset, collapsed_slice_dims=collapsed, start_index_map=start_map, index_vector_dim=ivd, slice_sizes=sizes
+    )
+
+
+def _gather_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> list[Case]:
+    specs = [
+        # (label, operand shape, indices, config)
+        ("rows", (4, 3), [[2], [0], [3]], _gather_config((1,), (0,), (0,), 1, (1, 3))),
+        ("rows-implicit-vector", (4, 3), [2, 0, 3, 1], _gather_config((1,), (0,), (0,), 1, (1, 3))),
+        ("columns", (4, 3), [[2], [0]], _gather_config((0,), (1,), (1,), 1, (4, 1))),
+        ("points", (3, 4, 2), [[0, 1], [2, 3], [1, 0], [2, 2], [0, 3]], _gather_config((1,), (0, 1), (0, 1), 1, (1, 1, 2))),
+        ("windows-clamped", (5, 4), [[3], [-1], [4], [9]], _gather_config((1, 2), (), (0,), 1, (2, 3))),
+        ("vector-dim-0", (3, 4), [[0, 1, 2], [3, 0, 1]], _gather_config((), (0, 1), (1, 0), 0, (1, 1))),
+        ("batch-2d", (4, 3), [[[1], [3]], [[0], [0]]], _gather_config((2,), (0,), (0,), 2, (1, 3))),
+        ("batch-2d-offset-middle", (4, 3), [[[1], [3]], [[0], [2]]], _gather_config((1,), (0,), (0,), 2, (1, 3))),
+        ("rank0-batch", (4, 3), [2], _gather_config((0,), (0,), (0,), 0, (1, 3))),
+        ("empty-indices", (4, 3), np.zeros((0, 1), np.int64), _gather_config((1,), (0,), (0,), 1, (1, 3))),
+        ("empty-window", (4, 0), [[1], [2]], _gather_config((1,), (0,), (0,), 1, (1, 0))),
+    ]
+    out = []
+    for i, (label, shape, indices, cfg) in enumerate(specs):
+        idx = _index_array(indices, np.int32 if i % 3 == 1 else np.int64)
+        out.append(Case(label, [make_values(rng, shape, dtype), idx], (cfg,)))
+    return out
+
+
+def _scatter_config(window, inserted, to_operand, ivd) -> Any:
+    return tf.ScatterConfig(
+        update_window_dims=window, inserted_window_dims=inserted, scatter_dims_to_operand_dims=to_operand, index_vector_dim=ivd
+    )
+
+
+def _scatter_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> list[Case]:
+    specs = [
+        # (label, operand shape, indices, updates shape, config)
+        ("rows-duplicates", (4, 3), [[0], [2], [0]], (3, 3), _scatter_config((1,), (0,), (0,), 1)),
+        ("rows-implicit-vector", (4, 3), [1, 3, 1], (3, 3), _scatter_config((1,), (0,), (0,), 1)),
+        ("points", (3, 4), [[0, 1], [2, 3], [0, 1], [1, 0], [2, 2]], (5,), _scatter_config((), (0, 1), (0, 1), 1)),
+        ("windows-out-of-bounds-dropped", (5, 4), [[1, 0], [4, 2], [-1, 0], [3, 1]], (4, 2, 3), _scatter_config((1, 2), (), (0, 1), 1)),
+        ("vector-dim-0", (3, 4), [[0, 1, 0], [3, 0, 3]], (3,), _scatter_config((), (0, 1), (1, 0), 0)),
+        ("window-leading", (3, 4), [[1], [3]], (3, 2), _scatter_config((0,), (1,), (1,), 1)),
+        ("empty-updates", (4, 3), np.zeros((0, 1), np.int64), (0, 3), _scatter_config((1,), (0,), (0,), 1)),
+        ("index-out-of-range-dropped", (4,), [[7], [1], [-1]], (3,), _scatter_config((), (0,), (0,), 1)),
+    ]
+    out = []
+    for i, (label, shape, indices, ushape, cfg) in enumerate(specs):
+        idx = _index_array(indices, np.int32 if i % 3 == 1 else np.int64)
+        arrays = [make_values(rng, shape, dtype), idx, make_values(rng, ushape, dtype)]
+        out.append(Case(label, arrays, (cfg,)))
+    return out
+
+
+def _extract_diag_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> list[Case]:
+    specs = [((3, 3), 0, 1), ((3, 4), 0, 1), ((3, 4), 1, 0), ((2, 3, 4), 2, 0), ((2, 3, 4), 0, 2), ((3, 2, 3), 1, 2), ((0, 3), 0, 1), ((2, 3, 0), 1, 0)]
+    out = [Case(f"{s}-{a},{b}", [make_values(rng, s, dtype)], (a, b)) for s, a, b in specs]
+    out.append(Case("defaults", [make_values(rng, (4, 2, 3), dtype)]))
+    return out
+
+
+def _embed_diag_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> list[Case]:
+    specs = [((3,), 0, 1), ((3,), 1, 0), ((3, 2), 0, 1), ((3, 2), 2, 0), ((2, 3), 1, 2), ((0,), 0, 1), ((2, 0), 0, 2)]
+    out = [Case(f"{s}-{a},{b}", [make_values(rng, s, dtype)], (a, b)) for s, a, b in specs]
+    out.append(Case("defaults", [make_values(rng, (4, 3), dtype)]))
+    return out
+
+
+def _triangle_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> list[Case]:
+    out = []
+    for shape in [(3, 3), (3, 5), (5, 3), (3, 4, 2), (0, 3), (2, 0, 4)]:
+        x = make_values(rng, shape, dtype)
+        for k in (0, 1, -1, 5, -5):
+            out.append(Case(f"{shape}k={k}", [x], (k,)))
+    out.append(Case("default-k", [make_values(rng, (4, 4), dtype)]))
+    out.append(Case("keyword-k", [make_values(rng, (4, 4, 2), dtype)], kwargs={"k": 2}))
+    return out
+
+
+DOT_SPECS = [
+    # (lhs shape, rhs shape, lhs_contracting, rhs_contracting, lhs_batch, rhs_batch)
+    ((3, 4), (4, 5), (1,), (0,), (), ()),
+    ((4, 3), (5, 4), (0,), (1,), (), ()),
+    ((2, 3, 4), (2, 4, 5), (2,), (1,), (0,), (0,)),
+    ((3, 2, 4, 5), (5, 2, 4, 6), (2, 3), (2, 0), (1,), (1,)),
+    ((3, 4, 2), (2, 4), (1,), (1,), (2,), (0,)),  # batch last in lhs, first in rhs
+    ((3,), (4,), (), (), (), ()),  # outer product
+    ((4,), (4,), (0,), (0,), (), ()),  # inner product
+    ((), (3,), (), (), (), ()),  # rank 0
+    ((3, 0), (0, 4), (1,), (0,), (), ()),  # empty contraction: zeros
+    ((0, 4), (4, 5), (1,), (0,), (), ()),
+    ((3, 4), (3, 4), (), (), (0, 1), (0, 1)),  # batch only
+]
+
+
+def _dot_tolerance(case: Case, dtype: np.dtype, a: np.ndarray, b: np.ndarray, k: int) -> Case:
+    if dtype.kind in "fc" and a.size and b.size:
+        eps = float(np.finfo(dtype).eps)
+        base = 1e-6 if dtype in (np.float32, np.complex64) else 1e-14
+        case.atol = base + 4 * max(k, 1) * eps * float(np.max(np.abs(a))) * float(np.max(np.abs(b)))
+    return case
+
+
+def _dot_general_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> list[Case]:
+    flags = [(True, False), (False, True), (True, True), (False, False)]
+    out = []
+    for i, (ls, rs, lc, rc, lb, rb) in enumerate(DOT_SPECS):
+        a, b = make_values(rng, ls, dtype), make_values(rng, rs, dtype)
+        cfg = tf.DotGeneralConfig(lhs_contracting_dims=lc, rhs_contracting_dims=rc, lhs_batch_dims=lb, rhs_batch_dims=rb)
+        params: tuple = (cfg,) if name == "dot_general" else (cfg, *flags[i % 4])
+        k = math.prod(ls[d] for d in lc)
+        out.append(_dot_tolerance(Case(f"{ls}x{rs}-{cfg}", [a, b], params), dtype, a, b, k))
+    return out
+
+
+def _matmul_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> list[Case]:
+    out = []
+    for ls, rs in [((3, 4), (4, 5)), ((1, 1), (1, 1)), ((0, 3), (3, 2)), ((3, 0), (0, 2)), ((2, 3), (3, 0)), ((5, 2), (2, 4))]:
+        a, b = make_values(rng, ls, dtype), make_values(rng, rs, dtype)
+        out.append(_dot_tolerance(Case(f"{ls}@{rs}", [a, b]), dtype, a, b, ls[1]))
+    return out
+
+
+def _scale_real_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> list[Case]:
+    # Factors whose products with small integers are never halfway between two integers.
+    factors = (2.0, -3.0, 0.4, 0.0, 1.0 / 3.0, 2)
+    out = []
+    for i, shape in enumerate(UNARY_SHAPES):
+        x = make_values(rng, shape, dtype)
+        for factor in factors[i % 2 :: 2] if len(shape) > 1 else factors:
+            out.append(Case(f"{shape}*{factor}", [x], (factor,)))
+    return out
+
+
+def _scale_complex_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> list[Case]:
+    out = []
+    for shape in UNARY_SHAPES:
+        x = make_values(rng, shape, dtype)
+        for factor in (1j, 0.5 - 2j, 2.0, 0j, 1 + 1j):
+            out.append(Case(f"{shape}*{factor}", [x], (factor,)))
+    return out
+
+
 CASE_BUILDERS: dict[str, Callable[[str, np.dtype, np.random.Generator], list[Case]]] = {
     **{name: _unary_cases for name in UNARY},
     **{name: _binary_cases for name in BINARY},
@@ -479,6 +710,22 @@ CASE_BUILDERS: dict[str, Callable[[str, np.dtype, np.random.Generator], list[Cas
     "broadcast_in_dim": _broadcast_in_dim_cases,
     "reverse": _reverse_cases,
     **{name: _reduction_cases for name in REDUCTIONS},
+    "slice": _slice_cases,
+    "pad": _pad_cases,
+    "dynamic_slice": _dynamic_slice_cases,
+    "dynamic_update_slice": _dynamic_update_slice_cases,
+    "concatenate": _concatenate_cases,
+    "gather": _gather_cases,
+    "scatter": _scatter_cases,
+    "extract_diag": _extract_diag_cases,
+    "embed_diag": _embed_diag_cases,
+    "tril": _triangle_cases,
+    "triu": _triangle_cases,
+    "dot_general": _dot_general_cases,
+    "dot_general_with_conj": _dot_general_cases,
+    "matmul": _matmul_cases,
+    "scale_real": _scale_real_cases,
+    "scale_complex": _scale_complex_cases,
 }
 
 
@@ -507,14 +754,19 @@ def run_case(name: str, case: Case, variant: str) -> bool:
 
     op = getattr(tf.prim, name)
     ref = REFERENCE[name]
+    args: list[Any] = list(tensors)
+    ref_args: list[Any] = list(values)
+    if case.pack:
+        args = [args[: case.pack], *args[case.pack :]]
+        ref_args = [ref_args[: case.pack], *ref_args[case.pack :]]
     try:
-        expected = ref(*values, *case.params, **case.kwargs)
+        expected = ref(*ref_args, *case.params, **case.kwargs)
     except (ZeroDivisionError, ValueError, TypeError, IndexError) as exc:
         with pytest.raises(_builtin_base(exc)):
-            op(*tensors, *case.params, **case.kwargs)
+            op(*args, *case.params, **case.kwargs)
         return True
 
-    result = op(*tensors, *case.params, **case.kwargs)
+    result = op(*args, *case.params, **case.kwargs)
     assert isinstance(result, TENSOR_TYPE), type(result)
     if result.size > 0:
         assert tuple(result.strides) == np.asarray(result).strides

@@ -34,7 +34,16 @@ from ._tenferro import (
     default_engine,
     default_runtime,
 )
-from ._types import BufferPoolStats, CompareDir, OpInfo
+from ._types import (
+    BufferPoolStats,
+    CompareDir,
+    DotGeneralConfig,
+    GatherConfig,
+    OpInfo,
+    PadConfig,
+    ScatterConfig,
+    SliceConfig,
+)
 from ._factories import arange, asarray, eye, from_dlpack, full, linspace, ones, tensor, zeros
 from . import prim
 from . import _numpy_api
@@ -62,6 +71,11 @@ __all__ = [
     "BufferPoolStats",
     "CompareDir",
     "OpInfo",
+    "SliceConfig",
+    "PadConfig",
+    "GatherConfig",
+    "ScatterConfig",
+    "DotGeneralConfig",
     "default_engine",
     "default_runtime",
     "tensor",

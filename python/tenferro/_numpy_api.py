@@ -27,6 +27,7 @@ import builtins as _b
 import math
 import operator
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -34,6 +35,7 @@ import numpy as np
 
 from . import prim as _p
 from ._tenferro import Tensor
+from ._types import DotGeneralConfig, GatherConfig, PadConfig
 from .errors import AxisError, DTypeError, ShapeError, UnsupportedError
 
 # NB: this module defines ``sum``, ``max``, ``min``, ``abs``, ``all``, ``any``, ``round``-free
@@ -50,9 +52,11 @@ __all__ = [
     "astype",
     "broadcast_to",
     "clip",
+    "concatenate",
     "conj",
     "conjugate",
     "cos",
+    "diagonal",
     "divide",
     "divmod",
     "equal",
@@ -75,6 +79,7 @@ __all__ = [
     "logical_not",
     "logical_or",
     "logical_xor",
+    "matmul",
     "max",
     "maximum",
     "mean",
@@ -85,6 +90,7 @@ __all__ = [
     "multiply",
     "negative",
     "not_equal",
+    "pad",
     "positive",
     "power",
     "prod",
@@ -97,12 +103,18 @@ __all__ = [
     "sqrt",
     "square",
     "squeeze",
+    "stack",
     "subtract",
     "sum",
     "swapaxes",
+    "take",
     "tan",
     "tanh",
+    "tensordot",
+    "trace",
     "transpose",
+    "tril",
+    "triu",
     "true_divide",
     "where",
 ]
@@ -2040,6 +2052,684 @@ def astype(x: ArrayLike, dtype: Any, /, *, copy: bool = True) -> Tensor:
 
 
 # ---------------------------------------------------------------------------------------------
+# contraction, joining, padding and matrix structure
+# ---------------------------------------------------------------------------------------------
+
+
+def _host_indices(op: str, indices: Any) -> np.ndarray:
+    """Integer indices as a host NumPy array (index arrays never carry gradients)."""
+    idx = np.asarray(indices)
+    if idx.dtype.kind not in "iu":
+        if idx.size == 0 and idx.dtype.kind == "f" and not isinstance(indices, (np.ndarray, Tensor)):
+            return idx.astype(np.int64)  # an empty Python list, as NumPy's intp
+        raise TypeError(
+            f"{op}: indices must be integers, got dtype {idx.dtype} (cannot cast safely to int64)"
+        )
+    return idx.astype(np.int64, copy=False)
+
+
+def _contract(a: Tensor, b: Tensor, cfg: Any) -> Tensor:
+    """``dot_general`` in NumPy's result dtype; two bool operands give the bool ``any(a & b)``
+    (the primitive does not admit bool)."""
+    if a.dtype == _BOOL and b.dtype == _BOOL:
+        out = _p.dot_general(_p.convert(a, _I64), _p.convert(b, _I64), cfg)
+        return _p.compare(out, 0, "NE")
+    return _p.dot_general(a, b, cfg)
+
+
+def matmul(x1: ArrayLike, x2: ArrayLike, /) -> Tensor:
+    """Matrix product with NumPy's broadcasting rules, as ``numpy.matmul`` (the ``@`` operator).
+
+    Lowers to the primitive ``prim.dot_general``. NumPy semantics: the last two axes hold the
+    matrices and the leading axes are batch axes broadcast against each other; a 1-d first
+    operand is a row vector and a 1-d second operand a column vector, whose added axis is removed
+    from the result. Batch axes present (with length > 1) in both operands become batch axes of
+    ``dot_general``; those of only one operand become its free axes (no copy of the broadcast
+    operand); the result is transposed from ``dot_general``'s ``[lhs free, rhs free, batch]`` into
+    NumPy's batch-leading order (a view).
+
+    Parameters
+    ----------
+    x1, x2 : Tensor or array_like
+        Operands of rank >= 1; shapes ``(..., n, k)`` and ``(..., k, m)``.
+
+    Returns
+    -------
+    Tensor
+        Shape ``broadcast(x1.shape[:-2], x2.shape[:-2]) + (n, m)`` (without ``n`` / ``m`` for 1-d
+        operands); dtype ``numpy.result_type(x1, x2)`` (two bool operands give bool).
+
+    Raises
+    ------
+    ShapeError
+        If an operand is 0-d, the inner lengths differ, or the batch axes do not broadcast (all
+        ``ValueError``, as NumPy raises).
+
+    See Also
+    --------
+    numpy.matmul, tenferro.prim.dot_general, tensordot
+
+    Examples
+    --------
+    >>> import numpy as np, tenferro as tf
+    >>> a = tf.asarray([[1, 2], [3, 4]])
+    >>> (a @ a).tolist()
+    [[7, 10], [15, 22]]
+    >>> tf.matmul(a, tf.asarray([1, 1])).tolist()
+    [3, 7]
+    >>> tf.matmul(np.ones((5, 1, 2, 3)), np.ones((4, 3, 6))).shape
+    (5, 4, 2, 6)
+    """
+    a, b = _as_tensor(x1), _as_tensor(x2)
+    for i, t in enumerate((a, b)):
+        if t.ndim == 0:
+            raise ShapeError(
+                f"matmul: Input operand {i} does not have enough dimensions (has 0, gufunc core "
+                "with signature (n?,k),(k,m?)->(n?,m?) requires 1)"
+            )
+    a_vec, b_vec = a.ndim == 1, b.ndim == 1
+    k_a = a.shape[-1]
+    k_b = b.shape[0] if b_vec else b.shape[-2]
+    if k_a != k_b:
+        raise ShapeError(
+            f"matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc "
+            f"signature (n?,k),(k,m?)->(n?,m?) (size {k_b} is different from {k_a}); shapes "
+            f"{tuple(a.shape)} and {tuple(b.shape)}"
+        )
+    if a.ndim == 2 and b.ndim == 2 and a.dtype != _BOOL:
+        return _p.matmul(a, b)
+    a_batch = tuple(a.shape[:-2])
+    b_batch = tuple(b.shape[:-2]) if not b_vec else ()
+    try:
+        batch = np.broadcast_shapes(a_batch, b_batch)
+    except ValueError:
+        raise ShapeError(
+            f"matmul: batch axes of shapes {tuple(a.shape)} and {tuple(b.shape)} do not broadcast "
+            f"({a_batch} vs {b_batch})"
+        ) from None
+    nb = len(batch)
+    a_off, b_off = nb - len(a_batch), nb - len(b_batch)
+
+    def size(shape: tuple[int, ...], off: int, p: int) -> int:
+        return shape[p - off] if p >= off else 1
+
+    # Batch positions: 'common' (dot_general batch), 'a' / 'b' (free axes of one operand), or
+    # length 1 in both (restored by the final reshape).
+    kinds = {}
+    for p in range(nb):
+        sa, sb = size(a_batch, a_off, p), size(b_batch, b_off, p)
+        if sa != 1 and sb != 1:
+            kinds[p] = "common"
+        elif sa != 1:
+            kinds[p] = "a"
+        elif sb != 1:
+            kinds[p] = "b"
+    a_kept = [p for p in range(nb) if kinds.get(p) in ("common", "a")]
+    b_kept = [p for p in range(nb) if kinds.get(p) in ("common", "b")]
+    a_core = tuple(a.shape[-2:]) if not a_vec else (k_a,)
+    b_core = tuple(b.shape[-2:]) if not b_vec else (k_b,)
+    a_shape = tuple(batch[p] for p in a_kept) + a_core
+    b_shape = tuple(batch[p] for p in b_kept) + b_core
+    a_s = a if tuple(a.shape) == a_shape else _p.reshape(a, a_shape)  # drops length-1 axes
+    b_s = b if tuple(b.shape) == b_shape else _p.reshape(b, b_shape)
+    common = [p for p in range(nb) if kinds.get(p) == "common"]
+    cfg = DotGeneralConfig(
+        lhs_contracting_dims=(len(a_shape) - 1,),
+        rhs_contracting_dims=(len(b_kept) if b_vec else len(b_shape) - 2,),
+        lhs_batch_dims=tuple(a_kept.index(p) for p in common),
+        rhs_batch_dims=tuple(b_kept.index(p) for p in common),
+    )
+    out = _contract(a_s, b_s, cfg)
+    # dot_general's axes: [a free (a-only batch, n), b free (b-only batch, m), common batch].
+    labels: list[Any] = [p for p in a_kept if kinds[p] == "a"] + ([] if a_vec else ["n"])
+    labels += [p for p in b_kept if kinds[p] == "b"] + ([] if b_vec else ["m"]) + common
+    want = [p for p in range(nb) if p in kinds] + ([] if a_vec else ["n"]) + ([] if b_vec else ["m"])
+    perm = tuple(labels.index(label) for label in want)
+    if perm != tuple(range(len(perm))):
+        out = _p.transpose(out, perm)
+    final = batch + (() if a_vec else (a.shape[-2],)) + (() if b_vec else (b.shape[-1],))
+    return out if tuple(out.shape) == final else _p.reshape(out, final)
+
+
+def tensordot(a: ArrayLike, b: ArrayLike, axes: Any = 2) -> Tensor:
+    """Sum products over the given axes, as ``numpy.tensordot``.
+
+    Lowers to one ``prim.dot_general`` without batch axes, whose output order (free axes of
+    ``a``, then free axes of ``b``) is NumPy's.
+
+    Parameters
+    ----------
+    a, b : Tensor or array_like
+        Operands.
+    axes : int or (sequence of int, sequence of int)
+        An int ``N`` sums the last ``N`` axes of ``a`` against the first ``N`` of ``b``; a pair
+        lists the summed axes of each operand (same count, negatives allowed).
+
+    Returns
+    -------
+    Tensor
+        Shape: the free axes of ``a`` then those of ``b``; dtype ``numpy.result_type(a, b)``.
+
+    Raises
+    ------
+    ShapeError
+        If the summed lengths differ or the counts differ (``ValueError``).
+    AxisError
+        If an axis is out of range or repeated.
+    ValueError
+        If ``axes`` is a negative int.
+
+    See Also
+    --------
+    numpy.tensordot, tenferro.prim.dot_general
+
+    Examples
+    --------
+    >>> import numpy as np, tenferro as tf
+    >>> a, b = np.arange(24.0).reshape(2, 3, 4), np.arange(12.0).reshape(4, 3)
+    >>> tf.tensordot(a, b, axes=([1, 2], [1, 0])).tolist() == np.tensordot(a, b, ([1, 2], [1, 0])).tolist()
+    True
+    >>> tf.tensordot(np.ones(3), np.ones(4), axes=0).shape
+    (3, 4)
+    """
+    x, y = _as_tensor(a), _as_tensor(b)
+    if isinstance(axes, (int, np.integer)) and not isinstance(axes, bool):
+        n = operator.index(axes)
+        if n < 0:
+            raise ValueError(f"tensordot: axes must be a non-negative integer, got {n}")
+        if n > x.ndim or n > y.ndim:
+            raise ShapeError(
+                f"tensordot: cannot sum over {n} axes of operands of shapes {tuple(x.shape)} and "
+                f"{tuple(y.shape)}"
+            )
+        ax_a, ax_b = tuple(range(x.ndim - n, x.ndim)), tuple(range(n))
+    else:
+        try:
+            spec_a, spec_b = axes
+        except (TypeError, ValueError):
+            raise ValueError(f"tensordot: axes must be an int or a pair of sequences, got {axes!r}") from None
+        ax_a = _normalize_axes("tensordot", spec_a, x.ndim)
+        ax_b = _normalize_axes("tensordot", spec_b, y.ndim)
+        if len(ax_a) != len(ax_b):
+            raise ShapeError(f"tensordot: shape-mismatch for sum: axes {ax_a} and {ax_b} differ in count")
+    for i, j in zip(ax_a, ax_b):
+        if x.shape[i] != y.shape[j]:
+            raise ShapeError(
+                f"tensordot: shape-mismatch for sum: axis {i} of {tuple(x.shape)} has length "
+                f"{x.shape[i]} but axis {j} of {tuple(y.shape)} has length {y.shape[j]}"
+            )
+    return _contract(x, y, DotGeneralConfig(lhs_contracting_dims=ax_a, rhs_contracting_dims=ax_b))
+
+
+def _empty_like_result(x: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """A zero-size result of ``shape`` derived from ``x`` (a view of none of its elements)."""
+    if x.ndim == 0:
+        x = _p.reshape(x, (1,))
+    empty = x[(slice(0, 0),)]
+    return _p.reshape(empty, shape)
+
+
+def _take_gather(x: Tensor, idx: np.ndarray, axis: int) -> Tensor:
+    """``numpy.take(x, idx, axis)`` for in-range non-negative ``idx`` via ``prim.gather``."""
+    out_shape = tuple(x.shape[:axis]) + idx.shape + tuple(x.shape[axis + 1 :])
+    if math.prod(out_shape) == 0:
+        return _empty_like_result(x, out_shape)
+    rank = len(out_shape)
+    cfg = GatherConfig(
+        offset_dims=tuple(range(axis)) + tuple(range(axis + idx.ndim, rank)),
+        collapsed_slice_dims=(axis,),
+        start_index_map=(axis,),
+        index_vector_dim=idx.ndim,
+        slice_sizes=tuple(1 if d == axis else n for d, n in enumerate(x.shape)),
+    )
+    return _p.gather(x, idx[..., None], cfg)
+
+
+def take(a: ArrayLike, indices: ArrayLike, axis: int | None = None, mode: str = "raise") -> Tensor:
+    """Elements at the given indices along an axis, as ``numpy.take``.
+
+    Lowers to the primitive ``prim.gather``; the indices are read on the host (they never carry
+    gradients). ``axis=None`` takes from the C-order flattened input.
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+        Source.
+    indices : Tensor or array_like of int
+        Any shape; negative values count from the end (``mode="raise"``).
+    axis : int, optional
+        Axis to take along (negatives allowed); ``None`` flattens first.
+    mode : {"raise", "wrap", "clip"}
+        Out-of-range indices raise ``IndexError``, wrap around, or clip to the ends (as NumPy).
+
+    Returns
+    -------
+    Tensor
+        Shape ``a.shape[:axis] + indices.shape + a.shape[axis + 1:]``, dtype of ``a``.
+
+    Raises
+    ------
+    IndexError
+        For an out-of-range index with ``mode="raise"`` (NumPy's message), or a non-empty take
+        from an empty axis.
+    AxisError
+        If ``axis`` is out of range.
+    TypeError
+        If ``indices`` are not integers.
+    ValueError
+        For an unknown ``mode``.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> x = tf.asarray([[1, 2, 3], [4, 5, 6]])
+    >>> tf.take(x, [2, 0], axis=1).tolist()
+    [[3, 1], [6, 4]]
+    >>> x.take([-1, 0]).tolist()
+    [6, 1]
+    """
+    x = _as_tensor(a)
+    if axis is None:
+        x = ravel(x)
+        ax = 0
+    else:
+        (ax,) = _normalize_axes("take", axis, x.ndim)
+    idx = _host_indices("take", indices)
+    n = x.shape[ax]
+    if mode == "raise":
+        bad = (idx < -n) | (idx >= n)
+        if bad.any():
+            raise IndexError(f"index {int(idx[bad].flat[0])} is out of bounds for axis {ax} with size {n}")
+        idx = np.where(idx < 0, idx + n, idx)
+    elif mode in ("wrap", "clip"):
+        if n == 0 and idx.size:
+            raise IndexError("cannot do a non-empty take from an empty axes.")
+        idx = np.mod(idx, n) if mode == "wrap" else np.clip(idx, 0, _b.max(n - 1, 0))
+    else:
+        raise ValueError(f"take: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+    return _take_gather(x, idx, ax)
+
+
+def _join_operands(op: str, arrays: Any) -> list[Any]:
+    """Tensors kept; other operands as host arrays (adopted by the primitive's runtime)."""
+    if isinstance(arrays, (Tensor, np.ndarray)):
+        arrays = list(arrays) if arrays.ndim else [arrays]
+    items = [x if isinstance(x, Tensor) else np.asarray(x) for x in arrays]
+    if not items:
+        raise ValueError(f"{op}: need at least one array to {'stack' if op == 'stack' else 'concatenate'}")
+    return items
+
+
+def concatenate(arrays: Sequence[ArrayLike], axis: int | None = 0, dtype: Any = None) -> Tensor:
+    """Join tensors along an existing axis, as ``numpy.concatenate``.
+
+    Lowers to the primitive ``prim.concatenate``; the dtypes are promoted by the lattice of
+    ops.md (NumPy's ``result_type`` on tenferro's dtypes).
+
+    Parameters
+    ----------
+    arrays : sequence of Tensor or array_like
+        Operands of one rank >= 1 whose lengths agree except along ``axis``.
+    axis : int or None
+        Joining axis (negatives allowed); ``None`` flattens every operand first.
+    dtype : dtype-like, optional
+        Result dtype (each operand converted as by :func:`astype`).
+
+    Returns
+    -------
+    Tensor
+        The joined tensor.
+
+    Raises
+    ------
+    ShapeError
+        For 0-d operands, ranks that differ or lengths that differ off ``axis`` (``ValueError``).
+    AxisError
+        If ``axis`` is out of range.
+    ValueError
+        For an empty sequence.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> tf.concatenate([tf.asarray([[1, 2]]), tf.asarray([[3, 4], [5, 6]])]).tolist()
+    [[1, 2], [3, 4], [5, 6]]
+    >>> tf.concatenate([[1, 2], [3.5]], axis=None).tolist()
+    [1.0, 2.0, 3.5]
+    """
+    items = _join_operands("concatenate", arrays)
+    if axis is None:
+        items = [ravel(x) for x in items]
+        axis = 0
+    if dtype is not None:
+        items = [_to_dtype(_as_tensor(x), dtype) for x in items]
+    ndim = items[0].ndim
+    if _b.any(x.ndim == 0 for x in items):
+        raise ShapeError("concatenate: zero-dimensional arrays cannot be concatenated")
+    (ax,) = _normalize_axes("concatenate", axis, ndim)
+    first = tuple(items[0].shape)
+    for i, x in enumerate(items[1:], start=1):
+        if x.ndim != ndim:
+            raise ShapeError(
+                "concatenate: all the input arrays must have same number of dimensions, but the "
+                f"array at index 0 has {ndim} dimension(s) and the array at index {i} has "
+                f"{x.ndim} dimension(s)"
+            )
+        for d in range(ndim):
+            if d != ax and x.shape[d] != first[d]:
+                raise ShapeError(
+                    "concatenate: all the input array dimensions except for the concatenation axis "
+                    f"must match exactly, but along dimension {d}, the array at index 0 has size "
+                    f"{first[d]} and the array at index {i} has size {x.shape[d]}"
+                )
+    if len(items) == 1:
+        return _as_tensor(items[0])
+    return _p.concatenate(items, ax)
+
+
+def stack(arrays: Sequence[ArrayLike], axis: int = 0, dtype: Any = None) -> Tensor:
+    """Join tensors of one shape along a new axis, as ``numpy.stack``.
+
+    Each operand gets a length-1 axis at ``axis`` (a view), then ``prim.concatenate`` joins them.
+
+    Parameters
+    ----------
+    arrays : sequence of Tensor or array_like
+        Operands of equal shapes.
+    axis : int
+        Position of the new axis in the result (``-1`` is last).
+    dtype : dtype-like, optional
+        Result dtype.
+
+    Returns
+    -------
+    Tensor
+        Rank ``arrays[0].ndim + 1``; promoted dtype.
+
+    Raises
+    ------
+    ShapeError
+        If the shapes differ (``ValueError``).
+    AxisError
+        If ``axis`` is out of range.
+    ValueError
+        For an empty sequence.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> tf.stack([tf.asarray([1, 2]), tf.asarray([3, 4])], axis=1).tolist()
+    [[1, 3], [2, 4]]
+    """
+    items = _join_operands("stack", arrays)
+    shapes = {tuple(x.shape) for x in items}
+    if len(shapes) != 1:
+        raise ShapeError(f"stack: all input arrays must have the same shape, got {sorted(shapes)}")
+    (ax,) = _normalize_axes("stack", axis, items[0].ndim + 1)
+    return concatenate([expand_dims(_as_tensor(x), ax) for x in items], axis=ax, dtype=dtype)
+
+
+def _as_pairs(op: str, name: str, value: Any, ndim: int, *, as_index: bool) -> np.ndarray:
+    """NumPy's ``numpy.lib._arraypad_impl._as_pairs``: ``value`` as ``(ndim, 2)`` before/after."""
+    arr = np.asarray(value)
+    if as_index:
+        if arr.dtype.kind not in "iu":
+            if arr.dtype.kind == "b" or arr.size:
+                raise TypeError(f"{op}: `{name}` must be of integral type, got {value!r}")
+            arr = arr.astype(np.int64)
+        if (arr < 0).any():
+            raise ValueError(f"{op}: index can't contain negative values ({name}={value!r})")
+    try:
+        return np.broadcast_to(arr, (ndim, 2))
+    except ValueError:
+        raise ValueError(
+            f"{op}: {name} of shape {arr.shape} cannot be broadcast to ({ndim}, 2) for an array "
+            f"of dimension {ndim}"
+        ) from None
+
+
+def pad(array: ArrayLike, pad_width: Any, mode: str = "constant", *, constant_values: Any = 0) -> Tensor:
+    """Pad with a constant, as ``numpy.pad(..., mode="constant")``.
+
+    Lowers to the primitive ``prim.pad`` (which fills zeros) and, for nonzero constants, to one
+    ``prim.select`` per padded axis with host-built masks, applied in axis order so that the
+    corners take the value of the later axis, as NumPy does.
+
+    Parameters
+    ----------
+    array : Tensor or array_like
+        Input of any shape.
+    pad_width : int or sequence
+        ``((before_0, after_0), ..., (before_n, after_n))``, or shorter forms broadcast to it
+        (``(before, after)``, ``(n,)``, ``n``); non-negative integers.
+    mode : str
+        Only ``"constant"``.
+    constant_values : scalar or sequence
+        The padding values, per axis and side as ``pad_width``; cast to the input's dtype.
+
+    Returns
+    -------
+    Tensor
+        Shape ``shape[i] + before_i + after_i``, dtype of ``array``.
+
+    Raises
+    ------
+    UnsupportedError
+        For any other ``mode``.
+    TypeError
+        If ``pad_width`` is not integral.
+    ValueError
+        For negative widths or ones that do not broadcast to ``(ndim, 2)``.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> tf.pad(tf.asarray([1, 2]), (1, 2)).tolist()
+    [0, 1, 2, 0, 0]
+    >>> tf.pad(tf.asarray([[1]]), 1, constant_values=((7, 8), (5, 6))).tolist()
+    [[5, 7, 6], [5, 1, 6], [5, 8, 6]]
+    """
+    if mode != "constant":
+        raise UnsupportedError(f"pad: mode {mode!r} is not supported (only 'constant')")
+    x = _as_tensor(array)
+    ndim = x.ndim
+    widths = _as_pairs("pad", "pad_width", pad_width, ndim, as_index=True).astype(np.int64)
+    values = _as_pairs("pad", "constant_values", constant_values, ndim, as_index=False)
+    if ndim == 0:
+        return x
+    low, high = tuple(int(w) for w in widths[:, 0]), tuple(int(w) for w in widths[:, 1])
+    if _b.any(low) or _b.any(high):
+        cfg = PadConfig(edge_padding_low=low, edge_padding_high=high, interior_padding=(0,) * ndim)
+        out = _p.pad(x, cfg)
+    else:
+        out = x
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        consts = values.astype(x.dtype)
+    started = False
+    for d in range(ndim):
+        started = started or _b.bool(consts[d, 0] != 0) or _b.bool(consts[d, 1] != 0)
+        if not started or (low[d] == 0 and high[d] == 0):
+            continue
+        n = out.shape[d]
+        keep = np.zeros(n, dtype=bool)
+        keep[low[d] : n - high[d]] = True
+        fill = np.empty(n, dtype=x.dtype)
+        fill[: low[d]] = consts[d, 0]
+        fill[n - high[d] :] = consts[d, 1]
+        fill[keep] = 0
+        shape = tuple(n if i == d else 1 for i in range(ndim))
+        out = _p.select(keep.reshape(shape), out, fill.reshape(shape))
+    return out
+
+
+def _triangle(name: str, prim_fn: Callable, m: ArrayLike, k: int) -> Tensor:
+    x = _as_tensor(m)
+    k = operator.index(k)
+    if x.ndim == 0:
+        raise ShapeError(f"{name}: input must be at least 1-d, got a 0-d tensor")
+    if x.ndim == 1:
+        x = broadcast_to(x, (x.shape[0], x.shape[0]))
+    nd = x.ndim
+    if nd == 2:
+        return prim_fn(x, k)
+    front = (nd - 2, nd - 1) + tuple(range(nd - 2))
+    back = tuple(range(2, nd)) + (0, 1)
+    return _p.transpose(prim_fn(_p.transpose(x, front), k), back)
+
+
+def tril(m: ArrayLike, k: int = 0) -> Tensor:
+    """Lower triangle of the matrices in the last two axes, as ``numpy.tril``.
+
+    Element ``[..., i, j]`` is kept where ``j - i <= k`` and zeroed elsewhere. Lowers to the
+    primitive ``prim.tril`` (which acts on axes 0 and 1) between two transposes (views).
+
+    Parameters
+    ----------
+    m : Tensor or array_like
+        Rank >= 1 (a 1-d input is broadcast to a square matrix, as NumPy).
+    k : int
+        Diagonal above which to zero (0: main, > 0 above, < 0 below).
+
+    Returns
+    -------
+    Tensor
+        Same shape (``(n, n)`` for 1-d input) and dtype.
+
+    Raises
+    ------
+    ShapeError
+        For a 0-d input.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> tf.tril(tf.asarray([[1, 2, 3], [4, 5, 6]])).tolist()
+    [[1, 0, 0], [4, 5, 0]]
+    """
+    return _triangle("tril", lambda x, k: _p.tril(x, k), m, k)
+
+
+def triu(m: ArrayLike, k: int = 0) -> Tensor:
+    """Upper triangle of the matrices in the last two axes, as ``numpy.triu``.
+
+    Element ``[..., i, j]`` is kept where ``j - i >= k`` and zeroed elsewhere. Lowers to the
+    primitive ``prim.triu`` (which acts on axes 0 and 1) between two transposes (views).
+
+    Parameters
+    ----------
+    m : Tensor or array_like
+        Rank >= 1 (a 1-d input is broadcast to a square matrix, as NumPy).
+    k : int
+        Diagonal below which to zero.
+
+    Returns
+    -------
+    Tensor
+        Same shape (``(n, n)`` for 1-d input) and dtype.
+
+    Raises
+    ------
+    ShapeError
+        For a 0-d input.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> tf.triu(tf.asarray([[1, 2, 3], [4, 5, 6]]), k=1).tolist()
+    [[0, 2, 3], [0, 0, 6]]
+    """
+    return _triangle("triu", lambda x, k: _p.triu(x, k), m, k)
+
+
+def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
+    """Diagonals of the matrices in ``(axis1, axis2)``, as ``numpy.diagonal``.
+
+    The two axes are removed and the diagonal becomes the **last** axis (NumPy's layout), of
+    length ``max(0, min(n1, n2 - offset))`` for ``offset >= 0`` (``min(n1 + offset, n2)``
+    otherwise). Lowers to a transpose and a basic slice (views) and the primitive
+    ``prim.extract_diag``.
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+        Rank >= 2.
+    offset : int
+        Diagonal offset: ``a[..., i, i + offset]``.
+    axis1, axis2 : int
+        The matrix axes (distinct; negatives allowed).
+
+    Returns
+    -------
+    Tensor
+        Rank ``a.ndim - 1``, dtype of ``a``.
+
+    Raises
+    ------
+    ShapeError
+        For rank < 2 (``ValueError``).
+    AxisError
+        If an axis is out of range.
+    ValueError
+        If ``axis1`` and ``axis2`` name the same axis.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> x = tf.asarray([[1, 2, 3], [4, 5, 6]])
+    >>> tf.diagonal(x).tolist(), x.diagonal(offset=1).tolist(), x.diagonal(-1).tolist()
+    ([1, 5], [2, 6], [4])
+    """
+    x = _as_tensor(a)
+    offset = operator.index(offset)
+    if x.ndim < 2:
+        raise ShapeError(f"diagonal: diag requires an array of at least two dimensions, got shape {tuple(x.shape)}")
+    i, j = _normalize_axes("diagonal", (axis1, axis2), x.ndim, allow_duplicates=True)
+    if i == j:
+        raise ValueError(f"diagonal: axis1 and axis2 cannot be the same (both are axis {i})")
+    rest = tuple(d for d in range(x.ndim) if d not in (i, j))
+    y = transpose(x, (i, j) + rest)
+    if offset > 0:
+        y = y[:, offset:]
+    elif offset < 0:
+        y = y[-offset:]
+    return moveaxis(_p.extract_diag(y, 0, 1), 0, -1)
+
+
+def trace(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None) -> Tensor:
+    """Sum along diagonals, as ``numpy.trace``: ``sum(diagonal(a, offset, axis1, axis2), -1)``.
+
+    The sum follows :func:`sum`'s NumPy dtype rules (bool and int32 accumulate in int64).
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+        Rank >= 2.
+    offset, axis1, axis2 : int
+        As :func:`diagonal`.
+    dtype : dtype-like, optional
+        Accumulator and result dtype.
+
+    Returns
+    -------
+    Tensor
+        Rank ``a.ndim - 2``.
+
+    Raises
+    ------
+    ShapeError, AxisError, ValueError
+        As :func:`diagonal`.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> tf.trace(tf.asarray([[1, 2], [3, 4]])).tolist()
+    5
+    """
+    return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+
+# ---------------------------------------------------------------------------------------------
 # Tensor methods and properties (attached to the class by the package)
 # ---------------------------------------------------------------------------------------------
 
@@ -2103,6 +2793,11 @@ TENSOR_METHODS: dict[str, Callable[..., Any]] = {
     "ravel": ravel,
     "squeeze": squeeze,
     "clip": _method_clip,
+    "diagonal": diagonal,
+    "trace": trace,
+    "take": take,
+    "__matmul__": _binary_method(matmul, "__matmul__", False),
+    "__rmatmul__": _binary_method(matmul, "__rmatmul__", True),
     "__floordiv__": _binary_method(floor_divide, "__floordiv__", False),
     "__rfloordiv__": _binary_method(floor_divide, "__rfloordiv__", True),
     "__mod__": _binary_method(remainder, "__mod__", False),

@@ -1,7 +1,7 @@
 """NumPy-flavoured methods of ``Tensor`` written in Python over the primitives and attached to
 the Rust class at import: ``repr``, scalar conversions (NumPy 2 rules), ``__array__``,
-``__array_ufunc__``, ``item``/``tolist``/``numpy``/``astype``/``reshape`` and the methods of
-``_numpy_api.TENSOR_METHODS``."""
+``__array_ufunc__``, ``item``/``tolist``/``numpy``/``astype``/``reshape``, the methods of
+``_numpy_api.TENSOR_METHODS`` and the ``at`` property (``_indexing``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _numpy_api
+from . import _indexing, _numpy_api
 from ._tenferro import Tensor, _implicit_session
 
 _S = _implicit_session()
@@ -153,4 +153,5 @@ def install() -> None:
         setattr(Tensor, name, fn)
     for name, fn in _numpy_api.TENSOR_PROPERTIES.items():
         setattr(Tensor, name, property(fn))
+    Tensor.at = property(_indexing.at)
     Tensor.__array_priority__ = 1000.0

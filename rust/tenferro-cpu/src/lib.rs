@@ -5,12 +5,18 @@
 // Strided loops index several parallel arrays (shape, per-operand strides, offsets) by axis.
 #![allow(clippy::needless_range_loop)]
 
+mod contraction;
 mod elementwise;
 mod map;
 pub mod math;
+pub mod plan_cache;
 mod reduce;
 mod strided;
+mod structural;
 
+pub use plan_cache::{CacheStats, PlanCache};
+
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use tenferro_ops::{Op, OutMeta};
 use tenferro_runtime::{Engine, Lending};
@@ -22,6 +28,9 @@ pub struct CpuEngine {
     pub(crate) pool: Option<rayon::ThreadPool>,
     pub(crate) threads: usize,
     pub(crate) buffer_pool: Arc<BufferPool>,
+    pub(crate) plan_cache: PlanCache,
+    /// Operands `dot_general` had to copy because their axes could not be merged.
+    pub(crate) operand_copies: AtomicU64,
     lending: Lending,
     broken: Mutex<Option<String>>,
     /// Test hook: panic inside the next `execute` (see `tf._testing`).
@@ -73,6 +82,8 @@ impl CpuEngine {
             pool,
             threads: n,
             buffer_pool: BufferPool::new(DEFAULT_POOL_LIMIT),
+            plan_cache: PlanCache::new(256),
+            operand_copies: AtomicU64::new(0),
             lending: Lending::default(),
             broken: Mutex::new(None),
             panic_next: std::sync::atomic::AtomicBool::new(false),
@@ -116,6 +127,54 @@ impl Engine for CpuEngine {
             Op::Reverse(axes) => inputs[0].reverse_view(axes),
             Op::BroadcastInDim { shape, dims } => inputs[0].broadcast_in_dim_view(shape, dims),
             Op::Reduce { op: r, axes } => reduce::reduce(self, name, *r, inputs[0], axes, shape),
+            Op::Slice(c) => structural::slice(inputs[0], c, shape),
+            Op::Pad(c) => structural::pad(self, name, inputs[0], c, shape),
+            Op::DynamicSlice { sizes } => structural::dynamic_slice(inputs[0], inputs[1], sizes),
+            Op::DynamicUpdateSlice => {
+                structural::dynamic_update_slice(self, name, inputs[0], inputs[1], inputs[2])
+            }
+            Op::Concatenate { axis } => structural::concatenate(self, name, inputs, *axis, shape),
+            Op::Gather(c) => structural::gather(self, name, inputs[0], inputs[1], c, shape),
+            Op::Scatter(c) => structural::scatter(self, name, inputs[0], inputs[1], inputs[2], c),
+            Op::ExtractDiag { a, b } => inputs[0].extract_diag_view(*a, *b),
+            Op::EmbedDiag { a, b } => structural::embed_diag(self, name, inputs[0], *a, *b, shape),
+            Op::Tril(k) => structural::triangle(self, name, inputs[0], *k, true),
+            Op::Triu(k) => structural::triangle(self, name, inputs[0], *k, false),
+            Op::DotGeneral(c) => {
+                contraction::dot_general(self, name, c, inputs[0], inputs[1], (false, false), shape)
+            }
+            Op::DotGeneralWithConj {
+                config,
+                lhs_conj,
+                rhs_conj,
+            } => contraction::dot_general(
+                self,
+                name,
+                config,
+                inputs[0],
+                inputs[1],
+                (*lhs_conj, *rhs_conj),
+                shape,
+            ),
+            Op::Matmul => {
+                let cfg = tenferro_ops::DotGeneralConfig {
+                    lhs_contracting_dims: vec![1],
+                    rhs_contracting_dims: vec![0],
+                    lhs_batch_dims: vec![],
+                    rhs_batch_dims: vec![],
+                };
+                contraction::dot_general(
+                    self,
+                    name,
+                    &cfg,
+                    inputs[0],
+                    inputs[1],
+                    (false, false),
+                    shape,
+                )
+            }
+            Op::ScaleReal(r) => contraction::scale_real(self, name, inputs[0], *r),
+            Op::ScaleComplex(c) => contraction::scale_complex(self, name, inputs[0], *c),
         }
     }
 
@@ -144,6 +203,17 @@ impl CpuEngine {
     pub fn inject_panic_on_next_op(&self) {
         self.panic_next
             .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The plan cache (GEMM layouts; later einsum and indexing plans).
+    pub fn plan_cache(&self) -> &PlanCache {
+        &self.plan_cache
+    }
+
+    /// Number of `dot_general` operands copied because their axes could not be merged.
+    pub fn operand_copies(&self) -> u64 {
+        self.operand_copies
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// A compact column-major copy of `x` in fresh storage from this engine's pool.

@@ -103,3 +103,35 @@ macro_rules! map_fn {
 map_fn!(map1, 1, [A x 0]);
 map_fn!(map2, 2, [A x 0, B y 1]);
 map_fn!(map3, 3, [A x 0, B y 1, C z 2]);
+
+/// Write `src` into the positions of `dst`, a view (same shape and dtype) of freshly allocated
+/// storage that nothing else references yet.
+pub(crate) fn assign(e: &CpuEngine, dst: &Tensor, src: &Tensor) -> Result<()> {
+    let shape = dst.shape().to_vec();
+    if dst.numel() == 0 {
+        return Ok(());
+    }
+    let src = if src.shape() == shape.as_slice() {
+        src.clone()
+    } else {
+        src.broadcast_to_view(&shape)?
+    };
+    tenferro_tensor::dispatch_dtype!(dst.dtype(), T => {
+        let plan = Plan::<2>::new(&shape, [dst, &src]);
+        let d = SendPtr(dst.storage().as_mut_ptr() as *mut T);
+        let s = SendConstPtr(src.storage().as_ptr() as *const T);
+        e.drive(dst.numel(), 1, |start, end| {
+            plan.for_runs(start, end, |_, offs, run, inner| {
+                // SAFETY: both views are in bounds; `dst` is unshared fresh storage and the
+                // chunks of different workers write disjoint positions.
+                unsafe {
+                    let (dp, sp) = (d.get().offset(offs[0]), s.get().offset(offs[1]));
+                    for i in 0..run as isize {
+                        *dp.offset(i * inner[0]) = *sp.offset(i * inner[1]);
+                    }
+                }
+            });
+        });
+    });
+    Ok(())
+}

@@ -2,6 +2,7 @@
 //! before any allocation.
 
 use crate::catalog::row;
+use crate::config::{check_range as range, rename as renamed};
 use crate::op::{Op, ReduceOp, UnaryOp};
 use tenferro_tensor::shape::{broadcast_shapes, check_permutation, checked_numel};
 use tenferro_tensor::{promote, DType, Error, Result};
@@ -57,6 +58,22 @@ pub fn infer(op: &Op, inputs: &[(DType, &[usize])]) -> Result<OutMeta> {
         operand_dtype: d,
     };
     match op {
+        Op::Slice(_)
+        | Op::Pad(_)
+        | Op::DynamicSlice { .. }
+        | Op::DynamicUpdateSlice
+        | Op::Concatenate { .. }
+        | Op::Gather(_)
+        | Op::Scatter(_)
+        | Op::ExtractDiag { .. }
+        | Op::EmbedDiag { .. }
+        | Op::Tril(_)
+        | Op::Triu(_)
+        | Op::DotGeneral(_)
+        | Op::DotGeneralWithConj { .. }
+        | Op::Matmul
+        | Op::ScaleReal(_)
+        | Op::ScaleComplex(_) => infer_structural(op, inputs),
         Op::Unary(u) => {
             let (d, s) = inputs[0];
             admit(op, d)?;
@@ -207,6 +224,382 @@ pub fn infer(op: &Op, inputs: &[(DType, &[usize])]) -> Result<OutMeta> {
                 .collect();
             Ok(same(d, &shape))
         }
+    }
+}
+
+fn index_operand(op: &str, what: &str, d: DType) -> Result<()> {
+    if d.is_int() {
+        Ok(())
+    } else {
+        Err(Error::dtype(
+            op,
+            format!("{what} must have an integer dtype, got {d}"),
+        ))
+    }
+}
+
+fn data_dtype(op: &Op, inputs: &[(DType, &[usize])]) -> Result<DType> {
+    let d = inputs
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| op.is_data_operand(*i))
+        .map(|(_, (d, _))| *d)
+        .reduce(promote)
+        .unwrap_or(DType::F64);
+    admit(op, d)?;
+    Ok(d)
+}
+
+fn out(dtype: DType, shape: Vec<usize>) -> Result<OutMeta> {
+    Ok(OutMeta {
+        dtype,
+        shape,
+        operand_dtype: dtype,
+    })
+}
+
+fn rank_check(op: &str, what: &str, got: usize, want: usize) -> Result<()> {
+    if got != want {
+        return Err(Error::shape(
+            op,
+            format!("{what} has {got} entries but the operand has rank {want}"),
+        ));
+    }
+    Ok(())
+}
+
+fn infer_structural(op: &Op, inputs: &[(DType, &[usize])]) -> Result<OutMeta> {
+    let name = op.name();
+    let d = data_dtype(op, inputs)?;
+    let s = inputs.first().map(|x| x.1).unwrap_or(&[]);
+    match op {
+        Op::Slice(c) => {
+            c.validate().map_err(|e| renamed(e, name))?;
+            rank_check(name, "starts", c.starts.len(), s.len())?;
+            let mut shape = Vec::with_capacity(s.len());
+            for i in 0..s.len() {
+                if c.limits[i] > s[i] {
+                    return Err(Error::shape(
+                        name,
+                        format!(
+                            "limit {} exceeds dimension {} of axis {i} (shape {s:?})",
+                            c.limits[i], s[i]
+                        ),
+                    ));
+                }
+                shape.push((c.limits[i] - c.starts[i]).div_ceil(c.strides[i]));
+            }
+            out(d, shape)
+        }
+        Op::Pad(c) => {
+            c.validate().map_err(|e| renamed(e, name))?;
+            rank_check(name, "edge_padding_low", c.low.len(), s.len())?;
+            let mut shape = Vec::with_capacity(s.len());
+            for i in 0..s.len() {
+                let n = s[i] as i128;
+                let body = if n == 0 {
+                    0
+                } else {
+                    n + (n - 1) * c.interior[i] as i128
+                };
+                let size = c.low[i] as i128 + c.high[i] as i128 + body;
+                if size < 0 {
+                    return Err(Error::shape(name, format!("padding low {} high {} interior {} leaves a negative size on axis {i} of shape {s:?}", c.low[i], c.high[i], c.interior[i])));
+                }
+                shape.push(usize::try_from(size).map_err(|_| Error::alloc(name, size as u128))?);
+            }
+            checked_numel(name, &shape)?;
+            out(d, shape)
+        }
+        Op::DynamicSlice { sizes } => {
+            let (id, is) = inputs[1];
+            index_operand(name, "starts", id)?;
+            if is.len() != 1 || is[0] != s.len() {
+                return Err(Error::shape(
+                    name,
+                    format!(
+                        "starts must be a rank-1 tensor of {} entries, got shape {is:?}",
+                        s.len()
+                    ),
+                ));
+            }
+            rank_check(name, "slice_sizes", sizes.len(), s.len())?;
+            for i in 0..s.len() {
+                if sizes[i] > s[i] {
+                    return Err(Error::shape(
+                        name,
+                        format!(
+                            "slice size {} exceeds dimension {} of axis {i} (shape {s:?})",
+                            sizes[i], s[i]
+                        ),
+                    ));
+                }
+            }
+            out(d, sizes.clone())
+        }
+        Op::DynamicUpdateSlice => {
+            let us = inputs[1].1;
+            let (id, is) = inputs[2];
+            index_operand(name, "starts", id)?;
+            if us.len() != s.len() {
+                return Err(Error::shape(
+                    name,
+                    format!(
+                        "update rank {} differs from operand rank {} (shapes {us:?}, {s:?})",
+                        us.len(),
+                        s.len()
+                    ),
+                ));
+            }
+            if is.len() != 1 || is[0] != s.len() {
+                return Err(Error::shape(
+                    name,
+                    format!(
+                        "starts must be a rank-1 tensor of {} entries, got shape {is:?}",
+                        s.len()
+                    ),
+                ));
+            }
+            if let Some(i) = (0..s.len()).find(|&i| us[i] > s[i]) {
+                return Err(Error::shape(
+                    name,
+                    format!("update shape {us:?} exceeds operand shape {s:?} on axis {i}"),
+                ));
+            }
+            out(d, s.to_vec())
+        }
+        Op::Concatenate { axis } => {
+            if inputs.is_empty() {
+                return Err(Error::value(name, "needs at least one operand"));
+            }
+            if *axis >= s.len() {
+                return Err(Error::axis(
+                    name,
+                    format!("axis {axis} is out of bounds for rank {}", s.len()),
+                ));
+            }
+            let mut shape = s.to_vec();
+            shape[*axis] = 0;
+            for (k, (_, t)) in inputs.iter().enumerate() {
+                if t.len() != s.len() || (0..s.len()).any(|i| i != *axis && t[i] != s[i]) {
+                    return Err(Error::shape(name, format!("operand {k} has shape {t:?}, incompatible with {s:?} along axis {axis}")));
+                }
+                shape[*axis] += t[*axis];
+            }
+            checked_numel(name, &shape)?;
+            out(d, shape)
+        }
+        Op::Gather(c) => {
+            c.validate().map_err(|e| renamed(e, name))?;
+            let (id, is) = inputs[1];
+            index_operand(name, "indices", id)?;
+            rank_check(name, "slice_sizes", c.slice_sizes.len(), s.len())?;
+            range(
+                name,
+                "collapsed_slice_dims",
+                &c.collapsed_slice_dims,
+                s.len(),
+            )?;
+            range(name, "start_index_map", &c.start_index_map, s.len())?;
+            if c.index_vector_dim > is.len() {
+                return Err(Error::axis(
+                    name,
+                    format!(
+                        "index_vector_dim {} is out of range for indices of rank {}",
+                        c.index_vector_dim,
+                        is.len()
+                    ),
+                ));
+            }
+            let nvec = if c.index_vector_dim == is.len() {
+                1
+            } else {
+                is[c.index_vector_dim]
+            };
+            if nvec != c.start_index_map.len() {
+                return Err(Error::shape(
+                    name,
+                    format!(
+                        "index vectors have {nvec} components but start_index_map {:?} has {}",
+                        c.start_index_map,
+                        c.start_index_map.len()
+                    ),
+                ));
+            }
+            for i in 0..s.len() {
+                if c.slice_sizes[i] > s[i] {
+                    return Err(Error::shape(
+                        name,
+                        format!(
+                            "slice_sizes {:?} exceed operand shape {s:?} on axis {i}",
+                            c.slice_sizes
+                        ),
+                    ));
+                }
+            }
+            if let Some(&dd) = c
+                .collapsed_slice_dims
+                .iter()
+                .find(|&&dd| c.slice_sizes[dd] != 1)
+            {
+                return Err(Error::shape(
+                    name,
+                    format!(
+                        "collapsed dimension {dd} must have slice size 1, got {}",
+                        c.slice_sizes[dd]
+                    ),
+                ));
+            }
+            let offset_sizes: Vec<usize> = (0..s.len())
+                .filter(|i| !c.collapsed_slice_dims.contains(i))
+                .map(|i| c.slice_sizes[i])
+                .collect();
+            if offset_sizes.len() != c.offset_dims.len() {
+                return Err(Error::shape(name, format!("offset_dims {:?} must list {} output axes (operand rank minus collapsed dims)", c.offset_dims, offset_sizes.len())));
+            }
+            let batch: Vec<usize> = (0..is.len())
+                .filter(|&i| i != c.index_vector_dim)
+                .map(|i| is[i])
+                .collect();
+            let rank = batch.len() + offset_sizes.len();
+            range(name, "offset_dims", &c.offset_dims, rank)?;
+            let (mut bi, mut oi) = (0, 0);
+            let mut shape = Vec::with_capacity(rank);
+            for pos in 0..rank {
+                if c.offset_dims.contains(&pos) {
+                    shape.push(offset_sizes[oi]);
+                    oi += 1;
+                } else {
+                    shape.push(batch[bi]);
+                    bi += 1;
+                }
+            }
+            checked_numel(name, &shape)?;
+            out(d, shape)
+        }
+        Op::Scatter(c) => {
+            c.validate().map_err(|e| renamed(e, name))?;
+            let (id, is) = inputs[1];
+            index_operand(name, "indices", id)?;
+            let us = inputs[2].1;
+            range(
+                name,
+                "inserted_window_dims",
+                &c.inserted_window_dims,
+                s.len(),
+            )?;
+            range(
+                name,
+                "scatter_dims_to_operand_dims",
+                &c.scatter_dims_to_operand_dims,
+                s.len(),
+            )?;
+            range(name, "update_window_dims", &c.update_window_dims, us.len())?;
+            if c.index_vector_dim > is.len() {
+                return Err(Error::axis(
+                    name,
+                    format!(
+                        "index_vector_dim {} is out of range for indices of rank {}",
+                        c.index_vector_dim,
+                        is.len()
+                    ),
+                ));
+            }
+            let nvec = if c.index_vector_dim == is.len() {
+                1
+            } else {
+                is[c.index_vector_dim]
+            };
+            if nvec != c.scatter_dims_to_operand_dims.len() {
+                return Err(Error::shape(name, format!("index vectors have {nvec} components but scatter_dims_to_operand_dims {:?} has {}", c.scatter_dims_to_operand_dims, c.scatter_dims_to_operand_dims.len())));
+            }
+            if c.update_window_dims.len() + c.inserted_window_dims.len() != s.len() {
+                return Err(Error::shape(name, format!("update_window_dims {:?} and inserted_window_dims {:?} must together cover the operand rank {}", c.update_window_dims, c.inserted_window_dims, s.len())));
+            }
+            let scatter_batch: Vec<usize> = (0..is.len())
+                .filter(|&i| i != c.index_vector_dim)
+                .map(|i| is[i])
+                .collect();
+            let update_scatter: Vec<usize> = (0..us.len())
+                .filter(|i| !c.update_window_dims.contains(i))
+                .map(|i| us[i])
+                .collect();
+            if scatter_batch != update_scatter {
+                return Err(Error::shape(name, format!("update scatter dims {update_scatter:?} must equal the index batch dims {scatter_batch:?} (updates shape {us:?}, indices shape {is:?})")));
+            }
+            let window_operand: Vec<usize> = (0..s.len())
+                .filter(|i| !c.inserted_window_dims.contains(i))
+                .collect();
+            for (k, &wd) in c.update_window_dims.iter().enumerate() {
+                if us[wd] > s[window_operand[k]] {
+                    return Err(Error::shape(
+                        name,
+                        format!(
+                            "update window axis {wd} of size {} exceeds operand axis {} of size {}",
+                            us[wd], window_operand[k], s[window_operand[k]]
+                        ),
+                    ));
+                }
+            }
+            out(d, s.to_vec())
+        }
+        Op::ExtractDiag { a, b } | Op::EmbedDiag { a, b } => {
+            let extract = matches!(op, Op::ExtractDiag { .. });
+            let rank = if extract { s.len() } else { s.len() + 1 };
+            if a == b || *a >= rank || *b >= rank {
+                return Err(Error::axis(
+                    name,
+                    format!("axes ({a}, {b}) must be distinct and below rank {rank}"),
+                ));
+            }
+            if extract {
+                let mut shape = s.to_vec();
+                shape[*a] = s[*a].min(s[*b]);
+                shape.remove(*b);
+                out(d, shape)
+            } else {
+                let src_a = if *a > *b { a - 1 } else { *a };
+                if src_a >= s.len() {
+                    return Err(Error::axis(
+                        name,
+                        format!("axis {a} is out of range for an input of rank {}", s.len()),
+                    ));
+                }
+                let mut shape = s.to_vec();
+                shape.insert(*b, s[src_a]);
+                checked_numel(name, &shape)?;
+                out(d, shape)
+            }
+        }
+        Op::Tril(_) | Op::Triu(_) => {
+            if s.len() < 2 {
+                return Err(Error::shape(
+                    name,
+                    format!("needs rank >= 2 (axes 0 and 1), got shape {s:?}"),
+                ));
+            }
+            out(d, s.to_vec())
+        }
+        Op::DotGeneral(c) | Op::DotGeneralWithConj { config: c, .. } => {
+            let shape = c.output_shape(name, s, inputs[1].1)?;
+            checked_numel(name, &shape)?;
+            out(d, shape)
+        }
+        Op::Matmul => {
+            let r = inputs[1].1;
+            if s.len() != 2 || r.len() != 2 {
+                return Err(Error::shape(name, format!("operands must be rank 2, got shapes {s:?} and {r:?} (use tf.matmul for batches)")));
+            }
+            if s[1] != r[0] {
+                return Err(Error::shape(
+                    name,
+                    format!("inner dimensions differ: {s:?} @ {r:?}"),
+                ));
+            }
+            out(d, vec![s[0], r[1]])
+        }
+        Op::ScaleReal(_) | Op::ScaleComplex(_) => out(d, s.to_vec()),
+        _ => Err(Error::unsupported(name, "not a structural op")),
     }
 }
 

@@ -6,9 +6,11 @@
 //! [`CATALOG`]. The derivative-rule table (a later crate, `tenferro-ad`) is keyed by [`OpKind`].
 
 mod catalog;
+mod config;
 mod infer;
 mod op;
 
 pub use catalog::{row, DTypeSet, Family, OpKind, OpRow, CATALOG};
+pub use config::{DotGeneralConfig, GatherConfig, PadConfig, ScatterConfig, SliceConfig};
 pub use infer::{infer, OutMeta};
 pub use op::{BinaryOp, CompareDir, Op, ReduceOp, UnaryOp};

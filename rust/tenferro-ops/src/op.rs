@@ -1,7 +1,8 @@
 //! Parameterised ops: what an engine is asked to execute.
 
 use crate::catalog::OpKind;
-use tenferro_tensor::DType;
+use crate::config::{DotGeneralConfig, GatherConfig, PadConfig, ScatterConfig, SliceConfig};
+use tenferro_tensor::{Complex64, DType};
 
 /// Elementwise unary primitives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -133,6 +134,61 @@ pub enum Op {
         /// Axes to reduce.
         axes: Vec<usize>,
     },
+    /// StableHLO `slice` (a view).
+    Slice(SliceConfig),
+    /// Zero padding (negative edges crop, interior padding).
+    Pad(PadConfig),
+    /// `dynamic_slice(x, starts)` with clamped starts; operand 1 holds the starts.
+    DynamicSlice {
+        /// Slice extent per axis.
+        sizes: Vec<usize>,
+    },
+    /// `dynamic_update_slice(x, update, starts)`; operand 2 holds the starts.
+    DynamicUpdateSlice,
+    /// Concatenate along `axis`.
+    Concatenate {
+        /// Axis (normalised).
+        axis: usize,
+    },
+    /// StableHLO `gather`; operand 1 holds integer indices.
+    Gather(GatherConfig),
+    /// StableHLO `scatter` with an add combiner; operand 1 holds integer indices.
+    Scatter(ScatterConfig),
+    /// The diagonal of axes `a`, `b` takes `a`'s place; `b` disappears (a view).
+    ExtractDiag {
+        /// First axis.
+        a: usize,
+        /// Second axis.
+        b: usize,
+    },
+    /// Inverse of `ExtractDiag`: axis `b` is re-inserted, zeros off the diagonal.
+    EmbedDiag {
+        /// Axis holding the diagonal.
+        a: usize,
+        /// Position of the re-inserted axis in the output.
+        b: usize,
+    },
+    /// Lower triangle of axes 0, 1 (keep `j - i <= k`).
+    Tril(i64),
+    /// Upper triangle of axes 0, 1 (keep `j - i >= k`).
+    Triu(i64),
+    /// `dot_general`; output `[lhs free…, rhs free…, batch…]`.
+    DotGeneral(DotGeneralConfig),
+    /// `dot_general` of the conjugated flagged operands.
+    DotGeneralWithConj {
+        /// Dimension numbers.
+        config: DotGeneralConfig,
+        /// Conjugate the left operand.
+        lhs_conj: bool,
+        /// Conjugate the right operand.
+        rhs_conj: bool,
+    },
+    /// Rank-2 matrix product.
+    Matmul,
+    /// Multiply by a real scalar (rounded for integers; bool: zero → false).
+    ScaleReal(f64),
+    /// Multiply a complex tensor by a complex scalar.
+    ScaleComplex(Complex64),
 }
 
 impl Op {
@@ -174,6 +230,22 @@ impl Op {
             Op::Reshape(_) => OpKind::Reshape,
             Op::BroadcastInDim { .. } => OpKind::BroadcastInDim,
             Op::Reverse(_) => OpKind::Reverse,
+            Op::Slice(_) => OpKind::Slice,
+            Op::Pad(_) => OpKind::Pad,
+            Op::DynamicSlice { .. } => OpKind::DynamicSlice,
+            Op::DynamicUpdateSlice => OpKind::DynamicUpdateSlice,
+            Op::Concatenate { .. } => OpKind::Concatenate,
+            Op::Gather(_) => OpKind::Gather,
+            Op::Scatter(_) => OpKind::Scatter,
+            Op::ExtractDiag { .. } => OpKind::ExtractDiag,
+            Op::EmbedDiag { .. } => OpKind::EmbedDiag,
+            Op::Tril(_) => OpKind::Tril,
+            Op::Triu(_) => OpKind::Triu,
+            Op::DotGeneral(_) => OpKind::DotGeneral,
+            Op::DotGeneralWithConj { .. } => OpKind::DotGeneralWithConj,
+            Op::Matmul => OpKind::Matmul,
+            Op::ScaleReal(_) => OpKind::ScaleReal,
+            Op::ScaleComplex(_) => OpKind::ScaleComplex,
             Op::Reduce { op, .. } => match op {
                 ReduceOp::Sum => OpKind::ReduceSum,
                 ReduceOp::Prod => OpKind::ReduceProd,
@@ -181,6 +253,17 @@ impl Op {
                 ReduceOp::Min => OpKind::ReduceMin,
                 ReduceOp::SumSquares => OpKind::ReduceSumSquares,
             },
+        }
+    }
+
+    /// Whether operand `i` is a data operand (promoted to the common dtype) rather than a
+    /// predicate or an integer index operand.
+    pub fn is_data_operand(&self, i: usize) -> bool {
+        match self {
+            Op::Select => i > 0,
+            Op::DynamicSlice { .. } | Op::Gather(_) | Op::Scatter(_) => i != 1,
+            Op::DynamicUpdateSlice => i != 2,
+            _ => true,
         }
     }
 

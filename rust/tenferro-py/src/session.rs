@@ -12,7 +12,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tenferro_cpu::CpuEngine;
-use tenferro_ops::{BinaryOp, CompareDir, Op, ReduceOp, UnaryOp};
+use tenferro_ops::{
+    BinaryOp, CompareDir, DotGeneralConfig, GatherConfig, Op, PadConfig, ReduceOp, ScatterConfig,
+    SliceConfig, UnaryOp,
+};
 use tenferro_runtime::{apply, Borrow, Engine, Runtime};
 use tenferro_tensor::dtype::scalar_default_dtype;
 use tenferro_tensor::shape::normalize_axes;
@@ -130,6 +133,30 @@ impl PyCpuEngine {
     /// Free every buffer retained by the pool.
     fn reset_buffer_pool(&self) {
         self.engine.buffer_pool().reset();
+    }
+
+    /// Statistics of the engine's prepared-plan cache (``tf.CacheStats``).
+    fn cache_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let s = self.engine.plan_cache().stats();
+        stats_class(py, "CacheStats")?.call1((
+            s.entries,
+            s.retained_bytes,
+            s.hits,
+            s.misses,
+            s.evictions,
+            s.clears,
+        ))
+    }
+
+    /// Drop every cached plan (statistics keep counting; ``clears`` increments).
+    fn clear_caches(&self) {
+        self.engine.plan_cache().clear();
+    }
+
+    /// Number of contraction operands copied because their axes could not be read in place.
+    #[getter]
+    fn operand_copies(&self) -> u64 {
+        self.engine.operand_copies()
     }
 
     /// Test hook (``tf._testing``): the next kernel on this engine panics.
@@ -519,6 +546,82 @@ fn ndim_of(py: Python<'_>, a: &Bound<'_, PyAny>) -> PyResult<usize> {
     py.import("numpy")?.getattr("ndim")?.call1((a,))?.extract()
 }
 
+fn attr_dims(
+    py: Python<'_>,
+    op: &str,
+    cfg: &Bound<'_, PyAny>,
+    field: &str,
+) -> PyResult<Vec<usize>> {
+    let v = cfg.getattr(field).map_err(|_| {
+        PyTypeError::new_err(format!("{op}: config {} has no field {field}", repr(cfg)))
+    })?;
+    let raw: Vec<i64> = v.extract().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "{op}: {field} must be a sequence of ints, got {}",
+            repr(&v)
+        ))
+    })?;
+    raw.iter()
+        .map(|&d| {
+            usize::try_from(d).map_err(|_| {
+                error(
+                    py,
+                    "AxisError",
+                    format!("{op}: {field} {raw:?} has a negative entry {d}"),
+                )
+            })
+        })
+        .collect()
+}
+
+fn attr_i64s(op: &str, cfg: &Bound<'_, PyAny>, field: &str) -> PyResult<Vec<i64>> {
+    let v = cfg.getattr(field).map_err(|_| {
+        PyTypeError::new_err(format!("{op}: config {} has no field {field}", repr(cfg)))
+    })?;
+    v.extract().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "{op}: {field} must be a sequence of ints, got {}",
+            repr(&v)
+        ))
+    })
+}
+
+fn attr_usize(py: Python<'_>, op: &str, cfg: &Bound<'_, PyAny>, field: &str) -> PyResult<usize> {
+    let v: i64 = cfg
+        .getattr(field)?
+        .extract()
+        .map_err(|_| PyTypeError::new_err(format!("{op}: {field} must be an int")))?;
+    usize::try_from(v).map_err(|_| error(py, "AxisError", format!("{op}: {field} {v} is negative")))
+}
+
+fn dot_config(py: Python<'_>, op: &str, cfg: &Bound<'_, PyAny>) -> PyResult<DotGeneralConfig> {
+    Ok(DotGeneralConfig {
+        lhs_contracting_dims: attr_dims(py, op, cfg, "lhs_contracting_dims")?,
+        rhs_contracting_dims: attr_dims(py, op, cfg, "rhs_contracting_dims")?,
+        lhs_batch_dims: attr_dims(py, op, cfg, "lhs_batch_dims")?,
+        rhs_batch_dims: attr_dims(py, op, cfg, "rhs_batch_dims")?,
+    })
+}
+
+fn axis_of(py: Python<'_>, op: &str, axis: i64, ndim: usize) -> PyResult<usize> {
+    tenferro_tensor::shape::normalize_axis(op, axis, ndim).py(py)
+}
+
+fn real_factor(op: &str, f: &Bound<'_, PyAny>) -> PyResult<f64> {
+    if f.is_instance_of::<pyo3::types::PyComplex>() {
+        return Err(PyTypeError::new_err(format!(
+            "{op}: factor must be real, got {}",
+            repr(f)
+        )));
+    }
+    f.extract::<f64>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "{op}: factor must be a real number, got {}",
+            repr(f)
+        ))
+    })
+}
+
 macro_rules! session_methods {
     (unary: [$($u:ident => $U:ident),*], binary: [$($b:ident => $B:ident),*], reduce: [$($r:ident => $R:ident),*]) => {
         #[pymethods]
@@ -609,6 +712,137 @@ macro_rules! session_methods {
             fn reverse(&self, py: Python<'_>, x: &Bound<'_, PyAny>, axes: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
                 let axes = parse_axes(py, "reverse", Some(axes), ndim_of(py, x)?)?;
                 self.dispatch(py, Op::Reverse(axes), &[x])
+            }
+
+            /// StableHLO ``slice(x, tf.SliceConfig(starts=, limits=, strides=None))`` (a view).
+            ///
+            /// Raises ``ShapeError`` for ranks/limits that do not fit ``x``.
+            fn slice(&self, py: Python<'_>, x: &Bound<'_, PyAny>, config: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+                let starts = attr_dims(py, "slice", config, "starts")?;
+                let limits = attr_dims(py, "slice", config, "limits")?;
+                let strides = match config.getattr("strides") {
+                    Ok(v) if !v.is_none() => attr_dims(py, "slice", config, "strides")?,
+                    _ => vec![1; starts.len()],
+                };
+                self.dispatch(py, Op::Slice(SliceConfig { starts, limits, strides }), &[x])
+            }
+
+            /// ``pad(x, tf.PadConfig(edge_padding_low=, edge_padding_high=, interior_padding=))``
+            /// with zeros; negative edges crop.
+            fn pad(&self, py: Python<'_>, x: &Bound<'_, PyAny>, config: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+                let c = PadConfig {
+                    low: attr_i64s("pad", config, "edge_padding_low")?,
+                    high: attr_i64s("pad", config, "edge_padding_high")?,
+                    interior: attr_dims(py, "pad", config, "interior_padding")?,
+                };
+                self.dispatch(py, Op::Pad(c), &[x])
+            }
+
+            /// ``dynamic_slice(x, starts, sizes)``: ``starts`` a rank-1 integer tensor; starts clamp.
+            fn dynamic_slice(&self, py: Python<'_>, x: &Bound<'_, PyAny>, starts: &Bound<'_, PyAny>, sizes: Vec<i64>) -> PyResult<PyTensor> {
+                let sizes = to_usize_dims("dynamic_slice", &sizes)?;
+                self.dispatch(py, Op::DynamicSlice { sizes }, &[x, starts])
+            }
+
+            /// ``dynamic_update_slice(x, update, starts)``: ``update`` written at clamped starts.
+            fn dynamic_update_slice(&self, py: Python<'_>, x: &Bound<'_, PyAny>, update: &Bound<'_, PyAny>, starts: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+                self.dispatch(py, Op::DynamicUpdateSlice, &[x, update, starts])
+            }
+
+            /// ``concatenate(xs, axis)``: tensors of equal rank joined along ``axis`` (promoted dtype).
+            fn concatenate(&self, py: Python<'_>, xs: &Bound<'_, PyAny>, axis: i64) -> PyResult<PyTensor> {
+                let items: Vec<Bound<'_, PyAny>> = xs.try_iter()?.collect::<PyResult<_>>()?;
+                if items.is_empty() {
+                    return Err(PyValueError::new_err("concatenate: need at least one tensor"));
+                }
+                let ax = axis_of(py, "concatenate", axis, ndim_of(py, &items[0])?)?;
+                let refs: Vec<&Bound<'_, PyAny>> = items.iter().collect();
+                self.dispatch(py, Op::Concatenate { axis: ax }, &refs)
+            }
+
+            /// StableHLO ``gather(x, indices, tf.GatherConfig(...))``; out-of-bounds starts clamp.
+            fn gather(&self, py: Python<'_>, x: &Bound<'_, PyAny>, indices: &Bound<'_, PyAny>, config: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+                let c = GatherConfig {
+                    offset_dims: attr_dims(py, "gather", config, "offset_dims")?,
+                    collapsed_slice_dims: attr_dims(py, "gather", config, "collapsed_slice_dims")?,
+                    start_index_map: attr_dims(py, "gather", config, "start_index_map")?,
+                    index_vector_dim: attr_usize(py, "gather", config, "index_vector_dim")?,
+                    slice_sizes: attr_dims(py, "gather", config, "slice_sizes")?,
+                };
+                self.dispatch(py, Op::Gather(c), &[x, indices])
+            }
+
+            /// StableHLO ``scatter(x, indices, updates, tf.ScatterConfig(...))`` adding at
+            /// duplicates; windows leaving ``x`` are dropped.
+            fn scatter(&self, py: Python<'_>, x: &Bound<'_, PyAny>, indices: &Bound<'_, PyAny>, updates: &Bound<'_, PyAny>, config: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+                let c = ScatterConfig {
+                    update_window_dims: attr_dims(py, "scatter", config, "update_window_dims")?,
+                    inserted_window_dims: attr_dims(py, "scatter", config, "inserted_window_dims")?,
+                    scatter_dims_to_operand_dims: attr_dims(py, "scatter", config, "scatter_dims_to_operand_dims")?,
+                    index_vector_dim: attr_usize(py, "scatter", config, "index_vector_dim")?,
+                };
+                self.dispatch(py, Op::Scatter(c), &[x, indices, updates])
+            }
+
+            /// ``extract_diag(x, axis_a=0, axis_b=1)``: the diagonal takes ``axis_a``'s place,
+            /// ``axis_b`` disappears (a view).
+            #[pyo3(signature = (x, axis_a=0, axis_b=1))]
+            fn extract_diag(&self, py: Python<'_>, x: &Bound<'_, PyAny>, axis_a: i64, axis_b: i64) -> PyResult<PyTensor> {
+                let nd = ndim_of(py, x)?;
+                let (a, b) = (axis_of(py, "extract_diag", axis_a, nd)?, axis_of(py, "extract_diag", axis_b, nd)?);
+                self.dispatch(py, Op::ExtractDiag { a, b }, &[x])
+            }
+
+            /// ``embed_diag(x, axis_a=0, axis_b=1)``: inverse of ``extract_diag``; ``axis_b`` is
+            /// re-inserted (output coordinates), zeros off the diagonal.
+            #[pyo3(signature = (x, axis_a=0, axis_b=1))]
+            fn embed_diag(&self, py: Python<'_>, x: &Bound<'_, PyAny>, axis_a: i64, axis_b: i64) -> PyResult<PyTensor> {
+                let nd = ndim_of(py, x)? + 1;
+                let (a, b) = (axis_of(py, "embed_diag", axis_a, nd)?, axis_of(py, "embed_diag", axis_b, nd)?);
+                self.dispatch(py, Op::EmbedDiag { a, b }, &[x])
+            }
+
+            /// ``tril(x, k=0)`` on axes 0 (rows) and 1 (columns): keeps ``j - i <= k``.
+            #[pyo3(signature = (x, k=0))]
+            fn tril(&self, py: Python<'_>, x: &Bound<'_, PyAny>, k: i64) -> PyResult<PyTensor> {
+                self.dispatch(py, Op::Tril(k), &[x])
+            }
+
+            /// ``triu(x, k=0)`` on axes 0 (rows) and 1 (columns): keeps ``j - i >= k``.
+            #[pyo3(signature = (x, k=0))]
+            fn triu(&self, py: Python<'_>, x: &Bound<'_, PyAny>, k: i64) -> PyResult<PyTensor> {
+                self.dispatch(py, Op::Triu(k), &[x])
+            }
+
+            /// ``dot_general(lhs, rhs, tf.DotGeneralConfig(...))``: output axes
+            /// ``[lhs free…, rhs free…, batch…]`` (batch last). GEMM through faer.
+            fn dot_general(&self, py: Python<'_>, lhs: &Bound<'_, PyAny>, rhs: &Bound<'_, PyAny>, config: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+                let c = dot_config(py, "dot_general", config)?;
+                self.dispatch(py, Op::DotGeneral(c), &[lhs, rhs])
+            }
+
+            /// ``dot_general`` of the conjugated flagged operands (no copy: faer reads the
+            /// conjugate in place).
+            fn dot_general_with_conj(&self, py: Python<'_>, lhs: &Bound<'_, PyAny>, rhs: &Bound<'_, PyAny>, config: &Bound<'_, PyAny>, lhs_conj: bool, rhs_conj: bool) -> PyResult<PyTensor> {
+                let c = dot_config(py, "dot_general_with_conj", config)?;
+                self.dispatch(py, Op::DotGeneralWithConj { config: c, lhs_conj, rhs_conj }, &[lhs, rhs])
+            }
+
+            /// Rank-2 ``matmul(a, b)`` (``tf.matmul`` / ``@`` give NumPy batching).
+            fn matmul(&self, py: Python<'_>, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+                self.dispatch(py, Op::Matmul, &[a, b])
+            }
+
+            /// ``scale_real(x, factor)``: multiply by a real Python number (integers round the
+            /// product; for bool a zero factor gives False).
+            fn scale_real(&self, py: Python<'_>, x: &Bound<'_, PyAny>, factor: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+                let f = real_factor("scale_real", factor)?;
+                self.dispatch(py, Op::ScaleReal(f), &[x])
+            }
+
+            /// ``scale_complex(x, factor)``: multiply a complex tensor by a complex number.
+            fn scale_complex(&self, py: Python<'_>, x: &Bound<'_, PyAny>, factor: num_complex::Complex64) -> PyResult<PyTensor> {
+                self.dispatch(py, Op::ScaleComplex(factor), &[x])
             }
 
             /// An untracked tensor of the session's runtime holding a copy of ``data``.

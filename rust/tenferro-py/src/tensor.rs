@@ -449,6 +449,7 @@ fn is_int_index(it: &Bound<'_, PyAny>) -> bool {
         return false;
     }
     it.hasattr("__index__").unwrap_or(false)
+        && !it.hasattr("shape").unwrap_or(true)
         && !it
             .get_type()
             .name()

@@ -113,15 +113,10 @@ pub fn apply(engine: &dyn Engine, op: &Op, inputs: &[&Tensor]) -> Result<Tensor>
         _ => {}
     }
     guarded(engine, op.name(), || {
-        let promote_from = usize::from(matches!(op, Op::Select));
-        let data_ops = matches!(
-            op,
-            Op::Unary(_) | Op::Binary(_) | Op::Compare(_) | Op::Select | Op::Clamp
-        );
         let mut converted: Vec<Tensor> = Vec::new();
         let mut idx = Vec::with_capacity(inputs.len());
         for (i, t) in inputs.iter().enumerate() {
-            if data_ops && i >= promote_from && t.dtype() != meta.operand_dtype {
+            if op.is_data_operand(i) && t.dtype() != meta.operand_dtype {
                 let m = OutMeta {
                     dtype: meta.operand_dtype,
                     shape: t.shape().to_vec(),

@@ -519,6 +519,30 @@ impl Tensor {
         Ok(self.with_meta(shape, strides, offset))
     }
 
+    /// The diagonal of axes `a` and `b` as a view: it takes `a`'s place, `b` disappears
+    /// (length `min(shape[a], shape[b])`, stride `strides[a] + strides[b]`).
+    ///
+    /// # Errors
+    /// [`Error::Axis`] for equal or out-of-range axes.
+    pub fn extract_diag_view(&self, a: usize, b: usize) -> Result<Tensor> {
+        if a == b || a >= self.ndim() || b >= self.ndim() {
+            return Err(Error::axis(
+                "extract_diag",
+                format!(
+                    "axes ({a}, {b}) must be distinct and below rank {}",
+                    self.ndim()
+                ),
+            ));
+        }
+        let mut shape = self.shape.clone();
+        let mut strides = self.strides.clone();
+        shape[a] = self.shape[a].min(self.shape[b]);
+        strides[a] = self.strides[a] + self.strides[b];
+        shape.remove(b);
+        strides.remove(b);
+        Ok(self.with_meta(shape, strides, self.offset))
+    }
+
     /// Insert a size-1 axis at `axis` (view).
     pub fn expand_dims_view(&self, axis: usize) -> Tensor {
         let mut shape = self.shape.clone();

@@ -1,0 +1,410 @@
+//! `dot_general`, `dot_general_with_conj`, `matmul`, `scale_real`, `scale_complex`.
+//!
+//! Each batch of a `dot_general` is one GEMM `[M×K]·[K×N]` where `M`/`N` merge the free axes and
+//! `K` the contracting axes of each operand. When an operand's axes chain (column-major merge),
+//! faer reads it in place through its strides — transposed, F- or C-ordered, negative steps —
+//! without a copy; only operands whose axes cannot merge are copied once into a compact layout
+//! (counted in `CpuEngine::operand_copies`). The output is compact with batch axes last, so each
+//! batch is a contiguous `M×N` column-major block. Layout decisions are cached in the engine's
+//! plan cache. Floats go through faer's GEMM (explicit `Par` inside the engine's pool); integer
+//! and bool contractions use a plain strided loop.
+
+use crate::elementwise::cast;
+use crate::map::map1;
+use crate::CpuEngine;
+use faer::{Accum, MatMut, MatRef, Par};
+use num_complex::Complex;
+use rayon::prelude::*;
+use std::sync::atomic::Ordering;
+use tenferro_ops::DotGeneralConfig;
+use tenferro_tensor::{Complex32, Complex64, DType, Element, Error, Result, Tensor};
+
+/// Merge axes (in the given order) into one column-major dimension: `(size, stride)`, or `None`
+/// when the strides do not chain.
+fn merge(shape: &[usize], strides: &[isize], axes: &[usize]) -> Option<(usize, isize)> {
+    let mut size = 1usize;
+    let mut stride: Option<isize> = None;
+    let mut next: isize = 0;
+    for &a in axes {
+        let (d, s) = (shape[a], strides[a]);
+        if d == 1 {
+            continue;
+        }
+        match stride {
+            None => {
+                stride = Some(s);
+                next = s * d as isize;
+            }
+            Some(_) => {
+                if s != next {
+                    return None;
+                }
+                next = s * d as isize;
+            }
+        }
+        size *= d;
+    }
+    Some((size, stride.unwrap_or(1)))
+}
+
+/// How one operand is read: either in place, or after a compact copy with axes permuted.
+#[derive(Clone, Debug)]
+struct Layout {
+    /// Permutation to apply before copying (`None`: read in place).
+    copy_perm: Option<Vec<usize>>,
+    /// Axes (after the optional copy) forming rows, columns and batch.
+    rows: Vec<usize>,
+    cols: Vec<usize>,
+    batch: Vec<usize>,
+}
+
+fn plan_layout(
+    t_shape: &[usize],
+    t_strides: &[isize],
+    rows: &[usize],
+    cols: &[usize],
+    batch: &[usize],
+) -> Layout {
+    if merge(t_shape, t_strides, rows).is_some() && merge(t_shape, t_strides, cols).is_some() {
+        return Layout {
+            copy_perm: None,
+            rows: rows.to_vec(),
+            cols: cols.to_vec(),
+            batch: batch.to_vec(),
+        };
+    }
+    let perm: Vec<usize> = rows.iter().chain(cols).chain(batch).copied().collect();
+    let (r, c) = (rows.len(), cols.len());
+    Layout {
+        copy_perm: Some(perm),
+        rows: (0..r).collect(),
+        cols: (r..r + c).collect(),
+        batch: (r + c..r + c + batch.len()).collect(),
+    }
+}
+
+/// The cached plan of one `dot_general` call site.
+#[derive(Debug)]
+struct GemmPlan {
+    lhs: Layout,
+    rhs: Layout,
+}
+
+/// An operand ready for GEMM: `(tensor, rows (M or K), cols (K or N), row stride, col stride,
+/// per-batch offsets)`.
+struct Operand {
+    t: Tensor,
+    rs: isize,
+    cs: isize,
+    batch_offsets: Vec<isize>,
+}
+
+fn prepare(e: &CpuEngine, name: &str, t: &Tensor, l: &Layout) -> Result<Operand> {
+    let t = match &l.copy_perm {
+        Some(perm) => {
+            e.operand_copies.fetch_add(1, Ordering::Relaxed);
+            cast(e, name, &t.transpose_view(perm)?, t.dtype())?
+        }
+        None => t.clone(),
+    };
+    let (shape, strides) = (t.shape(), t.strides());
+    let rs = merge(shape, strides, &l.rows).map(|x| x.1).unwrap_or(1);
+    let cs = merge(shape, strides, &l.cols).map(|x| x.1).unwrap_or(1);
+    // Batch offsets in column-major order of the batch axes (= output batch order).
+    let nb: usize = l.batch.iter().map(|&a| shape[a]).product();
+    let mut offs = Vec::with_capacity(nb);
+    let mut idx = vec![0usize; l.batch.len()];
+    for _ in 0..nb {
+        offs.push(
+            t.offset() as isize
+                + idx
+                    .iter()
+                    .zip(&l.batch)
+                    .map(|(&i, &a)| i as isize * strides[a])
+                    .sum::<isize>(),
+        );
+        for (k, &a) in l.batch.iter().enumerate() {
+            idx[k] += 1;
+            if idx[k] < shape[a] {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+    Ok(Operand {
+        t,
+        rs,
+        cs,
+        batch_offsets: offs,
+    })
+}
+
+fn plan_key(tag: i64, cfg: &DotGeneralConfig, lhs: &Tensor, rhs: &Tensor, extra: i64) -> Vec<i64> {
+    let mut k = vec![
+        tag,
+        extra,
+        lhs.dtype() as i64,
+        lhs.ndim() as i64,
+        rhs.ndim() as i64,
+    ];
+    for v in [
+        &cfg.lhs_contracting_dims,
+        &cfg.rhs_contracting_dims,
+        &cfg.lhs_batch_dims,
+        &cfg.rhs_batch_dims,
+    ] {
+        k.push(-1);
+        k.extend(v.iter().map(|&x| x as i64));
+    }
+    for t in [lhs, rhs] {
+        k.push(-2);
+        k.extend(t.shape().iter().map(|&x| x as i64));
+        k.extend(t.strides().iter().map(|&x| x as i64));
+    }
+    k
+}
+
+/// Send-able raw pointers for the batched loop.
+#[derive(Clone, Copy)]
+struct Ptrs<T> {
+    lhs: *const T,
+    rhs: *const T,
+    out: *mut T,
+}
+// SAFETY: inputs are read-only; each batch writes a disjoint output block.
+unsafe impl<T> Send for Ptrs<T> {}
+unsafe impl<T> Sync for Ptrs<T> {}
+impl<T> Ptrs<T> {
+    // Accessors, so closures capture the `Send` wrapper rather than its raw-pointer fields.
+    fn lhs(&self) -> *const T {
+        self.lhs
+    }
+    fn rhs(&self) -> *const T {
+        self.rhs
+    }
+    fn out(&self) -> *mut T {
+        self.out
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn gemm_batches<T>(
+    e: &CpuEngine,
+    l: &Operand,
+    r: &Operand,
+    out: &Tensor,
+    m: usize,
+    n: usize,
+    k: usize,
+    conj: (bool, bool),
+) where
+    T: Element + faer::traits::ComplexField,
+{
+    let nb = l.batch_offsets.len();
+    let p = Ptrs {
+        lhs: l.t.storage().as_ptr() as *const T,
+        rhs: r.t.storage().as_ptr() as *const T,
+        out: out.storage().as_mut_ptr() as *mut T,
+    };
+    let one = T::one_impl();
+    let run = |b: usize, par: Par| {
+        // SAFETY: offsets and strides describe in-bounds views of live storages; the output
+        // block `b` is written by this call only.
+        unsafe {
+            let a = MatRef::from_raw_parts(p.lhs().offset(l.batch_offsets[b]), m, k, l.rs, l.cs);
+            let bm = MatRef::from_raw_parts(p.rhs().offset(r.batch_offsets[b]), k, n, r.rs, r.cs);
+            let c = MatMut::from_raw_parts_mut(p.out().add(b * m * n), m, n, 1, m.max(1) as isize);
+            match conj {
+                (false, false) => faer::linalg::matmul::matmul(c, Accum::Replace, a, bm, one, par),
+                (true, false) => {
+                    faer::linalg::matmul::matmul(c, Accum::Replace, a.conjugate(), bm, one, par)
+                }
+                (false, true) => {
+                    faer::linalg::matmul::matmul(c, Accum::Replace, a, bm.conjugate(), one, par)
+                }
+                (true, true) => faer::linalg::matmul::matmul(
+                    c,
+                    Accum::Replace,
+                    a.conjugate(),
+                    bm.conjugate(),
+                    one,
+                    par,
+                ),
+            }
+        }
+    };
+    let work = m * n * k.max(1);
+    match &e.pool {
+        Some(pool) if nb >= e.threads && work * nb >= 1 << 15 && work < 1 << 18 => {
+            pool.install(|| (0..nb).into_par_iter().for_each(|b| run(b, Par::Seq)));
+        }
+        Some(pool) if work >= 1 << 15 => {
+            let par = Par::rayon(e.threads);
+            pool.install(|| (0..nb).for_each(|b| run(b, par)));
+        }
+        _ => (0..nb).for_each(|b| run(b, Par::Seq)),
+    }
+}
+
+trait IntLike: Element {
+    fn zero() -> Self;
+    fn mac(acc: Self, a: Self, b: Self) -> Self;
+}
+impl IntLike for i32 {
+    fn zero() -> Self {
+        0
+    }
+    fn mac(acc: Self, a: Self, b: Self) -> Self {
+        acc.wrapping_add(a.wrapping_mul(b))
+    }
+}
+impl IntLike for i64 {
+    fn zero() -> Self {
+        0
+    }
+    fn mac(acc: Self, a: Self, b: Self) -> Self {
+        acc.wrapping_add(a.wrapping_mul(b))
+    }
+}
+impl IntLike for bool {
+    fn zero() -> Self {
+        false
+    }
+    fn mac(acc: Self, a: Self, b: Self) -> Self {
+        acc | (a & b)
+    }
+}
+
+fn naive_batches<T: IntLike>(l: &Operand, r: &Operand, out: &Tensor, m: usize, n: usize, k: usize) {
+    let lp = l.t.storage().as_ptr() as *const T;
+    let rp = r.t.storage().as_ptr() as *const T;
+    let op = out.storage().as_mut_ptr() as *mut T;
+    for b in 0..l.batch_offsets.len() {
+        for j in 0..n {
+            for i in 0..m {
+                let mut acc = T::zero();
+                for q in 0..k {
+                    // SAFETY: in-bounds strided reads of the operand views.
+                    unsafe {
+                        let a =
+                            *lp.offset(l.batch_offsets[b] + i as isize * l.rs + q as isize * l.cs);
+                        let bb =
+                            *rp.offset(r.batch_offsets[b] + q as isize * r.rs + j as isize * r.cs);
+                        acc = T::mac(acc, a, bb);
+                    }
+                }
+                // SAFETY: fresh output, in bounds.
+                unsafe { *op.add(b * m * n + j * m + i) = acc };
+            }
+        }
+    }
+}
+
+/// `dot_general` (optionally conjugating operands); output `[lhs free…, rhs free…, batch…]`.
+pub(crate) fn dot_general(
+    e: &CpuEngine,
+    name: &str,
+    cfg: &DotGeneralConfig,
+    lhs: &Tensor,
+    rhs: &Tensor,
+    conj: (bool, bool),
+    out_shape: &[usize],
+) -> Result<Tensor> {
+    let lfree = cfg.lhs_free(lhs.ndim());
+    let rfree = cfg.rhs_free(rhs.ndim());
+    let m: usize = lfree.iter().map(|&a| lhs.shape()[a]).product();
+    let n: usize = rfree.iter().map(|&a| rhs.shape()[a]).product();
+    let k: usize = cfg
+        .lhs_contracting_dims
+        .iter()
+        .map(|&a| lhs.shape()[a])
+        .product();
+    let out = Tensor::empty(name, lhs.dtype(), out_shape, Some(&e.buffer_pool), k == 0)?;
+    if out.numel() == 0 || k == 0 {
+        return Ok(out);
+    }
+    let extra = i64::from(conj.0) + 2 * i64::from(conj.1);
+    let plan = e.plan_cache.get_or_build(
+        plan_key(1, cfg, lhs, rhs, extra),
+        |p: &GemmPlan| {
+            std::mem::size_of::<GemmPlan>()
+                + 8 * (p.lhs.rows.len() + p.rhs.rows.len() + p.lhs.cols.len() + p.rhs.cols.len())
+        },
+        || GemmPlan {
+            lhs: plan_layout(
+                lhs.shape(),
+                lhs.strides(),
+                &lfree,
+                &cfg.lhs_contracting_dims,
+                &cfg.lhs_batch_dims,
+            ),
+            rhs: plan_layout(
+                rhs.shape(),
+                rhs.strides(),
+                &cfg.rhs_contracting_dims,
+                &rfree,
+                &cfg.rhs_batch_dims,
+            ),
+        },
+    );
+    let l = prepare(e, name, lhs, &plan.lhs)?;
+    let r = prepare(e, name, rhs, &plan.rhs)?;
+    match lhs.dtype() {
+        DType::F32 => gemm_batches::<f32>(e, &l, &r, &out, m, n, k, conj),
+        DType::F64 => gemm_batches::<f64>(e, &l, &r, &out, m, n, k, conj),
+        DType::C32 => gemm_batches::<Complex32>(e, &l, &r, &out, m, n, k, conj),
+        DType::C64 => gemm_batches::<Complex64>(e, &l, &r, &out, m, n, k, conj),
+        DType::I32 => naive_batches::<i32>(&l, &r, &out, m, n, k),
+        DType::I64 => naive_batches::<i64>(&l, &r, &out, m, n, k),
+        DType::Bool => naive_batches::<bool>(&l, &r, &out, m, n, k),
+    }
+    Ok(out)
+}
+
+/// `scale_real(x, r)`: floats and complex multiply; integers round the product; bool keeps
+/// `x` unless `r == 0`.
+pub(crate) fn scale_real(e: &CpuEngine, name: &str, x: &Tensor, r: f64) -> Result<Tensor> {
+    let s = x.shape();
+    macro_rules! lift {
+        ($T:ty, $f:expr) => {
+            map1::<$T, $T>(e, name, s, x, 1, |xs, os| {
+                for (o, &v) in os.iter_mut().zip(xs) {
+                    *o = $f(v);
+                }
+            })
+        };
+    }
+    match x.dtype() {
+        DType::F32 => lift!(f32, |v: f32| v * r as f32),
+        DType::F64 => lift!(f64, |v: f64| v * r),
+        DType::C32 => lift!(Complex32, |v: Complex32| v * r as f32),
+        DType::C64 => lift!(Complex64, |v: Complex64| v * r),
+        DType::I32 => lift!(i32, |v: i32| (v as f64 * r).round() as i32),
+        DType::I64 => lift!(i64, |v: i64| (v as f64 * r).round() as i64),
+        DType::Bool => lift!(bool, |v: bool| v && r != 0.0),
+    }
+}
+
+/// `scale_complex(x, c)` for complex `x`.
+pub(crate) fn scale_complex(e: &CpuEngine, name: &str, x: &Tensor, c: Complex64) -> Result<Tensor> {
+    let s = x.shape();
+    match x.dtype() {
+        DType::C32 => {
+            let c = Complex::new(c.re as f32, c.im as f32);
+            map1::<Complex32, Complex32>(e, name, s, x, 4, |xs, os| {
+                for (o, &v) in os.iter_mut().zip(xs) {
+                    *o = v * c;
+                }
+            })
+        }
+        DType::C64 => map1::<Complex64, Complex64>(e, name, s, x, 4, |xs, os| {
+            for (o, &v) in os.iter_mut().zip(xs) {
+                *o = v * c;
+            }
+        }),
+        d => Err(Error::dtype(
+            name,
+            format!("scale_complex needs a complex tensor, got {d}"),
+        )),
+    }
+}
