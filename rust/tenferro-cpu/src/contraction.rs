@@ -235,9 +235,11 @@ fn gemm_batches<T>(
     };
     let work = m * n * k.max(1);
     match &e.pool {
-        Some(pool) if nb >= e.threads && work * nb >= 1 << 15 && work < 1 << 18 => {
+        // Many batches: one GEMM per task, each sequential.
+        Some(pool) if nb >= 2 * e.threads && work * nb >= 1 << 15 => {
             pool.install(|| (0..nb).into_par_iter().for_each(|b| run(b, Par::Seq)));
         }
+        // Few large GEMMs: faer parallelises inside each, within the engine's pool.
         Some(pool) if work >= 1 << 15 => {
             let par = Par::rayon(e.threads);
             pool.install(|| (0..nb).for_each(|b| run(b, par)));
