@@ -28,11 +28,15 @@ import numpy as _np
 from . import errors
 from ._tenferro import (
     CpuEngine,
+    ExecutionContext,
     Runtime,
     Session,
     Tensor,
+    allowed_cpus,
+    default_context,
     default_engine,
     default_runtime,
+    set_default_cpu_threads,
 )
 from ._types import BufferPoolStats, CompareDir, OpInfo
 from ._factories import arange, asarray, eye, from_dlpack, full, linspace, ones, tensor, zeros
@@ -59,11 +63,15 @@ __all__ = [
     "Runtime",
     "Session",
     "CpuEngine",
+    "ExecutionContext",
     "BufferPoolStats",
     "CompareDir",
     "OpInfo",
     "default_engine",
     "default_runtime",
+    "default_context",
+    "allowed_cpus",
+    "set_default_cpu_threads",
     "tensor",
     "asarray",
     "zeros",
