@@ -51,6 +51,7 @@ bench: $(BENCH_VENV)/.installed
 	VIRTUAL_ENV=$(CURDIR)/$(BENCH_VENV) PYO3_PYTHON=$(CURDIR)/$(BENCH_VENV)/bin/python \
 		$(BENCH_VENV)/bin/maturin develop --release -q
 	$(BENCH_VENV)/bin/python benches/bench_ops.py
+	$(BENCH_VENV)/bin/python benches/bench_engines.py
 
 clean:
 	rm -rf $(VENV) $(BENCH_VENV) target

@@ -28,11 +28,15 @@ import numpy as _np
 from . import errors
 from ._tenferro import (
     CpuEngine,
+    ExecutionContext,
     Runtime,
     Session,
     Tensor,
+    allowed_cpus,
+    default_context,
     default_engine,
     default_runtime,
+    set_default_cpu_threads,
 )
 from ._types import (
     BufferPoolStats,
@@ -68,6 +72,7 @@ __all__ = [
     "Runtime",
     "Session",
     "CpuEngine",
+    "ExecutionContext",
     "BufferPoolStats",
     "CompareDir",
     "OpInfo",
@@ -78,6 +83,9 @@ __all__ = [
     "DotGeneralConfig",
     "default_engine",
     "default_runtime",
+    "default_context",
+    "allowed_cpus",
+    "set_default_cpu_threads",
     "tensor",
     "asarray",
     "zeros",

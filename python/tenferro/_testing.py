@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._tenferro import CpuEngine
+from ._tenferro import CpuEngine, _fail_next_affinity_handshake, _fail_next_pool_build
 
 
 def panic_on_next_op(engine: CpuEngine) -> None:
@@ -12,3 +12,22 @@ def panic_on_next_op(engine: CpuEngine) -> None:
     broken (later ops raise the same error) and leave the interpreter running.
     """
     engine._inject_panic_on_next_op()
+
+
+def fail_next_pool_build() -> None:
+    """Make the next worker-pool build fail.
+
+    An explicit ``CpuEngine(threads=n)`` / ``CpuEngine(pin=...)`` then raises
+    :class:`tenferro.errors.CpuThreadError` with reason ``POOL``; a default ``CpuEngine()``
+    falls back to a serial engine without fixing the process default.
+    """
+    _fail_next_pool_build()
+
+
+def fail_next_affinity_handshake() -> None:
+    """Make worker 0 of the next pinned pool report a mask other than its pin.
+
+    ``CpuEngine(pin=...)`` then raises :class:`tenferro.errors.CpuThreadError` with reason
+    ``AFFINITY``.
+    """
+    _fail_next_affinity_handshake()

@@ -234,7 +234,7 @@ fn gemm_batches<T>(
         }
     };
     let work = m * n * k.max(1);
-    match &e.pool {
+    match e.parallel_pool() {
         // Many batches: one GEMM per task, each sequential.
         Some(pool) if nb >= 2 * e.threads && work * nb >= 1 << 15 => {
             pool.install(|| (0..nb).into_par_iter().for_each(|b| run(b, Par::Seq)));

@@ -13,6 +13,7 @@ pub mod plan_cache;
 mod reduce;
 mod strided;
 mod structural;
+pub mod threads;
 
 pub use plan_cache::{CacheStats, PlanCache};
 
@@ -21,12 +22,14 @@ use std::sync::{Arc, Mutex};
 use tenferro_ops::{Op, OutMeta};
 use tenferro_runtime::{Engine, Lending};
 use tenferro_tensor::storage::DEFAULT_POOL_LIMIT;
-use tenferro_tensor::{BufferPool, CpuThreadReason, Error, Result, Tensor};
+use tenferro_tensor::{BufferPool, Error, Result, Tensor};
+pub use threads::{allowed_cpus, record_main_snapshot, set_default_cpu_threads, WorkerInfo};
 
 /// The CPU engine: a worker pool (absent for a serial engine), a buffer pool and lending state.
 pub struct CpuEngine {
     pub(crate) pool: Option<rayon::ThreadPool>,
     pub(crate) threads: usize,
+    workers: Vec<WorkerInfo>,
     pub(crate) buffer_pool: Arc<BufferPool>,
     pub(crate) plan_cache: PlanCache,
     /// Operands `dot_general` had to copy because their axes could not be merged.
@@ -37,57 +40,104 @@ pub struct CpuEngine {
     panic_next: std::sync::atomic::AtomicBool,
 }
 
-/// The platform's available parallelism (honours the affinity mask and cgroup quotas).
+/// The platform's available parallelism (honours the calling thread's affinity mask and cgroup
+/// quotas).
 pub fn available_parallelism() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 impl CpuEngine {
-    /// An engine with `threads` workers (`None`: the platform's available parallelism); one
-    /// thread gives a serial engine that runs on the caller's thread.
+    /// An engine with `threads` workers; one thread gives a serial engine that runs on the
+    /// caller's thread. `None` is the default construction of `engines.md`: the count set by
+    /// [`set_default_cpu_threads`], else `RAYON_NUM_THREADS` / `RAYON_RS_NUM_CPUS`, else the
+    /// available parallelism under the main thread's CPU snapshot; the first success fixes it for
+    /// the process. A default construction whose pool cannot be built falls back to a serial
+    /// engine without fixing the count.
     ///
     /// # Errors
-    /// [`Error::CpuThread`] with reason `ZeroThreads` for `Some(0)`, `Pool` if the pool cannot be
-    /// built.
+    /// [`Error::CpuThread`] with reason `ZeroThreads` for `Some(0)`, `Pool` if an explicit pool
+    /// cannot be built.
+    ///
+    /// # Examples
+    /// ```
+    /// let e = tenferro_cpu::CpuEngine::new(Some(1)).unwrap();
+    /// assert!(e.worker_info().is_empty()); // serial: no workers
+    /// ```
     pub fn new(threads: Option<usize>) -> Result<CpuEngine> {
-        let n = match threads {
-            Some(0) => {
-                return Err(Error::cpu_thread(
-                    "CpuEngine",
-                    CpuThreadReason::ZeroThreads,
-                    "threads=0: an engine needs at least one thread",
-                ))
+        match threads {
+            Some(0) => Err(threads::zero_threads("CpuEngine")),
+            Some(1) => Ok(CpuEngine::serial()),
+            Some(n) => {
+                let (pool, workers) = threads::build_pool(n, None)?;
+                Ok(CpuEngine::from_parts(Some(pool), n, workers))
             }
-            Some(n) => n,
-            None => available_parallelism(),
-        };
-        let pool = if n == 1 {
-            None
-        } else {
-            Some(
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(n)
-                    .thread_name(|i| format!("tenferro-cpu-{i}"))
-                    .build()
-                    .map_err(|e| {
-                        Error::cpu_thread(
-                            "CpuEngine",
-                            CpuThreadReason::Pool,
-                            format!("cannot build a pool of {n} threads: {e}"),
-                        )
-                    })?,
-            )
-        };
-        Ok(CpuEngine {
+            None => Ok(threads::with_default_count(|n| {
+                if n == 1 {
+                    return (CpuEngine::serial(), false);
+                }
+                match threads::build_pool(n, None) {
+                    Ok((pool, workers)) => (CpuEngine::from_parts(Some(pool), n, workers), false),
+                    Err(_) => (CpuEngine::serial(), true),
+                }
+            })),
+        }
+    }
+
+    /// An engine whose worker `i` is pinned to CPU `cpus[i]`, each pin verified by reading the
+    /// worker's mask back from the kernel.
+    ///
+    /// # Errors
+    /// [`Error::CpuThread`] with reason `EmptyCpuList`, `DuplicateCpu`, `CpuNotAllowed` (not in
+    /// [`allowed_cpus`]), `UnsupportedPlatform` (not Linux), `Affinity` (a worker failed its
+    /// handshake) or `Pool`.
+    pub fn pinned(cpus: &[usize]) -> Result<CpuEngine> {
+        threads::check_pin(cpus)?;
+        let (pool, workers) = threads::build_pool(cpus.len(), Some(cpus.to_vec()))?;
+        Ok(CpuEngine::from_parts(Some(pool), cpus.len(), workers))
+    }
+
+    fn serial() -> CpuEngine {
+        CpuEngine::from_parts(None, 1, Vec::new())
+    }
+
+    fn from_parts(
+        pool: Option<rayon::ThreadPool>,
+        threads: usize,
+        workers: Vec<WorkerInfo>,
+    ) -> CpuEngine {
+        CpuEngine {
             pool,
-            threads: n,
+            threads,
+            workers,
             buffer_pool: BufferPool::new(DEFAULT_POOL_LIMIT),
             plan_cache: PlanCache::new(256),
             operand_copies: AtomicU64::new(0),
             lending: Lending::default(),
             broken: Mutex::new(None),
             panic_next: std::sync::atomic::AtomicBool::new(false),
-        })
+        }
+    }
+
+    /// What each worker reported when it started (empty for a serial engine).
+    pub fn worker_info(&self) -> &[WorkerInfo] {
+        &self.workers
+    }
+
+    /// The pool to split work across, or `None` to run inline: a serial engine, or a call made
+    /// from one of this engine's own workers (which must not wait on its own pool).
+    #[inline]
+    pub(crate) fn parallel_pool(&self) -> Option<&rayon::ThreadPool> {
+        self.pool
+            .as_ref()
+            .filter(|p| p.current_thread_index().is_none())
+    }
+
+    /// Run `f` on one of this engine's workers (inline for a serial engine).
+    pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        match &self.pool {
+            Some(p) => p.install(f),
+            None => f(),
+        }
     }
 }
 
@@ -299,6 +349,48 @@ mod tests {
         let neg = Tensor::from_vec(&[1], vec![-1i64]).unwrap();
         let q = apply(&e, &Op::Binary(BinaryOp::Div), &[&m, &neg]).unwrap();
         assert_eq!(q.to_vec::<i64>(), vec![i64::MIN]);
+    }
+
+    #[test]
+    fn work_from_an_own_worker_runs_inline() {
+        let e = CpuEngine::new(Some(2)).unwrap();
+        assert_eq!(e.worker_info().len(), 2);
+        let n = 1 << 18;
+        let a = t(&[n], vec![1.0; n]);
+        // On a worker of `e`, a large op must not wait on `e`'s own pool.
+        let s = e.install(|| {
+            assert!(e.parallel_pool().is_none());
+            let sum = apply(
+                &e,
+                &Op::Reduce {
+                    op: ReduceOp::Sum,
+                    axes: vec![0],
+                },
+                &[&a],
+            )
+            .unwrap();
+            let y = apply(&e, &Op::Unary(UnaryOp::Exp), &[&a]).unwrap();
+            (sum.to_vec::<f64>()[0], y.to_vec::<f64>()[n - 1])
+        });
+        assert_eq!(s.0, n as f64);
+        assert!((s.1 - 1f64.exp()).abs() < 1e-15);
+        assert!(e.parallel_pool().is_some());
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn pinned_workers_and_engines_built_inside_them() {
+        let allowed = allowed_cpus().to_vec();
+        let cpu = *allowed.last().unwrap();
+        let e = CpuEngine::pinned(&[cpu]).unwrap();
+        let w = &e.worker_info()[0];
+        assert_eq!(w.cpus, vec![cpu]);
+        assert_eq!(threads::affinity::get(w.tid).unwrap(), vec![cpu]);
+        // An engine built on the pinned worker still spans the main thread's snapshot.
+        let inner = e.install(|| CpuEngine::new(Some(2)).unwrap());
+        for w in inner.worker_info() {
+            assert_eq!(w.cpus, allowed);
+        }
     }
 
     #[test]

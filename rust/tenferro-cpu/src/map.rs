@@ -13,8 +13,9 @@ pub(crate) const PAR_MIN_WORK: usize = 1 << 16;
 impl CpuEngine {
     /// Run `body(start, end)` over `[0, numel)`, split across the pool when the work is large.
     pub(crate) fn drive(&self, numel: usize, cost: usize, body: impl Fn(usize, usize) + Sync) {
-        match &self.pool {
-            Some(pool) if numel.saturating_mul(cost) >= PAR_MIN_WORK && numel >= 2 * BLOCK => {
+        // Size first: the tiny-op path never looks at the pool.
+        if numel.saturating_mul(cost) >= PAR_MIN_WORK && numel >= 2 * BLOCK {
+            if let Some(pool) = self.parallel_pool() {
                 let chunks = (self.threads * 4).min(numel / BLOCK).max(1);
                 let per = numel.div_ceil(chunks).next_multiple_of(64);
                 pool.install(|| {
@@ -28,9 +29,10 @@ impl CpuEngine {
                         }
                     })
                 });
+                return;
             }
-            _ => body(0, numel),
         }
+        body(0, numel);
     }
 
     /// A fresh compact output tensor from the engine's buffer pool.

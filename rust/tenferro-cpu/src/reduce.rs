@@ -245,14 +245,14 @@ fn run<T: Element, R: Reducer<T>>(
         }
     };
     let threads = e.threads;
-    if k_total >= 2 * threads || e.pool.is_none() || space.numel < (1 << 15) {
+    if k_total >= 2 * threads || e.parallel_pool().is_none() || space.numel < (1 << 15) {
         e.drive(k_total, space.numel.max(1), |k0, k1| {
             for k in k0..k1 {
                 // SAFETY: disjoint output positions.
                 unsafe { *optr.get().add(k) = fold_all(k) };
             }
         });
-    } else if let Some(pool) = &e.pool {
+    } else if let Some(pool) = e.parallel_pool() {
         let chunks = threads * 4;
         let per = space.numel.div_ceil(chunks).max(1);
         for k in 0..k_total {

@@ -1,6 +1,7 @@
 //! `tenferro._tenferro`: the only PyO3 crate. Thin wrappers over the core crates, NumPy and
 //! DLPack interop, the mapping of core errors to `tenferro.errors`, and module init.
 
+mod context;
 mod convert;
 mod dlpack;
 mod errors;
@@ -113,8 +114,11 @@ fn _full(
 
 #[pymodule]
 fn _tenferro(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // The importing thread's CPU mask is "the main thread's snapshot" that pools span.
+    tenferro_cpu::record_main_snapshot();
     m.add_class::<tensor::PyTensor>()?;
     session::register(m)?;
+    context::register(m)?;
     m.add_function(wrap_pyfunction!(_catalog, m)?)?;
     m.add_function(wrap_pyfunction!(_from_numpy, m)?)?;
     m.add_function(wrap_pyfunction!(_full, m)?)?;

@@ -1,15 +1,16 @@
 //! Runtimes, engines, sessions, the context-local mode state, and `dispatch`, the one path by
 //! which every Python call reaches `tenferro_runtime::apply`.
 
+use crate::context::ContextInner;
 use crate::convert::{dtype_from_py, repr, scalar_tensor, view_of_ndarray, weak_scalar};
-use crate::errors::{error, PyResultExt};
+use crate::errors::{error, to_pyerr, PyResultExt};
 use crate::tensor::PyTensor;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyModule, PyTuple};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 use tenferro_cpu::CpuEngine;
 use tenferro_ops::{
@@ -19,7 +20,7 @@ use tenferro_ops::{
 use tenferro_runtime::{apply, Borrow, Engine, Runtime};
 use tenferro_tensor::dtype::scalar_default_dtype;
 use tenferro_tensor::shape::normalize_axes;
-use tenferro_tensor::{promote, promote_weak, Scalar, Tensor};
+use tenferro_tensor::{promote, promote_weak, CpuThreadReason, Scalar, Tensor};
 
 /// Elements above which a kernel runs with the GIL released (measured: below this, releasing
 /// and re-acquiring the GIL costs more than the kernel).
@@ -29,15 +30,34 @@ const DETACH_MIN_ELEMENTS: usize = 1 << 14;
 #[pyclass(module = "tenferro", name = "Runtime", frozen, weakref)]
 pub struct PyRuntime {
     pub(crate) inner: Runtime,
+    /// The execution context that owns this runtime (set once; weak, so a dead context no longer
+    /// decides which engine runs the runtime's implicit ops).
+    pub(crate) owner: OnceLock<Weak<ContextInner>>,
+}
+
+impl PyRuntime {
+    pub(crate) fn fresh() -> PyRuntime {
+        PyRuntime {
+            inner: Runtime::new(),
+            owner: OnceLock::new(),
+        }
+    }
+
+    /// The engine of the live context owning this runtime.
+    #[inline]
+    fn owner_engine(&self) -> Option<Arc<CpuEngine>> {
+        self.owner
+            .get()
+            .and_then(Weak::upgrade)
+            .map(|c| c.engine.clone())
+    }
 }
 
 #[pymethods]
 impl PyRuntime {
     #[new]
     fn new() -> Self {
-        PyRuntime {
-            inner: Runtime::new(),
-        }
+        PyRuntime::fresh()
     }
 
     /// Process-unique id of this runtime.
@@ -60,6 +80,21 @@ impl PyRuntime {
         engine: Py<PyCpuEngine>,
         timeout: Option<f64>,
     ) -> PyResult<PySession> {
+        PySession::explicit(slf.clone().unbind(), engine, timeout)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Runtime(id={})", self.inner.id())
+    }
+}
+
+impl PySession {
+    /// A session lending `engine` to `runtime` (``rt.session`` / ``ctx.session``).
+    pub(crate) fn explicit(
+        runtime: Py<PyRuntime>,
+        engine: Py<PyCpuEngine>,
+        timeout: Option<f64>,
+    ) -> PyResult<PySession> {
         if let Some(t) = timeout {
             if !(t >= 0.0 && t.is_finite()) {
                 return Err(PyValueError::new_err(format!(
@@ -68,19 +103,36 @@ impl PyRuntime {
             }
         }
         Ok(PySession {
-            target: Some((slf.clone().unbind(), engine)),
+            target: Some((runtime, engine)),
             timeout,
             active: AtomicBool::new(false),
             token: Mutex::new(None),
         })
     }
-
-    fn __repr__(&self) -> String {
-        format!("Runtime(id={})", self.inner.id())
-    }
 }
 
-/// `tf.CpuEngine(threads=None)`.
+/// `tf.CpuEngine(threads=None, pin=None)`: a CPU engine (engines.md, thread policy).
+///
+/// Parameters
+/// ----------
+/// threads : int, optional
+///     Number of workers. ``None``: the process default (``tf.set_default_cpu_threads``, else
+///     ``RAYON_NUM_THREADS``, else ``RAYON_RS_NUM_CPUS``, else the available parallelism under
+///     the main thread's affinity mask and cgroup quota), fixed by the first such construction.
+///     ``1`` gives a serial engine that runs on the caller's thread.
+/// pin : sequence of int, optional
+///     Pin worker ``i`` to CPU ``pin[i]`` (Linux), verified by reading each worker's mask back.
+///     ``threads``, when also given, must equal ``len(pin)``.
+///
+/// Raises
+/// ------
+/// tenferro.errors.CpuThreadError
+///     ``reason`` ``ZERO_THREADS`` (``threads`` < 1), ``EMPTY_CPU_LIST``, ``DUPLICATE_CPU``,
+///     ``CPU_NOT_ALLOWED`` (not in ``tf.allowed_cpus()``), ``UNSUPPORTED_PLATFORM`` (``pin``
+///     off Linux), ``AFFINITY`` (a worker failed its pin handshake), ``POOL`` (an explicit pool
+///     could not be built; a default construction falls back to a serial engine instead).
+/// ValueError
+///     ``threads`` differs from ``len(pin)``.
 #[pyclass(module = "tenferro", name = "CpuEngine", frozen, weakref)]
 pub struct PyCpuEngine {
     pub(crate) engine: Arc<CpuEngine>,
@@ -93,20 +145,45 @@ fn stats_class<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> 
 #[pymethods]
 impl PyCpuEngine {
     #[new]
-    #[pyo3(signature = (threads=None))]
-    fn new(py: Python<'_>, threads: Option<i64>) -> PyResult<Self> {
+    #[pyo3(signature = (threads=None, pin=None))]
+    pub(crate) fn new(
+        py: Python<'_>,
+        threads: Option<i64>,
+        pin: Option<Vec<i64>>,
+    ) -> PyResult<Self> {
         let threads = match threads {
-            Some(n) if n < 0 => {
-                return Err(error(
+            Some(n) if n < 1 => {
+                return Err(to_pyerr(
                     py,
-                    "CpuThreadError",
-                    format!("CpuEngine: threads={n} must be positive"),
+                    tenferro_tensor::Error::cpu_thread(
+                        "CpuEngine",
+                        CpuThreadReason::ZeroThreads,
+                        format!("threads={n}: an engine needs at least one thread"),
+                    ),
                 ))
             }
-            Some(n) => Some(n as usize),
+            Some(n) => Some(usize::try_from(n).unwrap_or(usize::MAX)),
             None => None,
         };
-        let engine = py.detach(|| CpuEngine::new(threads)).py(py)?;
+        let engine = match pin {
+            None => py.detach(|| CpuEngine::new(threads)).py(py)?,
+            Some(pin) => {
+                if let Some(n) = threads {
+                    if n != pin.len() {
+                        return Err(PyValueError::new_err(format!(
+                            "CpuEngine: threads={n} differs from len(pin)={} (pin sets one worker per CPU)",
+                            pin.len()
+                        )));
+                    }
+                }
+                // A negative CPU is never allowed: map it past every real CPU.
+                let cpus: Vec<usize> = pin
+                    .iter()
+                    .map(|&c| usize::try_from(c).unwrap_or(usize::MAX))
+                    .collect();
+                py.detach(|| CpuEngine::pinned(&cpus)).py(py)?
+            }
+        };
         Ok(PyCpuEngine {
             engine: Arc::new(engine),
         })
@@ -118,8 +195,25 @@ impl PyCpuEngine {
         self.engine.num_threads()
     }
 
+    /// The CPUs each worker may run on, as the worker read its own mask back when it started
+    /// (sorted lists, one per worker; ``[]`` for a serial engine or off Linux).
+    #[getter]
+    fn worker_cpus(&self) -> Vec<Vec<usize>> {
+        self.engine
+            .worker_info()
+            .iter()
+            .map(|w| w.cpus.clone())
+            .collect()
+    }
+
+    /// OS thread ids of the workers (for ``os.sched_getaffinity(tid)``; ``[]`` when serial).
+    #[getter]
+    fn worker_tids(&self) -> Vec<i64> {
+        self.engine.worker_info().iter().map(|w| w.tid).collect()
+    }
+
     /// Statistics of the engine's buffer pool (``tf.BufferPoolStats``).
-    fn buffer_pool_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+    pub(crate) fn buffer_pool_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let s = self.engine.buffer_pool().stats();
         stats_class(py, "BufferPoolStats")?.call1((
             s.buffers,
@@ -174,6 +268,48 @@ impl PyCpuEngine {
     }
 }
 
+/// Sorted CPUs the main thread may run on (its mask when ``tenferro`` was imported).
+///
+/// Returns
+/// -------
+/// list of int
+///     CPU numbers usable in ``tf.CpuEngine(pin=...)``.
+#[pyfunction]
+pub fn allowed_cpus() -> Vec<usize> {
+    tenferro_cpu::allowed_cpus().to_vec()
+}
+
+/// Fix the worker count of every later default ``tf.CpuEngine()`` (and ``tf.default_engine()``).
+///
+/// Parameters
+/// ----------
+/// n : int
+///     Worker count, at least 1 (1: serial engines).
+///
+/// Raises
+/// ------
+/// tenferro.errors.AlreadyInitializedError
+///     A default engine was already built, which fixed the count for the process.
+/// tenferro.errors.CpuThreadError
+///     ``n`` < 1 (``reason`` ``ZERO_THREADS``).
+#[pyfunction]
+pub fn set_default_cpu_threads(py: Python<'_>, n: i64) -> PyResult<()> {
+    let n = usize::try_from(n).unwrap_or(0);
+    tenferro_cpu::set_default_cpu_threads(n).py(py)
+}
+
+/// Test hook: the next pool build fails.
+#[pyfunction]
+pub fn _fail_next_pool_build() {
+    tenferro_cpu::threads::fail_next_pool_build();
+}
+
+/// Test hook: the next pinned pool's worker 0 reports a wrong mask.
+#[pyfunction]
+pub fn _fail_next_affinity_handshake() {
+    tenferro_cpu::threads::fail_next_affinity_handshake();
+}
+
 static DEFAULT_RUNTIME: PyOnceLock<Py<PyRuntime>> = PyOnceLock::new();
 static DEFAULT_ENGINE: PyOnceLock<Py<PyCpuEngine>> = PyOnceLock::new();
 static STATE_VAR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -182,7 +318,7 @@ static STATE_VAR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 #[pyfunction]
 pub fn default_runtime(py: Python<'_>) -> PyResult<Py<PyRuntime>> {
     DEFAULT_RUNTIME
-        .get_or_try_init(py, || Py::new(py, PyRuntime::new()))
+        .get_or_try_init(py, || Py::new(py, PyRuntime::fresh()))
         .map(|r| r.clone_ref(py))
 }
 
@@ -190,7 +326,7 @@ pub fn default_runtime(py: Python<'_>) -> PyResult<Py<PyRuntime>> {
 #[pyfunction]
 pub fn default_engine(py: Python<'_>) -> PyResult<Py<PyCpuEngine>> {
     DEFAULT_ENGINE
-        .get_or_try_init(py, || Py::new(py, PyCpuEngine::new(py, None)?))
+        .get_or_try_init(py, || Py::new(py, PyCpuEngine::new(py, None, None)?))
         .map(|r| r.clone_ref(py))
 }
 
@@ -359,16 +495,20 @@ impl PySession {
                 release: false,
             });
         }
-        // Implicit: innermost active session of this context, else default engine.
+        // Implicit: the innermost active session of this context; else the engine of the context
+        // owning the first tensor's runtime (while it lives); else the default context's.
         let state = current_state(py)?;
         if let Some(s) = state.get().sessions.last() {
             return s.get().resolve(py, name, first_rt);
         }
-        let runtime = match first_rt {
-            Some(r) => r.clone_ref(py),
-            None => default_runtime(py)?,
+        let (runtime, owned) = match first_rt {
+            Some(r) => (r.clone_ref(py), r.get().owner_engine()),
+            None => (default_runtime(py)?, None),
         };
-        let engine = default_engine(py)?.get().engine.clone();
+        let engine = match owned {
+            Some(e) => e,
+            None => default_engine(py)?.get().engine.clone(),
+        };
         let borrow = match engine.lending().acquire(name, Some(Duration::ZERO), false) {
             Ok(b) => b,
             Err(_) => {
@@ -950,6 +1090,10 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ModeState>()?;
     m.add_function(wrap_pyfunction!(default_runtime, m)?)?;
     m.add_function(wrap_pyfunction!(default_engine, m)?)?;
+    m.add_function(wrap_pyfunction!(allowed_cpus, m)?)?;
+    m.add_function(wrap_pyfunction!(set_default_cpu_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(_fail_next_pool_build, m)?)?;
+    m.add_function(wrap_pyfunction!(_fail_next_affinity_handshake, m)?)?;
     m.add_function(wrap_pyfunction!(_state_var, m)?)?;
     m.add_function(wrap_pyfunction!(_implicit_session, m)?)?;
     Ok(())

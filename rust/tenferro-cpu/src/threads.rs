@@ -1,0 +1,458 @@
+//! The CPU thread policy of `engines.md`: the process-wide default worker count (resolved once,
+//! then fixed), CPU affinity (Linux), and building worker pools on a helper thread whose mask is
+//! the main thread's snapshot, with per-worker pinning verified by reading the mask back.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Mutex, OnceLock};
+use std::time::Duration;
+use tenferro_tensor::{CpuThreadReason, Error, Result};
+
+/// What one worker reported from its start handler.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WorkerInfo {
+    /// OS thread id (Linux `gettid`; 0 elsewhere).
+    pub tid: i64,
+    /// The CPUs the worker may run on, read back from the kernel after pinning (sorted; empty
+    /// where the platform does not report affinity).
+    pub cpus: Vec<usize>,
+}
+
+/// Linux affinity through `sched_{get,set}affinity` with a dynamically sized mask.
+#[cfg(target_os = "linux")]
+pub mod affinity {
+    use std::io;
+
+    const WORD_BITS: usize = u64::BITS as usize;
+
+    /// The calling thread's OS id.
+    pub fn gettid() -> i64 {
+        // SAFETY: `gettid` has no preconditions.
+        unsafe { libc::syscall(libc::SYS_gettid) as i64 }
+    }
+
+    /// The CPUs thread `tid` may run on (`0`: the calling thread), sorted. The mask buffer starts
+    /// at 1024 CPUs and doubles while the kernel answers `EINVAL` (its mask is larger), so
+    /// machines with more than 1024 CPUs are handled.
+    ///
+    /// # Errors
+    /// The OS error of `sched_getaffinity` (other than the size retry).
+    pub fn get(tid: i64) -> io::Result<Vec<usize>> {
+        let mut words = 1024 / WORD_BITS;
+        loop {
+            let mut mask = vec![0u64; words];
+            let bytes = words * std::mem::size_of::<u64>();
+            // SAFETY: `mask` is `bytes` long and writable; the kernel writes at most `bytes`.
+            let rc = unsafe {
+                libc::sched_getaffinity(
+                    tid as libc::pid_t,
+                    bytes,
+                    mask.as_mut_ptr().cast::<libc::cpu_set_t>(),
+                )
+            };
+            if rc == 0 {
+                return Ok(cpus_of(&mask));
+            }
+            let err = io::Error::last_os_error();
+            if err.raw_os_error() == Some(libc::EINVAL) && words < (1 << 20) {
+                words *= 2;
+                continue;
+            }
+            return Err(err);
+        }
+    }
+
+    /// Restrict thread `tid` (`0`: the calling thread) to `cpus`.
+    ///
+    /// # Errors
+    /// The OS error of `sched_setaffinity` (`EINVAL` when no CPU of the set is usable).
+    pub fn set(tid: i64, cpus: &[usize]) -> io::Result<()> {
+        let max = cpus.iter().copied().max().unwrap_or(0);
+        let words = (max / WORD_BITS + 1).max(1024 / WORD_BITS);
+        let mut mask = vec![0u64; words];
+        for &c in cpus {
+            mask[c / WORD_BITS] |= 1u64 << (c % WORD_BITS);
+        }
+        let bytes = words * std::mem::size_of::<u64>();
+        // SAFETY: `mask` is `bytes` long; the kernel only reads it.
+        let rc = unsafe {
+            libc::sched_setaffinity(
+                tid as libc::pid_t,
+                bytes,
+                mask.as_ptr().cast::<libc::cpu_set_t>(),
+            )
+        };
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        }
+    }
+
+    /// The set bits of a mask, ascending.
+    pub fn cpus_of(mask: &[u64]) -> Vec<usize> {
+        let mut out = Vec::new();
+        for (w, &word) in mask.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let b = bits.trailing_zeros() as usize;
+                out.push(w * WORD_BITS + b);
+                bits &= bits - 1;
+            }
+        }
+        out
+    }
+}
+
+static MAIN_SNAPSHOT: OnceLock<Vec<usize>> = OnceLock::new();
+
+/// Record the calling thread's allowed CPUs as "the main thread's snapshot" (done once, at
+/// module import, on the importing thread); later calls keep the first snapshot.
+pub fn record_main_snapshot() {
+    let _ = allowed_cpus();
+}
+
+/// The sorted CPUs the main thread may run on (the snapshot of [`record_main_snapshot`]; taken
+/// on first use otherwise). Off Linux: `0..available_parallelism`.
+pub fn allowed_cpus() -> &'static [usize] {
+    MAIN_SNAPSHOT.get_or_init(|| {
+        #[cfg(target_os = "linux")]
+        if let Ok(cpus) = affinity::get(0) {
+            if !cpus.is_empty() {
+                return cpus;
+            }
+        }
+        (0..crate::available_parallelism()).collect()
+    })
+}
+
+/// The process-wide default of `CpuEngine()`.
+struct DefaultPolicy {
+    /// Set by [`set_default_cpu_threads`] before the default was fixed.
+    requested: Option<usize>,
+    /// Fixed by the first successful default construction.
+    fixed: Option<usize>,
+}
+
+static POLICY: Mutex<DefaultPolicy> = Mutex::new(DefaultPolicy {
+    requested: None,
+    fixed: None,
+});
+
+fn policy() -> std::sync::MutexGuard<'static, DefaultPolicy> {
+    POLICY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Set the worker count every later `CpuEngine()` (default construction) uses.
+///
+/// # Errors
+/// [`Error::AlreadyInitialized`] once a default construction fixed the count;
+/// [`Error::CpuThread`] (`ZeroThreads`) for `0`.
+pub fn set_default_cpu_threads(n: usize) -> Result<()> {
+    if n == 0 {
+        return Err(zero_threads("set_default_cpu_threads"));
+    }
+    let mut p = policy();
+    if let Some(fixed) = p.fixed {
+        return Err(Error::already_initialized(
+            "set_default_cpu_threads",
+            format!(
+                "the default CPU thread count is already fixed at {fixed} by the first \
+                 default CpuEngine; call set_default_cpu_threads before creating it"
+            ),
+        ));
+    }
+    p.requested = Some(n);
+    Ok(())
+}
+
+/// The fixed default count, if a default construction happened.
+pub fn fixed_default_cpu_threads() -> Option<usize> {
+    policy().fixed
+}
+
+pub(crate) fn zero_threads(op: &str) -> Error {
+    Error::cpu_thread(
+        op,
+        CpuThreadReason::ZeroThreads,
+        "threads=0: an engine needs at least one thread",
+    )
+}
+
+/// A positive count from an environment variable: `Some(Some(n))` for `n ≥ 1`, `Some(None)`
+/// for `0` ("platform default"), `None` when unset or not a number (rayon's rules).
+fn env_count(name: &str) -> Option<Option<usize>> {
+    let v = std::env::var(name).ok()?;
+    match v.trim().parse::<usize>() {
+        Ok(0) => Some(None),
+        Ok(n) => Some(Some(n)),
+        Err(_) => None,
+    }
+}
+
+/// The environment's count: `RAYON_NUM_THREADS`, then `RAYON_RS_NUM_CPUS`; `None` means the
+/// platform default. Mirrors rayon: `0` in `RAYON_NUM_THREADS` means the platform default,
+/// garbage there is ignored (the older variable is consulted), `0`/garbage in the older one means
+/// the platform default.
+fn env_threads() -> Option<usize> {
+    match env_count("RAYON_NUM_THREADS") {
+        Some(n) => n,
+        None => env_count("RAYON_RS_NUM_CPUS").flatten(),
+    }
+}
+
+/// Run `f` on a short-lived helper thread whose affinity is the main thread's snapshot, so that
+/// threads it spawns (pool workers) inherit the process's CPUs even when the caller is pinned.
+fn on_helper<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T> {
+    let cpus = allowed_cpus().to_vec();
+    std::thread::Builder::new()
+        .name("tenferro-pool-builder".into())
+        .spawn(move || {
+            #[cfg(target_os = "linux")]
+            {
+                // Best effort: if the snapshot is no longer usable, keep the inherited mask.
+                let _ = affinity::set(0, &cpus);
+            }
+            #[cfg(not(target_os = "linux"))]
+            let _ = cpus;
+            f()
+        })
+        .map_err(|e| pool_error(format!("cannot start the pool-builder thread: {e}")))?
+        .join()
+        .map_err(|_| pool_error("the pool-builder thread panicked".into()))
+}
+
+fn pool_error(msg: String) -> Error {
+    Error::cpu_thread("CpuEngine", CpuThreadReason::Pool, msg)
+}
+
+/// The platform's available parallelism under the main thread's snapshot (and cgroup quotas).
+fn platform_threads() -> usize {
+    on_helper(crate::available_parallelism).unwrap_or_else(|_| crate::available_parallelism())
+}
+
+/// Test hooks (`tf._testing`): make the next pool build / the next affinity handshake fail.
+static FAIL_NEXT_POOL: AtomicBool = AtomicBool::new(false);
+static FAIL_NEXT_HANDSHAKE: AtomicBool = AtomicBool::new(false);
+
+/// Test hook: the next pool build fails (reason `Pool`).
+pub fn fail_next_pool_build() {
+    FAIL_NEXT_POOL.store(true, Ordering::SeqCst);
+}
+
+/// Test hook: the next pinned worker reports a mask other than its pin (reason `Affinity`).
+pub fn fail_next_affinity_handshake() {
+    FAIL_NEXT_HANDSHAKE.store(true, Ordering::SeqCst);
+}
+
+/// Validate a pin list against the main thread's snapshot.
+///
+/// # Errors
+/// [`Error::CpuThread`] with `EmptyCpuList`, `DuplicateCpu`, `CpuNotAllowed` or
+/// `UnsupportedPlatform`.
+pub(crate) fn check_pin(pin: &[usize]) -> Result<()> {
+    let op = "CpuEngine";
+    if !cfg!(target_os = "linux") {
+        return Err(Error::cpu_thread(
+            op,
+            CpuThreadReason::UnsupportedPlatform,
+            "pin= is supported on Linux only",
+        ));
+    }
+    if pin.is_empty() {
+        return Err(Error::cpu_thread(
+            op,
+            CpuThreadReason::EmptyCpuList,
+            "pin=[]: give at least one CPU",
+        ));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for &c in pin {
+        if !seen.insert(c) {
+            return Err(Error::cpu_thread(
+                op,
+                CpuThreadReason::DuplicateCpu,
+                format!("pin={pin:?}: CPU {c} appears more than once"),
+            ));
+        }
+    }
+    let allowed = allowed_cpus();
+    for &c in pin {
+        if allowed.binary_search(&c).is_err() {
+            return Err(Error::cpu_thread(
+                op,
+                CpuThreadReason::CpuNotAllowed,
+                format!("pin={pin:?}: CPU {c} is not in tf.allowed_cpus() = {allowed:?}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Build a pool of `n` workers (pinned to `pin[i]` when given) on a helper thread; return it with
+/// what each worker reported, in worker order.
+///
+/// # Errors
+/// `Pool` if the pool cannot be built or a worker does not report; `Affinity` if a pinned worker
+/// cannot be restricted to its CPU or reports another mask.
+pub(crate) fn build_pool(
+    n: usize,
+    pin: Option<Vec<usize>>,
+) -> Result<(rayon::ThreadPool, Vec<WorkerInfo>)> {
+    if FAIL_NEXT_POOL.swap(false, Ordering::SeqCst) {
+        return Err(pool_error(format!(
+            "cannot build a pool of {n} threads: injected failure (tenferro._testing)"
+        )));
+    }
+    let fail_handshake = pin.is_some() && FAIL_NEXT_HANDSHAKE.swap(false, Ordering::SeqCst);
+    let (tx, rx) = mpsc::channel::<(usize, WorkerInfo, Option<String>)>();
+    let pin2 = pin.clone();
+    let pool = on_helper(move || {
+        let tx = Mutex::new(tx);
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .thread_name(|i| format!("tenferro-cpu-{i}"))
+            .start_handler(move |i| {
+                let report = worker_start(i, pin2.as_deref(), fail_handshake);
+                if let Ok(tx) = tx.lock() {
+                    let _ = tx.send(report);
+                }
+            })
+            .build()
+    })?
+    .map_err(|e| pool_error(format!("cannot build a pool of {n} threads: {e}")))?;
+    let mut infos = vec![WorkerInfo::default(); n];
+    for _ in 0..n {
+        let (i, info, err) = rx.recv_timeout(Duration::from_secs(30)).map_err(|_| {
+            pool_error(format!(
+                "a worker of the pool of {n} threads did not report its start"
+            ))
+        })?;
+        if let Some(msg) = err {
+            return Err(Error::cpu_thread(
+                "CpuEngine",
+                CpuThreadReason::Affinity,
+                msg,
+            ));
+        }
+        if let Some(pin) = &pin {
+            if info.cpus != [pin[i]] {
+                return Err(Error::cpu_thread(
+                    "CpuEngine",
+                    CpuThreadReason::Affinity,
+                    format!(
+                        "worker {i} was pinned to CPU {} but runs on CPUs {:?}",
+                        pin[i], info.cpus
+                    ),
+                ));
+            }
+        }
+        if let Some(slot) = infos.get_mut(i) {
+            *slot = info;
+        }
+    }
+    Ok((pool, infos))
+}
+
+/// A worker's start handler: pin (when asked), then report its tid and its mask as read back.
+fn worker_start(
+    i: usize,
+    pin: Option<&[usize]>,
+    fail_handshake: bool,
+) -> (usize, WorkerInfo, Option<String>) {
+    #[cfg(target_os = "linux")]
+    {
+        let mut err = None;
+        if let Some(&cpu) = pin.and_then(|p| p.get(i)) {
+            if let Err(e) = affinity::set(0, &[cpu]) {
+                err = Some(format!("worker {i} cannot be pinned to CPU {cpu}: {e}"));
+            }
+        }
+        let mut cpus = affinity::get(0).unwrap_or_default();
+        if fail_handshake && i == 0 {
+            cpus.push(usize::MAX); // what a mis-pinned worker would report
+        }
+        (
+            i,
+            WorkerInfo {
+                tid: affinity::gettid(),
+                cpus,
+            },
+            err,
+        )
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (pin, fail_handshake);
+        (i, WorkerInfo::default(), None)
+    }
+}
+
+/// Resolve the default count under the policy lock and run `build(count)`; a successful build
+/// that did not fall back fixes the count. `build` returns whether it fell back to serial.
+pub(crate) fn with_default_count<T>(build: impl FnOnce(usize) -> (T, bool)) -> T {
+    let mut p = policy();
+    let n = p
+        .fixed
+        .or(p.requested)
+        .or_else(env_threads)
+        .unwrap_or_else(platform_threads)
+        .max(1);
+    let (out, fell_back) = build(n);
+    if !fell_back {
+        p.fixed = Some(n);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn masks_of_more_than_1024_cpus() {
+        #[cfg(target_os = "linux")]
+        {
+            let mut mask = vec![0u64; 40];
+            mask[0] = 0b101;
+            mask[39] = 1 << 63;
+            assert_eq!(affinity::cpus_of(&mask), vec![0, 2, 39 * 64 + 63]);
+            let me = affinity::get(0).unwrap();
+            assert!(!me.is_empty());
+            assert!(affinity::set(0, &[5000]).is_err(), "no such CPU");
+            assert_eq!(
+                affinity::get(0).unwrap(),
+                me,
+                "a failed set changes nothing"
+            );
+        }
+    }
+
+    #[test]
+    fn pin_validation() {
+        assert!(matches!(
+            check_pin(&[]),
+            Err(Error::CpuThread {
+                reason: CpuThreadReason::EmptyCpuList | CpuThreadReason::UnsupportedPlatform,
+                ..
+            })
+        ));
+        let c = allowed_cpus()[0];
+        if cfg!(target_os = "linux") {
+            assert!(matches!(
+                check_pin(&[c, c]),
+                Err(Error::CpuThread {
+                    reason: CpuThreadReason::DuplicateCpu,
+                    ..
+                })
+            ));
+            assert!(matches!(
+                check_pin(&[usize::MAX]),
+                Err(Error::CpuThread {
+                    reason: CpuThreadReason::CpuNotAllowed,
+                    ..
+                })
+            ));
+            assert!(check_pin(&[c]).is_ok());
+        }
+    }
+}
