@@ -53,9 +53,12 @@ from . import prim
 from . import _numpy_api
 from ._numpy_api import *  # noqa: F401,F403  (NumPy-named functions)
 from . import _tensor_methods
+from . import autodiff
+from .autodiff import Gradients, capture_trace, no_grad
 from . import testing
 
 _tensor_methods.install()
+autodiff.install()
 
 bool_ = _np.dtype("bool")
 int32 = _np.dtype("int32")
@@ -68,6 +71,10 @@ complex128 = _np.dtype("complex128")
 __version__ = "0.1.0"
 
 __all__ = [
+    "no_grad",
+    "capture_trace",
+    "Gradients",
+    "autodiff",
     "Tensor",
     "Runtime",
     "Session",

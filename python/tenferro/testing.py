@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["assert_close"]
+__all__ = ["assert_close", "check_grads"]
 
 # Default tolerances per dtype kind: (rtol, atol). Integers and bools compare exactly.
 _SINGLE = (1e-5, 1e-6)
@@ -175,3 +175,101 @@ def assert_close(
     if n_bad > len(positions):
         lines.append(f"  ... and {n_bad - len(positions)} more")
     raise AssertionError("\n".join(lines))
+
+
+def _inner(a: np.ndarray, b: np.ndarray) -> float:
+    """Real inner product ``Re Σ conj(a)·b`` (tenferro's Hermitian convention)."""
+    return float(np.real(np.vdot(np.asarray(a).ravel(), np.asarray(b).ravel())))
+
+
+def check_grads(
+    f: Any,
+    args: Any,
+    order: int = 2,
+    modes: Any = ("fwd", "rev"),
+    *,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    seed: int = 0,
+) -> None:
+    """Check the derivatives of ``f`` against central finite differences.
+
+    Along random directions ``v`` (complex inputs perturbed along both 1 and i), the JVP must
+    equal ``(f(x + εv) - f(x - εv)) / 2ε`` (``"fwd"``), and the VJP of a random cotangent ``u``
+    must satisfy ``<vjp(u), v> = <u, Df[v]>`` with ``<a, b> = Re Σ conj(a)·b`` (``"rev"``).
+    ``order=2`` repeats the checks on the first derivative (``x ↦ vjp(f(x), x, u)``), which
+    exercises the rules' own derivatives. Defaults follow ``torch.autograd.gradcheck``.
+
+    Parameters
+    ----------
+    f : callable
+        ``f(*tensors) -> Tensor``, built from tenferro ops.
+    args : sequence of array_like
+        Primal points (float or complex dtypes).
+
+    Raises
+    ------
+    AssertionError
+        With the mode, order and the mismatching numbers.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> tf.testing.check_grads(lambda x: (tf.exp(x) * x).sum(), [[0.5, -1.0]])
+    """
+    import tenferro as tf
+
+    rng = np.random.default_rng(seed)
+    prim = [np.array(np.asarray(a), copy=True) for a in args]
+
+    def rand_like(a: np.ndarray) -> np.ndarray:
+        r = rng.normal(size=a.shape)
+        if np.iscomplexobj(a):
+            r = r + 1j * rng.normal(size=a.shape)
+        return r.astype(a.dtype)
+
+    def evaluate(fn: Any, xs: list[np.ndarray]) -> np.ndarray:
+        return np.array(np.asarray(fn(*[tf.tensor(x) for x in xs])), copy=True)
+
+    def check(fn: Any, xs: list[np.ndarray], level: int) -> None:
+        vs = [rand_like(x) for x in xs]
+        plus = evaluate(fn, [x + eps * v for x, v in zip(xs, vs)])
+        minus = evaluate(fn, [x - eps * v for x, v in zip(xs, vs)])
+        numeric = (plus - minus) / (2 * eps)
+        rt = tf.Runtime()
+        tx = [rt.variable(x) for x in xs]
+        y = fn(*tx)
+        if "fwd" in modes:
+            t = rt.jvp_optional(y, tx, [rt.constant(v) for v in vs])
+            t = np.zeros_like(numeric) if t is None else np.asarray(t)
+            np.testing.assert_allclose(
+                t, numeric, rtol=rtol, atol=atol,
+                err_msg=f"check_grads: JVP vs finite differences (order {level})",
+            )
+        if "rev" in modes:
+            u = rand_like(np.asarray(y))
+            gs = rt.vjp_optional(y, tx, rt.constant(u))
+            lhs = sum(_inner(np.asarray(g), v) for g, v in zip(gs, vs) if g is not None)
+            rhs = _inner(u, numeric)
+            assert abs(lhs - rhs) <= atol + rtol * abs(rhs), (
+                f"check_grads: <vjp(u), v> = {lhs} but <u, Df[v]> = {rhs} (order {level})"
+            )
+        if level < order and "rev" in modes:
+            u2 = rand_like(np.asarray(y))
+
+            def first(*ts: Any) -> Any:
+                if all(t.requires_grad for t in ts):
+                    rt2 = ts[0].runtime
+                    vs2 = list(ts)
+                else:
+                    rt2 = tf.Runtime()
+                    vs2 = [rt2.variable(np.asarray(t)) for t in ts]
+                out = fn(*vs2)
+                g = rt2.vjp_optional(out, vs2, rt2.constant(u2.astype(np.asarray(out).dtype)))[0]
+                # A linear map has a constant derivative: the first derivative is inactive.
+                return g if g is not None else rt2.constant(np.zeros_like(np.asarray(vs2[0])))
+
+            check(first, xs, level + 1)
+
+    check(f, prim, 1)

@@ -43,6 +43,8 @@ pub(crate) fn to_pyerr(py: Python<'_>, e: Error) -> PyErr {
         Error::EngineBroken { .. } => raise(py, "EngineBrokenError", msg),
         Error::AlreadyInitialized { .. } => raise(py, "AlreadyInitializedError", msg),
         Error::Unsupported { .. } => raise(py, "UnsupportedError", msg),
+        Error::UnsupportedAdRule { .. } => raise(py, "UnsupportedAdRuleError", msg),
+        Error::Ad { class, .. } => raise(py, class, msg),
         Error::CpuThread { reason, .. } => {
             match errors_module(py).and_then(|m| m.getattr("CpuThreadError")) {
                 Ok(cls) => match cls.call1((msg, reason.name())) {

@@ -1,6 +1,7 @@
 //! `tenferro._tenferro`: the only PyO3 crate. Thin wrappers over the core crates, NumPy and
 //! DLPack interop, the mapping of core errors to `tenferro.errors`, and module init.
 
+mod autodiff;
 mod context;
 mod convert;
 mod dlpack;
@@ -118,6 +119,7 @@ fn _tenferro(m: &Bound<'_, PyModule>) -> PyResult<()> {
     tenferro_cpu::record_main_snapshot();
     m.add_class::<tensor::PyTensor>()?;
     session::register(m)?;
+    autodiff::register(m)?;
     context::register(m)?;
     m.add_function(wrap_pyfunction!(_catalog, m)?)?;
     m.add_function(wrap_pyfunction!(_from_numpy, m)?)?;

@@ -12,6 +12,7 @@ use pyo3::types::{PyModule, PyTuple};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
+use tenferro_ad::{record, Var};
 use tenferro_cpu::CpuEngine;
 use tenferro_ops::{
     BinaryOp, CompareDir, DotGeneralConfig, GatherConfig, Op, PadConfig, ReduceOp, ScatterConfig,
@@ -33,6 +34,8 @@ pub struct PyRuntime {
     /// The execution context that owns this runtime (set once; weak, so a dead context no longer
     /// decides which engine runs the runtime's implicit ops).
     pub(crate) owner: OnceLock<Weak<ContextInner>>,
+    /// Tracked leaves of this runtime, held weakly (dead leaves leave no entry behind).
+    pub(crate) leaves: Mutex<Vec<std::sync::Weak<tenferro_ad::Node>>>,
 }
 
 impl PyRuntime {
@@ -40,12 +43,28 @@ impl PyRuntime {
         PyRuntime {
             inner: Runtime::new(),
             owner: OnceLock::new(),
+            leaves: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Remember a tracked leaf (weakly; dead entries are pruned on each registration).
+    pub(crate) fn register_leaf(&self, leaf: &Arc<tenferro_ad::Node>) {
+        let mut v = self.leaves.lock().unwrap_or_else(|e| e.into_inner());
+        v.retain(|w| w.strong_count() > 0);
+        v.push(Arc::downgrade(leaf));
+    }
+
+    /// Visit every live leaf.
+    pub(crate) fn for_each_leaf(&self, mut f: impl FnMut(&tenferro_ad::Node)) {
+        let v = self.leaves.lock().unwrap_or_else(|e| e.into_inner());
+        for n in v.iter().filter_map(|w| w.upgrade()) {
+            f(&n);
         }
     }
 
     /// The engine of the live context owning this runtime.
     #[inline]
-    fn owner_engine(&self) -> Option<Arc<CpuEngine>> {
+    pub(crate) fn owner_engine(&self) -> Option<Arc<CpuEngine>> {
         self.owner
             .get()
             .and_then(Weak::upgrade)
@@ -70,7 +89,11 @@ impl PyRuntime {
     fn constant(slf: &Bound<'_, Self>, data: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let py = slf.py();
         let t = tensor_from_object(py, data, true)?;
-        Ok(PyTensor::new(t, slf.clone().unbind()))
+        Ok(PyTensor::with_node(
+            t,
+            slf.clone().unbind(),
+            captured_node(py)?,
+        ))
     }
 
     /// Lend `engine` to this runtime for a ``with`` block (see ``Session``).
@@ -335,10 +358,10 @@ pub fn default_engine(py: Python<'_>) -> PyResult<Py<PyCpuEngine>> {
 #[pyclass(module = "tenferro", name = "_ModeState", frozen)]
 pub struct ModeState {
     #[pyo3(get)]
-    grad_enabled: bool,
+    pub(crate) grad_enabled: bool,
     #[pyo3(get)]
-    capture_trace: bool,
-    sessions: Vec<Py<PySession>>,
+    pub(crate) capture_trace: bool,
+    pub(crate) sessions: Vec<Py<PySession>>,
 }
 
 #[pymethods]
@@ -348,6 +371,14 @@ impl ModeState {
     fn sessions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         PyTuple::new(py, self.sessions.iter().map(|s| s.clone_ref(py)))
     }
+}
+
+/// Under `capture_trace` (and grad mode), a new constant gets an untracked leaf node so that
+/// functional transforms can differentiate with respect to it.
+pub(crate) fn captured_node(py: Python<'_>) -> PyResult<Option<Arc<tenferro_ad::Node>>> {
+    let state = current_state(py)?;
+    let st = state.get();
+    Ok((st.capture_trace && st.grad_enabled).then(tenferro_ad::Node::captured_leaf))
 }
 
 /// The ``ContextVar`` holding the mode state.
@@ -372,7 +403,7 @@ pub fn _state_var(py: Python<'_>) -> PyResult<Py<PyAny>> {
 }
 
 /// The mode state of the calling context, read once per op (`PyContextVar_Get`, no Python call).
-fn current_state(py: Python<'_>) -> PyResult<Bound<'_, ModeState>> {
+pub(crate) fn current_state(py: Python<'_>) -> PyResult<Bound<'_, ModeState>> {
     let var = match STATE_VAR.get(py) {
         Some(v) => v,
         None => {
@@ -406,11 +437,11 @@ pub struct PySession {
 }
 
 /// What an op runs on.
-struct Exec {
-    runtime: Py<PyRuntime>,
-    engine: Arc<CpuEngine>,
+pub(crate) struct Exec {
+    pub(crate) runtime: Py<PyRuntime>,
+    pub(crate) engine: Arc<CpuEngine>,
     /// Release the engine after the op (implicit borrow).
-    release: bool,
+    pub(crate) release: bool,
 }
 
 impl Drop for Exec {
@@ -475,11 +506,12 @@ impl PySession {
     }
 
     /// Resolve runtime and engine for an op with the given tensor runtimes.
-    fn resolve(
+    pub(crate) fn resolve(
         &self,
         py: Python<'_>,
         name: &str,
         first_rt: Option<&Py<PyRuntime>>,
+        state: &Bound<'_, ModeState>,
     ) -> PyResult<Exec> {
         if let Some((rt, eng)) = &self.target {
             if !self.active.load(Ordering::Acquire) {
@@ -497,9 +529,8 @@ impl PySession {
         }
         // Implicit: the innermost active session of this context; else the engine of the context
         // owning the first tensor's runtime (while it lives); else the default context's.
-        let state = current_state(py)?;
         if let Some(s) = state.get().sessions.last() {
-            return s.get().resolve(py, name, first_rt);
+            return s.get().resolve(py, name, first_rt, state);
         }
         let (runtime, owned) = match first_rt {
             Some(r) => (r.clone_ref(py), r.get().owner_engine()),
@@ -550,7 +581,8 @@ impl PySession {
                 break;
             }
         }
-        let exec = self.resolve(py, name, first_rt)?;
+        let state = current_state(py)?;
+        let exec = self.resolve(py, name, first_rt, &state)?;
         // Every tensor must belong to the op's runtime.
         for (i, o) in operands.iter().enumerate() {
             if let Operand::T(t) = o {
@@ -612,6 +644,29 @@ impl PySession {
             apply(engine, &op, &refs)
         }
         .py(py)?;
+        let st = state.get();
+        let any_node = operands
+            .iter()
+            .any(|o| matches!(o, Operand::T(t) if t.get().node.is_some()));
+        if st.grad_enabled && (any_node || st.capture_trace) {
+            let vars: Vec<Var> = operands
+                .iter()
+                .zip(&refs)
+                .map(|(o, t)| match o {
+                    Operand::T(pt) => Var {
+                        value: (*t).clone(),
+                        node: pt.get().node.clone(),
+                    },
+                    _ => Var::constant((*t).clone()),
+                })
+                .collect();
+            let v = record(&op, &vars, out, st.capture_trace);
+            return Ok(PyTensor::with_node(
+                v.value,
+                exec.runtime.clone_ref(py),
+                v.node,
+            ));
+        }
         Ok(PyTensor::new(out, exec.runtime.clone_ref(py)))
     }
 }
@@ -987,9 +1042,10 @@ macro_rules! session_methods {
 
             /// An untracked tensor of the session's runtime holding a copy of ``data``.
             fn constant(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-                let exec = self.resolve(py, "constant", None)?;
+                let state = current_state(py)?;
+                let exec = self.resolve(py, "constant", None, &state)?;
                 let t = tensor_from_object(py, data, true)?;
-                Ok(PyTensor::new(t, exec.runtime.clone_ref(py)))
+                Ok(PyTensor::with_node(t, exec.runtime.clone_ref(py), captured_node(py)?))
             }
 
             fn __enter__(slf: &Bound<'_, Self>) -> PyResult<Py<Self>> {

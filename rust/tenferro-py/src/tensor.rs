@@ -11,6 +11,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyEllipsis, PyNone, PySlice, PyTuple};
 use std::ffi::{c_int, CStr};
+use std::sync::Arc;
 use tenferro_ops::{BinaryOp, CompareDir, Op, UnaryOp};
 use tenferro_tensor::{DType, Tensor};
 
@@ -19,15 +20,41 @@ use tenferro_tensor::{DType, Tensor};
 pub struct PyTensor {
     pub(crate) tensor: Tensor,
     pub(crate) runtime: Py<PyRuntime>,
+    /// Recorded producer or leaf (automatic differentiation), if any.
+    pub(crate) node: Option<Arc<tenferro_ad::Node>>,
 }
 
 impl PyTensor {
     pub(crate) fn new(tensor: Tensor, runtime: Py<PyRuntime>) -> PyTensor {
-        PyTensor { tensor, runtime }
+        PyTensor {
+            tensor,
+            runtime,
+            node: None,
+        }
+    }
+
+    pub(crate) fn with_node(
+        tensor: Tensor,
+        runtime: Py<PyRuntime>,
+        node: Option<Arc<tenferro_ad::Node>>,
+    ) -> PyTensor {
+        PyTensor {
+            tensor,
+            runtime,
+            node,
+        }
     }
 
     fn view(&self, py: Python<'_>, t: Tensor) -> PyTensor {
         PyTensor::new(t, self.runtime.clone_ref(py))
+    }
+
+    /// The AD view of this tensor.
+    pub(crate) fn var(&self) -> tenferro_ad::Var {
+        tenferro_ad::Var {
+            value: self.tensor.clone(),
+            node: self.node.clone(),
+        }
     }
 }
 
@@ -161,10 +188,11 @@ impl PyTensor {
         self.runtime.clone_ref(py)
     }
 
-    /// Whether the tensor is a tracked value (automatic differentiation: later release).
+    /// Whether the tensor is tracked: a leaf made by ``rt.variable`` or a value computed from
+    /// one while grad mode was on.
     #[getter]
     fn requires_grad(&self) -> bool {
-        false
+        self.node.as_ref().is_some_and(|n| n.tracked)
     }
 
     /// Reversed axes (a view), as NumPy's ``.T``.

@@ -77,6 +77,17 @@ pub enum Error {
     /// A process-wide setting changed after it was fixed (Python `AlreadyInitializedError`).
     #[error("{op}: {message}")]
     AlreadyInitialized { op: String, message: String },
+    /// A primitive without the requested derivative rule (Python `UnsupportedAdRuleError`).
+    #[error("{op}: {message}")]
+    UnsupportedAdRule { op: String, message: String },
+    /// Differentiation requested where nothing can be differentiated (Python error class named
+    /// by `class`: `NonScalarGradError`, `NoGradientError`, `InactiveError`).
+    #[error("{op}: {message}")]
+    Ad {
+        op: String,
+        class: &'static str,
+        message: String,
+    },
     /// A feature that exists in the catalog but not on this engine (Python `UnsupportedError`).
     #[error("{op}: {message}")]
     Unsupported { op: String, message: String },
@@ -110,6 +121,16 @@ impl Error {
     ctor!(engine_broken, EngineBroken);
     ctor!(already_initialized, AlreadyInitialized);
     ctor!(unsupported, Unsupported);
+    ctor!(unsupported_ad_rule, UnsupportedAdRule);
+
+    /// An AD usage error mapped to the Python class `class`.
+    pub fn ad(op: impl Into<String>, class: &'static str, message: impl Into<String>) -> Self {
+        Error::Ad {
+            op: op.into(),
+            class,
+            message: message.into(),
+        }
+    }
 
     /// Allocation failure of `bytes` bytes in `op`.
     pub fn alloc(op: impl Into<String>, bytes: u128) -> Self {

@@ -1,0 +1,303 @@
+//! Eager automatic differentiation for tenferro (`autodiff.md`).
+//!
+//! * **Recording** under the active-edge rule: [`record`] makes a [`Node`] only when an input is
+//!   tracked (or `capture_trace` asks for it); untracked code costs nothing extra.
+//! * **The derivative-rule table** ([`rules::rule`]): one JVP and one VJP per primitive, side by
+//!   side, keyed by [`OpKind`](tenferro_ops::OpKind), written with differentiable primitives
+//!   through [`Ctx::apply`], so derivatives of any order come from the same rules.
+//! * **Reverse mode** ([`vjp_graph`]) and **forward mode along the recorded path**
+//!   ([`jvp_graph`]); traversal and teardown are iterative (deep chains never overflow).
+//!
+//! Complex numbers follow tenferro's Hermitian convention: a VJP is the adjoint under
+//! `<a, b> = Re Σ conj(a)·b`, so for holomorphic `f` the VJP is `ȳ·conj(f'(z))`.
+
+pub mod rules;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use tenferro_ops::Op;
+use tenferro_runtime::{apply, Engine};
+use tenferro_tensor::{Result, Tensor};
+
+static NEXT_NODE: AtomicU64 = AtomicU64::new(1);
+
+/// A value as AD sees it: the tensor and, when it was recorded, its node.
+#[derive(Clone, Debug)]
+pub struct Var {
+    /// The primal value.
+    pub value: Tensor,
+    /// The recorded producer (or leaf), if any.
+    pub node: Option<Arc<Node>>,
+}
+
+impl Var {
+    /// An untracked constant.
+    pub fn constant(value: Tensor) -> Var {
+        Var { value, node: None }
+    }
+
+    /// Whether the value depends on a tracked leaf.
+    pub fn is_tracked(&self) -> bool {
+        self.node.as_ref().is_some_and(|n| n.tracked)
+    }
+}
+
+/// What a node is.
+#[derive(Debug)]
+pub enum NodeKind {
+    /// A tracked leaf (`rt.variable`) with its gradient slot.
+    Leaf {
+        /// Accumulated gradient (`None` until a backward pass reaches the leaf); tracked when
+        /// it was computed with `create_graph=True`.
+        slot: Mutex<Option<Var>>,
+    },
+    /// A recorded primitive application.
+    Op {
+        /// The primitive and its parameters.
+        op: Op,
+        /// Inputs as they were at the call (values and producers).
+        inputs: Vec<Var>,
+        /// The output value.
+        output: Tensor,
+    },
+}
+
+/// A node of the recorded graph.
+#[derive(Debug)]
+pub struct Node {
+    /// Process-unique id.
+    pub id: u64,
+    /// True when the node depends on a tracked leaf (its output requires grad); false for
+    /// nodes recorded only because `capture_trace` was active.
+    pub tracked: bool,
+    /// Leaf or op.
+    pub kind: NodeKind,
+}
+
+impl Node {
+    /// A new tracked leaf.
+    pub fn leaf() -> Arc<Node> {
+        Arc::new(Node {
+            id: NEXT_NODE.fetch_add(1, Ordering::Relaxed),
+            tracked: true,
+            kind: NodeKind::Leaf {
+                slot: Mutex::new(None),
+            },
+        })
+    }
+
+    /// An untracked leaf: gives a constant made under `capture_trace` an identity that the
+    /// functional transforms can differentiate with respect to (its outputs stay untracked).
+    pub fn captured_leaf() -> Arc<Node> {
+        Arc::new(Node {
+            id: NEXT_NODE.fetch_add(1, Ordering::Relaxed),
+            tracked: false,
+            kind: NodeKind::Leaf {
+                slot: Mutex::new(None),
+            },
+        })
+    }
+
+    /// The gradient slot of a leaf.
+    pub fn slot(&self) -> Option<&Mutex<Option<Var>>> {
+        match &self.kind {
+            NodeKind::Leaf { slot } => Some(slot),
+            NodeKind::Op { .. } => None,
+        }
+    }
+
+    fn inputs(&self) -> &[Var] {
+        match &self.kind {
+            NodeKind::Op { inputs, .. } => inputs,
+            NodeKind::Leaf { .. } => &[],
+        }
+    }
+}
+
+impl Drop for Node {
+    /// Iterative teardown: a 10⁶-node chain must not recurse 10⁶ frames deep.
+    fn drop(&mut self) {
+        let mut stack: Vec<Arc<Node>> = Vec::new();
+        if let NodeKind::Op { inputs, .. } = &mut self.kind {
+            stack.extend(inputs.drain(..).filter_map(|v| v.node));
+        }
+        while let Some(n) = stack.pop() {
+            if let Ok(mut inner) = Arc::try_unwrap(n) {
+                if let NodeKind::Op { inputs, .. } = &mut inner.kind {
+                    stack.extend(inputs.drain(..).filter_map(|v| v.node));
+                }
+            }
+        }
+    }
+}
+
+/// Record `op(inputs) = output` when the active-edge rule asks for it: some input is tracked
+/// (then the output is tracked), or `capture` is on (then a node is kept for functional
+/// transforms but the output stays untracked). Graph-cutting ops and non-differentiable
+/// outputs (integer/bool) record nothing.
+pub fn record(op: &Op, inputs: &[Var], output: Tensor, capture: bool) -> Var {
+    let tracked = inputs.iter().any(Var::is_tracked);
+    if (!tracked && !capture) || !output.dtype().is_inexact() || rules::cuts_graph(op) {
+        return Var::constant(output);
+    }
+    let node = Arc::new(Node {
+        id: NEXT_NODE.fetch_add(1, Ordering::Relaxed),
+        tracked,
+        kind: NodeKind::Op {
+            op: op.clone(),
+            inputs: inputs.to_vec(),
+            output: output.clone(),
+        },
+    });
+    Var {
+        value: output,
+        node: Some(node),
+    }
+}
+
+/// Evaluation context of derivative rules: the engine to run on and whether the derivative
+/// computation is itself recorded (`create_graph`, higher order).
+pub struct Ctx<'e> {
+    /// Engine executing the rule bodies.
+    pub engine: &'e dyn Engine,
+    /// Record the rule bodies (needed for derivatives of derivatives).
+    pub record: bool,
+}
+
+impl Ctx<'_> {
+    /// Apply a primitive to `inputs`, recording it when `self.record` and an input is tracked.
+    ///
+    /// # Errors
+    /// Validation and kernel errors of the primitive.
+    pub fn apply(&self, op: Op, inputs: &[&Var]) -> Result<Var> {
+        let vals: Vec<&Tensor> = inputs.iter().map(|v| &v.value).collect();
+        let out = apply(self.engine, &op, &vals)?;
+        if self.record && inputs.iter().any(|v| v.node.is_some()) {
+            let owned: Vec<Var> = inputs.iter().map(|v| (*v).clone()).collect();
+            Ok(record(&op, &owned, out, false))
+        } else {
+            Ok(Var::constant(out))
+        }
+    }
+}
+
+/// Nodes reachable from `root`, inputs before users (iterative post-order DFS).
+fn topo_order(root: &Arc<Node>) -> Vec<Arc<Node>> {
+    let mut order = Vec::new();
+    let mut seen: HashSet<u64> = HashSet::new();
+    let mut stack: Vec<(Arc<Node>, usize)> = vec![(root.clone(), 0)];
+    seen.insert(root.id);
+    while let Some((node, i)) = stack.pop() {
+        let inputs = node.inputs();
+        if i < inputs.len() {
+            let next = inputs[i].node.clone();
+            stack.push((node, i + 1));
+            if let Some(n) = next {
+                if seen.insert(n.id) {
+                    stack.push((n, 0));
+                }
+            }
+        } else {
+            order.push(node);
+        }
+    }
+    order
+}
+
+/// Reverse mode: cotangents of `output` (seeded with `seed`) propagated to every node of the
+/// recorded graph; returns the cotangent of each node in `targets` that the propagation
+/// reached (`None`: unreachable or only through symbolically zero derivatives).
+///
+/// # Errors
+/// Rule errors, including [`UnsupportedAdRule`](tenferro_tensor::Error::Unsupported) for
+/// primitives without a VJP.
+pub fn vjp_graph(
+    ctx: &Ctx<'_>,
+    output: &Var,
+    seed: Var,
+    targets: &[Arc<Node>],
+) -> Result<Vec<Option<Var>>> {
+    let Some(root) = &output.node else {
+        return Ok(vec![None; targets.len()]);
+    };
+    let order = topo_order(root);
+    let want: HashMap<u64, usize> = targets.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
+    let mut result: Vec<Option<Var>> = vec![None; targets.len()];
+    let mut cts: HashMap<u64, Var> = HashMap::new();
+    cts.insert(root.id, seed);
+    for node in order.iter().rev() {
+        let Some(ct) = cts.remove(&node.id) else {
+            continue;
+        };
+        if let Some(&i) = want.get(&node.id) {
+            result[i] = Some(ct.clone());
+        }
+        let NodeKind::Op { op, inputs, output } = &node.kind else {
+            continue;
+        };
+        let out_var = Var {
+            value: output.clone(),
+            node: Some(node.clone()),
+        };
+        let grads = rules::vjp(ctx, op, inputs, &out_var, &ct)?;
+        for (input, g) in inputs.iter().zip(grads) {
+            let (Some(n), Some(g)) = (&input.node, g) else {
+                continue;
+            };
+            let acc = match cts.remove(&n.id) {
+                Some(prev) => rules::ops::add(ctx, &prev, &g)?,
+                None => g,
+            };
+            cts.insert(n.id, acc);
+        }
+    }
+    Ok(result)
+}
+
+/// Forward mode along the recorded path: the tangent of `output` given tangents of the
+/// `sources` nodes (`None` when `output` does not depend on them through a differentiable path).
+///
+/// # Errors
+/// Rule errors, including unsupported JVPs.
+pub fn jvp_graph(ctx: &Ctx<'_>, output: &Var, sources: &[(Arc<Node>, Var)]) -> Result<Option<Var>> {
+    let Some(root) = &output.node else {
+        return Ok(None);
+    };
+    let mut tangents: HashMap<u64, Var> = sources.iter().map(|(n, t)| (n.id, t.clone())).collect();
+    for node in topo_order(root) {
+        if tangents.contains_key(&node.id) {
+            continue;
+        }
+        let NodeKind::Op { op, inputs, output } = &node.kind else {
+            continue;
+        };
+        let ts: Vec<Option<Var>> = inputs
+            .iter()
+            .map(|v| v.node.as_ref().and_then(|n| tangents.get(&n.id).cloned()))
+            .collect();
+        if ts.iter().all(Option::is_none) {
+            continue;
+        }
+        let out_var = Var {
+            value: output.clone(),
+            node: Some(node.clone()),
+        };
+        if let Some(t) = rules::jvp(ctx, op, inputs, &out_var, &ts)? {
+            tangents.insert(node.id, t);
+        }
+    }
+    Ok(tangents.remove(&root.id))
+}
+
+/// Leaves reachable from `output` (in the order the reverse pass meets them).
+pub fn reachable_leaves(output: &Var) -> Vec<Arc<Node>> {
+    let Some(root) = &output.node else {
+        return Vec::new();
+    };
+    topo_order(root)
+        .into_iter()
+        .rev()
+        .filter(|n| matches!(n.kind, NodeKind::Leaf { .. }))
+        .collect()
+}
