@@ -185,3 +185,13 @@ def test_deep_chain_neither_leaks_nor_overflows() -> None:
     y.sum().backward()
     assert_close(x.grad, np.array([1.0]))
     del y
+
+
+def test_basic_indexing_and_transpose_of_tracked_tensors_are_differentiable() -> None:
+    x = np.arange(6.0).reshape(2, 3)
+    check_grads(lambda t: (t[::-1, 1:] * t.T[1:, ::-2].T).sum() + t[0, None, ...].sum(), [x])
+    rt = tf.Runtime()
+    v = rt.variable(x)
+    assert v[0].requires_grad and v.T.requires_grad
+    with tf.no_grad():
+        assert not v.T.requires_grad

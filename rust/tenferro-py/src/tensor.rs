@@ -49,6 +49,21 @@ impl PyTensor {
         PyTensor::new(t, self.runtime.clone_ref(py))
     }
 
+    /// A transposed view; recorded tensors record the `transpose` primitive (differentiable).
+    fn transposed(&self, py: Python<'_>, perm: Vec<usize>) -> PyResult<PyTensor> {
+        let out = self.tensor.transpose_view(&perm).py(py)?;
+        let grad_on = crate::session::current_state(py)?.get().grad_enabled;
+        if let (Some(node), true) = (&self.node, grad_on) {
+            let v = tenferro_ad::record(&Op::Transpose(perm), &[self.var()], out, !node.tracked);
+            return Ok(PyTensor::with_node(
+                v.value,
+                self.runtime.clone_ref(py),
+                v.node,
+            ));
+        }
+        Ok(self.view(py, out))
+    }
+
     /// The AD view of this tensor.
     pub(crate) fn var(&self) -> tenferro_ad::Var {
         tenferro_ad::Var {
@@ -200,7 +215,7 @@ impl PyTensor {
     #[allow(non_snake_case)]
     fn T(&self, py: Python<'_>) -> PyResult<PyTensor> {
         let perm: Vec<usize> = (0..self.tensor.ndim()).rev().collect();
-        Ok(self.view(py, self.tensor.transpose_view(&perm).py(py)?))
+        self.transposed(py, perm)
     }
 
     /// The last two axes swapped (a view), as NumPy's ``.mT``.
@@ -217,7 +232,7 @@ impl PyTensor {
         }
         let mut perm: Vec<usize> = (0..n).collect();
         perm.swap(n - 1, n - 2);
-        Ok(self.view(py, self.tensor.transpose_view(&perm).py(py)?))
+        self.transposed(py, perm)
     }
 
     fn __len__(&self) -> PyResult<usize> {
@@ -354,6 +369,13 @@ impl PyTensor {
             return Err(PyIndexError::new_err(
                 "an index can only have a single ellipsis ('...')",
             ));
+        }
+        if this.node.is_some() {
+            // Recorded tensors index through differentiable primitives.
+            let f = py
+                .import("tenferro._indexing")?
+                .getattr("tracked_getitem")?;
+            return Ok(f.call1((slf, key))?.unbind());
         }
         let nd = this.tensor.ndim();
         if consumed > nd {
