@@ -167,8 +167,6 @@ def test_modes_and_errors() -> None:
     with pytest.raises(tf.errors.InactiveError):
         rt.grad((x * 2.0).sum(), rt.variable([1.0]))
     assert rt.grad_optional((x * 2.0).sum(), rt.variable([1.0])) is None
-    with pytest.raises(tf.errors.UnsupportedAdRuleError, match="reduce_prod"):
-        tf.prim.reduce_prod(x).backward()
     with tf.capture_trace():
         c = rt.constant([2.0])
         y = (c * c).sum()
@@ -195,3 +193,50 @@ def test_basic_indexing_and_transpose_of_tracked_tensors_are_differentiable() ->
     assert v[0].requires_grad and v.T.requires_grad
     with tf.no_grad():
         assert not v.T.requires_grad
+
+
+def test_rule_manifest_every_differentiable_primitive_has_both_rules() -> None:
+    from tenferro import _testing
+
+    rules = _testing.ad_rules()
+    catalog = {r.name for r in tf.prim.CATALOG}
+    assert set(rules) == catalog
+    assert {n for n, k in rules.items() if k == "missing"} == set()
+    assert rules["sign"] == "zero" and rules["compare"] == "cut"
+
+
+def test_reduce_prod_exact_at_zeros_and_gather_scatter() -> None:
+    rt = tf.Runtime()
+    x = rt.variable([2.0, 0.0, 3.0])
+    g = rt.grad(tf.prim.reduce_prod(x), x)
+    assert_close(g, np.array([0.0, 6.0, 0.0]))
+    rows = [rt.grad((g * rt.constant(np.eye(3)[i])).sum(), x) for i in range(3)]
+    assert_close(np.stack([np.asarray(r) for r in rows]), np.array([[0, 3, 0], [3, 0, 2], [0, 2, 0.0]]))
+    check_grads(lambda t: tf.prim.reduce_prod(t, (1,)), [np.array([[2.0, 0.0, 3.0], [1.0, 2.0, 3.0]])])
+    gc = tf.GatherConfig(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), index_vector_dim=1, slice_sizes=(1, 3))
+    idx = np.array([[2], [0], [9], [-4]])
+    check_grads(lambda t: tf.prim.gather(t, t.runtime.constant(idx), gc), [RNG.normal(size=(4, 3))])
+    sc = tf.ScatterConfig(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), index_vector_dim=1)
+    sidx = np.array([[1], [1], [7]])
+    check_grads(
+        lambda a, u: tf.prim.scatter(a, a.runtime.constant(sidx), u, sc),
+        [RNG.normal(size=(4, 3)), RNG.normal(size=(3, 3))],
+    )
+
+
+def test_sign_only_leaf_gets_zeros_and_leaks_return_to_baseline() -> None:
+    from tenferro import _testing
+
+    rt = tf.Runtime()
+    base = _testing.live_counts(rt)
+    x = rt.variable([1.0, -2.0])
+    y = (tf.prim.sign(x) * 2.0).sum()
+    grads = y.backward()
+    assert_close(grads[x], np.zeros(2))
+    assert rt.grad_optional(y, x) is None
+    assert tf.tensor([1.0], requires_grad=True).requires_grad
+    del x, y, grads
+    import gc
+
+    gc.collect()
+    assert _testing.live_counts(rt)[1:] == base[1:]

@@ -56,6 +56,7 @@ from . import _tensor_methods
 from . import autodiff
 from .autodiff import Gradients, capture_trace, no_grad
 from . import testing
+from . import func
 
 _tensor_methods.install()
 autodiff.install()
@@ -105,6 +106,7 @@ __all__ = [
     "prim",
     "errors",
     "testing",
+    "func",
     "bool_",
     "int32",
     "int64",

@@ -40,7 +40,7 @@ def _shape(shape: Any) -> list[int]:
     return [int(d) for d in shape]
 
 
-def tensor(data: Any, dtype: Any = None) -> Tensor:
+def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data``.
 
     Parameters
@@ -49,6 +49,8 @@ def tensor(data: Any, dtype: Any = None) -> Tensor:
         Anything ``numpy.asarray`` accepts (nested lists, scalars, arrays, tensors).
     dtype : dtype-like, optional
         One of the seven supported dtypes; default: NumPy's inference.
+    requires_grad : bool
+        Make a tracked leaf (float/complex only; ``DTypeError`` otherwise), as ``rt.variable``.
 
     Returns
     -------
@@ -69,6 +71,10 @@ def tensor(data: Any, dtype: Any = None) -> Tensor:
     if isinstance(data, Tensor):
         data = np.asarray(data)
     arr = as_supported_ndarray(data, dtype=dtype, op="tensor")
+    if requires_grad:
+        from .autodiff import _variable
+
+        return _variable(_current_runtime(), arr)
     return _tenferro._from_numpy(arr, True, _current_runtime())
 
 

@@ -119,6 +119,15 @@ _UFUNC_NAMES = {
 
 
 def _array_ufunc(self: Tensor, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+    out = kwargs.get("out")
+    outs = out if isinstance(out, tuple) else (out,)
+    if any(isinstance(o, Tensor) for o in outs) or (
+        method == "at" and inputs and isinstance(inputs[0], Tensor)
+    ):
+        raise TypeError(
+            f"numpy.{ufunc.__name__}.{method}: tenferro tensors are immutable; "
+            "compute a new tensor instead (or use t.at[idx].set/add)"
+        )
     if method == "__call__" and not kwargs:
         name = _UFUNC_NAMES.get(ufunc.__name__, ufunc.__name__)
         fn = getattr(_numpy_api, name, None)
@@ -127,6 +136,40 @@ def _array_ufunc(self: Tensor, ufunc: Any, method: str, *inputs: Any, **kwargs: 
     # Untracked tensors fall back to NumPy (tracked ones will raise once AD lands).
     args = [np.asarray(x) if isinstance(x, Tensor) else x for x in inputs]
     return getattr(ufunc, method)(*args, **kwargs)
+
+
+def _no_out(name: str, out: Any, kwargs: dict[str, Any]) -> None:
+    if out is not None:
+        raise TypeError(f"{name}: out= is not supported (tenferro tensors are immutable)")
+    for key, value in kwargs.items():
+        if key == "where" and value is not True:
+            raise TypeError(f"{name}: where= is not supported")
+        if key == "initial" and value is not np._NoValue:
+            raise TypeError(f"{name}: initial= is not supported")
+        if key not in ("where", "initial"):
+            raise TypeError(f"{name}() got an unexpected keyword argument {key!r}")
+
+
+def _sum_like(fn: Any) -> Any:
+    def method(
+        self: Tensor, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, **kwargs: Any
+    ) -> Tensor:
+        _no_out(fn.__name__, out, kwargs)
+        return fn(self, axis=axis, dtype=dtype, keepdims=keepdims)
+
+    method.__name__ = method.__qualname__ = fn.__name__
+    method.__doc__ = f"NumPy-style ``{fn.__name__}`` method (``out=`` unsupported); see ``tenferro.{fn.__name__}``."
+    return method
+
+
+def _max_like(fn: Any) -> Any:
+    def method(self: Tensor, axis: Any = None, out: Any = None, keepdims: bool = False, **kwargs: Any) -> Tensor:
+        _no_out(fn.__name__, out, kwargs)
+        return fn(self, axis=axis, keepdims=keepdims)
+
+    method.__name__ = method.__qualname__ = fn.__name__
+    method.__doc__ = f"NumPy-style ``{fn.__name__}`` method (``out=`` unsupported); see ``tenferro.{fn.__name__}``."
+    return method
 
 
 def install() -> None:
@@ -149,6 +192,11 @@ def install() -> None:
         "reshape": reshape,
     }
     methods.update(_numpy_api.TENSOR_METHODS)
+    # NumPy's np.sum(t) etc. call t.sum(axis=, dtype=, out=): accept and refuse out=.
+    for name in ("sum", "prod", "mean"):
+        methods[name] = _sum_like(getattr(_numpy_api, name))
+    for name in ("max", "min", "any", "all"):
+        methods[name] = _max_like(getattr(_numpy_api, name))
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
     for name, fn in _numpy_api.TENSOR_PROPERTIES.items():

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from . import _tenferro
 from ._tenferro import CpuEngine, _fail_next_affinity_handshake, _fail_next_pool_build
 
 
@@ -31,3 +34,14 @@ def fail_next_affinity_handshake() -> None:
     ``AFFINITY``.
     """
     _fail_next_affinity_handshake()
+
+
+def live_counts(rt: Any) -> tuple[int, int, int]:
+    """``(recorded nodes alive in the process, live gradient slots of rt, registry entries of
+    rt)`` — leak tests check that these return to their baseline."""
+    return _tenferro._live_counts(rt)
+
+
+def ad_rules() -> dict[str, str]:
+    """The derivative-rule table: op name → ``linearize``/``zero``/``cut``/``missing``."""
+    return dict(_tenferro._ad_rules())

@@ -21,6 +21,12 @@ use tenferro_runtime::{apply, Engine};
 use tenferro_tensor::{Result, Tensor};
 
 static NEXT_NODE: AtomicU64 = AtomicU64::new(1);
+static LIVE_NODES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Number of recorded nodes alive in the process (leaks show up here; `tf._testing`).
+pub fn live_nodes() -> usize {
+    LIVE_NODES.load(Ordering::Relaxed)
+}
 
 /// A value as AD sees it: the tensor and, when it was recorded, its node.
 #[derive(Clone, Debug)]
@@ -48,6 +54,8 @@ impl Var {
 pub enum NodeKind {
     /// A tracked leaf (`rt.variable`) with its gradient slot.
     Leaf {
+        /// Shape and dtype of the leaf's value (for zero gradients).
+        meta: (tenferro_tensor::DType, Vec<usize>),
         /// Accumulated gradient (`None` until a backward pass reaches the leaf); tracked when
         /// it was computed with `create_graph=True`.
         slot: Mutex<Option<Var>>,
@@ -77,23 +85,35 @@ pub struct Node {
 
 impl Node {
     /// A new tracked leaf.
-    pub fn leaf() -> Arc<Node> {
+    pub fn leaf(value: &Tensor) -> Arc<Node> {
+        LIVE_NODES.fetch_add(1, Ordering::Relaxed);
         Arc::new(Node {
             id: NEXT_NODE.fetch_add(1, Ordering::Relaxed),
             tracked: true,
             kind: NodeKind::Leaf {
+                meta: (value.dtype(), value.shape().to_vec()),
                 slot: Mutex::new(None),
             },
         })
     }
 
+    /// Shape and dtype of a leaf's value.
+    pub fn leaf_meta(&self) -> Option<(tenferro_tensor::DType, &[usize])> {
+        match &self.kind {
+            NodeKind::Leaf { meta, .. } => Some((meta.0, &meta.1)),
+            NodeKind::Op { .. } => None,
+        }
+    }
+
     /// An untracked leaf: gives a constant made under `capture_trace` an identity that the
     /// functional transforms can differentiate with respect to (its outputs stay untracked).
-    pub fn captured_leaf() -> Arc<Node> {
+    pub fn captured_leaf(value: &Tensor) -> Arc<Node> {
+        LIVE_NODES.fetch_add(1, Ordering::Relaxed);
         Arc::new(Node {
             id: NEXT_NODE.fetch_add(1, Ordering::Relaxed),
             tracked: false,
             kind: NodeKind::Leaf {
+                meta: (value.dtype(), value.shape().to_vec()),
                 slot: Mutex::new(None),
             },
         })
@@ -102,7 +122,7 @@ impl Node {
     /// The gradient slot of a leaf.
     pub fn slot(&self) -> Option<&Mutex<Option<Var>>> {
         match &self.kind {
-            NodeKind::Leaf { slot } => Some(slot),
+            NodeKind::Leaf { slot, .. } => Some(slot),
             NodeKind::Op { .. } => None,
         }
     }
@@ -118,6 +138,7 @@ impl Node {
 impl Drop for Node {
     /// Iterative teardown: a 10⁶-node chain must not recurse 10⁶ frames deep.
     fn drop(&mut self) {
+        LIVE_NODES.fetch_sub(1, Ordering::Relaxed);
         let mut stack: Vec<Arc<Node>> = Vec::new();
         if let NodeKind::Op { inputs, .. } = &mut self.kind {
             stack.extend(inputs.drain(..).filter_map(|v| v.node));
@@ -141,6 +162,7 @@ pub fn record(op: &Op, inputs: &[Var], output: Tensor, capture: bool) -> Var {
     if (!tracked && !capture) || !output.dtype().is_inexact() || rules::cuts_graph(op) {
         return Var::constant(output);
     }
+    LIVE_NODES.fetch_add(1, Ordering::Relaxed);
     let node = Arc::new(Node {
         id: NEXT_NODE.fetch_add(1, Ordering::Relaxed),
         tracked,

@@ -22,8 +22,11 @@ use std::sync::{Arc, Mutex};
 use tenferro_ops::{Op, OutMeta};
 use tenferro_runtime::{Engine, Lending};
 use tenferro_tensor::storage::DEFAULT_POOL_LIMIT;
-use tenferro_tensor::{BufferPool, Error, Result, Tensor};
+use tenferro_tensor::{BufferPool, CpuThreadReason, Error, Result, Tensor};
 pub use threads::{allowed_cpus, record_main_snapshot, set_default_cpu_threads, WorkerInfo};
+
+/// Upper bound on explicit worker counts (checked before any thread is spawned).
+pub const MAX_THREADS: usize = 1024;
 
 /// The CPU engine: a worker pool (absent for a serial engine), a buffer pool and lending state.
 pub struct CpuEngine {
@@ -67,6 +70,11 @@ impl CpuEngine {
         match threads {
             Some(0) => Err(threads::zero_threads("CpuEngine")),
             Some(1) => Ok(CpuEngine::serial()),
+            Some(n) if n > MAX_THREADS => Err(Error::cpu_thread(
+                "CpuEngine",
+                CpuThreadReason::Pool,
+                format!("threads={n} exceeds the limit of {MAX_THREADS} worker threads"),
+            )),
             Some(n) => {
                 let (pool, workers) = threads::build_pool(n, None)?;
                 Ok(CpuEngine::from_parts(Some(pool), n, workers))

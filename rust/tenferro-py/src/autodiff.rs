@@ -41,7 +41,7 @@ pub fn _variable(
             ),
         ));
     }
-    let leaf = Node::leaf();
+    let leaf = Node::leaf(&t);
     rt.get().register_leaf(&leaf);
     Ok(PyTensor::with_node(t, rt, Some(leaf)))
 }
@@ -98,7 +98,9 @@ pub fn _detach(
     runtime: Option<Py<PyRuntime>>,
 ) -> PyTensor {
     let this = t.get();
-    let node = crate::session::captured_node(py).ok().flatten();
+    let node = crate::session::captured_node(py, &this.tensor)
+        .ok()
+        .flatten();
     PyTensor::with_node(
         this.tensor.clone(),
         runtime.unwrap_or_else(|| this.runtime.clone_ref(py)),
@@ -223,9 +225,10 @@ pub fn _backward(
                     Some(g) => g,
                     None => {
                         // Reachable only through symbolically zero derivatives: zeros (as PyTorch).
-                        let Some(slot) = leaf.slot() else { continue };
-                        let _ = slot;
-                        continue;
+                        let Some((dtype, shape)) = leaf.leaf_meta() else {
+                            continue;
+                        };
+                        tenferro_ad::rules::ops::full(ctx, 0.0, dtype, shape)?
                     }
                 };
                 if let Some(slot) = leaf.slot() {
@@ -302,7 +305,7 @@ pub fn _vjp(
             Some(n) => targets.push(n.clone()),
             None => {
                 let _ = i;
-                targets.push(Node::leaf());
+                targets.push(Node::captured_leaf(&w.get().tensor));
             }
         }
     }
@@ -384,6 +387,33 @@ pub fn _set_modes(
         .unbind())
 }
 
+/// Live counts for leak tests: `(recorded nodes in the process, live gradient slots of `rt`,
+/// registry entries of `rt`)`.
+#[pyfunction]
+pub fn _live_counts(rt: &Bound<'_, PyRuntime>) -> (usize, usize, usize) {
+    let mut slots = 0;
+    rt.get().for_each_leaf(|_| slots += 1);
+    (tenferro_ad::live_nodes(), slots, rt.get().registry_len())
+}
+
+/// The derivative-rule table as `(op name, kind)` with kind one of `linearize`, `zero`, `cut`,
+/// `missing`.
+#[pyfunction]
+pub fn _ad_rules() -> Vec<(&'static str, &'static str)> {
+    tenferro_ops::CATALOG
+        .iter()
+        .map(|r| {
+            let kind = match tenferro_ad::rules::rule(r.kind) {
+                tenferro_ad::rules::Rule::Linearize(..) => "linearize",
+                tenferro_ad::rules::Rule::Zero => "zero",
+                tenferro_ad::rules::Rule::Cut => "cut",
+                tenferro_ad::rules::Rule::Missing => "missing",
+            };
+            (r.name, kind)
+        })
+        .collect()
+}
+
 /// Register the functions of this module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     for f in [
@@ -398,6 +428,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(_vjp, m)?,
         wrap_pyfunction!(_jvp, m)?,
         wrap_pyfunction!(_set_modes, m)?,
+        wrap_pyfunction!(_live_counts, m)?,
+        wrap_pyfunction!(_ad_rules, m)?,
     ] {
         m.add_function(f)?;
     }

@@ -54,6 +54,13 @@ impl PyRuntime {
         v.push(Arc::downgrade(leaf));
     }
 
+    /// Registry entries (live or not yet pruned).
+    pub(crate) fn registry_len(&self) -> usize {
+        let mut v = self.leaves.lock().unwrap_or_else(|e| e.into_inner());
+        v.retain(|w| w.strong_count() > 0);
+        v.len()
+    }
+
     /// Visit every live leaf.
     pub(crate) fn for_each_leaf(&self, mut f: impl FnMut(&tenferro_ad::Node)) {
         let v = self.leaves.lock().unwrap_or_else(|e| e.into_inner());
@@ -89,11 +96,8 @@ impl PyRuntime {
     fn constant(slf: &Bound<'_, Self>, data: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let py = slf.py();
         let t = tensor_from_object(py, data, true)?;
-        Ok(PyTensor::with_node(
-            t,
-            slf.clone().unbind(),
-            captured_node(py)?,
-        ))
+        let node = captured_node(py, &t)?;
+        Ok(PyTensor::with_node(t, slf.clone().unbind(), node))
     }
 
     /// Lend `engine` to this runtime for a ``with`` block (see ``Session``).
@@ -375,10 +379,13 @@ impl ModeState {
 
 /// Under `capture_trace` (and grad mode), a new constant gets an untracked leaf node so that
 /// functional transforms can differentiate with respect to it.
-pub(crate) fn captured_node(py: Python<'_>) -> PyResult<Option<Arc<tenferro_ad::Node>>> {
+pub(crate) fn captured_node(
+    py: Python<'_>,
+    t: &Tensor,
+) -> PyResult<Option<Arc<tenferro_ad::Node>>> {
     let state = current_state(py)?;
     let st = state.get();
-    Ok((st.capture_trace && st.grad_enabled).then(tenferro_ad::Node::captured_leaf))
+    Ok((st.capture_trace && st.grad_enabled).then(|| tenferro_ad::Node::captured_leaf(t)))
 }
 
 /// The ``ContextVar`` holding the mode state.
@@ -529,7 +536,15 @@ impl PySession {
         }
         // Implicit: the innermost active session of this context; else the engine of the context
         // owning the first tensor's runtime (while it lives); else the default context's.
-        if let Some(s) = state.get().sessions.last() {
+        // The innermost *active* session (a session exited out of order stays in outer
+        // snapshots of the stack but is skipped).
+        if let Some(s) = state
+            .get()
+            .sessions
+            .iter()
+            .rev()
+            .find(|s| s.get().active.load(Ordering::Acquire))
+        {
             return s.get().resolve(py, name, first_rt, state);
         }
         let (runtime, owned) = match first_rt {
@@ -1045,7 +1060,8 @@ macro_rules! session_methods {
                 let state = current_state(py)?;
                 let exec = self.resolve(py, "constant", None, &state)?;
                 let t = tensor_from_object(py, data, true)?;
-                Ok(PyTensor::with_node(t, exec.runtime.clone_ref(py), captured_node(py)?))
+                let node = captured_node(py, &t)?;
+                Ok(PyTensor::with_node(t, exec.runtime.clone_ref(py), node))
             }
 
             fn __enter__(slf: &Bound<'_, Self>) -> PyResult<Py<Self>> {

@@ -385,9 +385,12 @@ impl PyTensor {
         }
         let mut t = this.tensor.clone();
         let mut axis = 0usize;
+        // Axis of the *original* tensor an index refers to (for NumPy's error message).
+        let mut src_axis = 0usize;
         for it in &items {
             if it.is_instance_of::<PyEllipsis>() {
                 axis += nd - consumed;
+                src_axis += nd - consumed;
             } else if it.is_instance_of::<PyNone>() {
                 t = t.expand_dims_view(axis);
                 axis += 1;
@@ -398,16 +401,18 @@ impl PyTensor {
                 let start = if len == 0 { 0 } else { ind.start as usize };
                 t = t.slice_axis_view(axis, start, len, ind.step).py(py)?;
                 axis += 1;
+                src_axis += 1;
             } else {
                 let i: i64 = it.call_method0("__index__")?.extract()?;
                 let d = t.shape()[axis] as i64;
                 if i < -d || i >= d {
                     return Err(PyIndexError::new_err(format!(
-                        "index {i} is out of bounds for axis {axis} with size {d}"
+                        "index {i} is out of bounds for axis {src_axis} with size {d}"
                     )));
                 }
                 let i = if i < 0 { i + d } else { i } as usize;
                 t = t.index_axis_view(axis, i).py(py)?;
+                src_axis += 1;
             }
         }
         Ok(Bound::new(py, this.view(py, t))?.into_any().unbind())

@@ -40,7 +40,7 @@ use structural as s;
 /// The table, keyed by op kind.
 pub fn rule(kind: OpKind) -> Rule {
     use OpKind as K;
-    use Rule::{Cut, Linearize as L, Missing, Zero};
+    use Rule::{Cut, Linearize as L, Zero};
     match kind {
         K::Neg
         | K::Conj
@@ -70,11 +70,10 @@ pub fn rule(kind: OpKind) -> Rule {
             L(s::structural_jvp, s::structural_vjp)
         }
         K::DynamicSlice | K::DynamicUpdateSlice => L(s::dynamic_jvp, s::dynamic_vjp),
-        K::Gather | K::Scatter => Missing,
-        K::ReduceSum | K::ReduceMax | K::ReduceMin | K::ReduceSumSquares => {
+        K::Gather | K::Scatter => L(s::indexing_jvp, s::indexing_vjp),
+        K::ReduceSum | K::ReduceProd | K::ReduceMax | K::ReduceMin | K::ReduceSumSquares => {
             L(r::reduce_jvp, r::reduce_vjp)
         }
-        K::ReduceProd => Missing,
         K::DotGeneral | K::DotGeneralWithConj | K::Matmul | K::ScaleReal | K::ScaleComplex => {
             L(c::contraction_jvp, c::contraction_vjp)
         }

@@ -1,10 +1,15 @@
-//! Rules of the reductions (`reduce_prod` awaits a scan primitive for derivatives exact at
-//! zeros; see `autodiff.md`).
+//! Rules of the reductions. `reduce_prod` is exact at zeros to every order: without zeros its
+//! partials are `out / x`; with zeros they are the products of the *other* elements, formed by
+//! broadcasting the reduced elements to an `R × R` block with ones on the diagonal and reducing
+//! again (differentiable, so higher orders recurse; O(R²) memory only when zeros are present).
 
-use super::ops::{broadcast_in_dim, cast, compare, div, mul, reduce_sum, scalar};
+use super::ops::{
+    broadcast_in_dim, cast, compare, conj, div, full, mul, reduce_sum, reshape, scalar, select,
+    transpose,
+};
 use crate::{Ctx, Var};
 use tenferro_ops::{CompareDir, Op, ReduceOp};
-use tenferro_tensor::Result;
+use tenferro_tensor::{DType, Result, Tensor};
 
 fn parts(op: &Op) -> (ReduceOp, &[usize]) {
     match op {
@@ -30,6 +35,54 @@ fn ties(ctx: &Ctx<'_>, x: &Var, out: &Var, axes: &[usize]) -> Result<(Var, Var)>
     Ok((mask, count))
 }
 
+fn has_zero(t: &Tensor) -> bool {
+    match t.dtype() {
+        DType::F32 => t.to_vec::<f32>().contains(&0.0),
+        DType::F64 => t.to_vec::<f64>().contains(&0.0),
+        DType::C32 => t
+            .to_vec::<tenferro_tensor::Complex32>()
+            .iter()
+            .any(|z| z.re == 0.0 && z.im == 0.0),
+        DType::C64 => t
+            .to_vec::<tenferro_tensor::Complex64>()
+            .iter()
+            .any(|z| z.re == 0.0 && z.im == 0.0),
+        _ => false,
+    }
+}
+
+/// `∂ prod / ∂ x_i` = product of the other reduced elements, shaped like `x`.
+fn prod_partials(ctx: &Ctx<'_>, x: &Var, out: &Var, axes: &[usize]) -> Result<Var> {
+    if !has_zero(&x.value) {
+        return div(ctx, &expand(ctx, out, x, axes)?, x);
+    }
+    let shape = x.value.shape().to_vec();
+    let keep = kept(shape.len(), axes);
+    let perm: Vec<usize> = keep.iter().chain(axes).copied().collect();
+    let k: usize = keep.iter().map(|&a| shape[a]).product();
+    let r: usize = axes.iter().map(|&a| shape[a]).product();
+    let xt = reshape(ctx, &transpose(ctx, x, &perm)?, &[k, r])?;
+    let block = broadcast_in_dim(ctx, &xt, &[k, r, r], &[0, 2])?;
+    let eye: Vec<bool> = (0..r * r).map(|i| i % r == i / r).collect();
+    let eye = Var::constant(Tensor::from_vec(&[r, r], eye)?);
+    let mask = broadcast_in_dim(ctx, &eye, &[k, r, r], &[1, 2])?;
+    let ones = full(ctx, 1.0, x.value.dtype(), &[k, r, r])?;
+    let others = ctx.apply(
+        Op::Reduce {
+            op: ReduceOp::Prod,
+            axes: vec![2],
+        },
+        &[&select(ctx, &mask, &ones, &block)?],
+    )?;
+    let tshape: Vec<usize> = perm.iter().map(|&a| shape[a]).collect();
+    let back = reshape(ctx, &others, &tshape)?;
+    let mut inv = vec![0; perm.len()];
+    for (i, &p) in perm.iter().enumerate() {
+        inv[p] = i;
+    }
+    transpose(ctx, &back, &inv)
+}
+
 /// JVP of the reductions.
 pub fn reduce_jvp(
     ctx: &Ctx<'_>,
@@ -51,7 +104,7 @@ pub fn reduce_jvp(
             let (mask, count) = ties(ctx, x, out, axes)?;
             div(ctx, &reduce_sum(ctx, &mul(ctx, t, &mask)?, axes)?, &count)?
         }
-        ReduceOp::Prod => return Ok(None),
+        ReduceOp::Prod => reduce_sum(ctx, &mul(ctx, &prod_partials(ctx, x, out, axes)?, t)?, axes)?,
     }))
 }
 
@@ -75,7 +128,11 @@ pub fn reduce_vjp(
             let (mask, count) = ties(ctx, x, out, axes)?;
             mul(ctx, &expand(ctx, &div(ctx, ct, &count)?, x, axes)?, &mask)?
         }
-        ReduceOp::Prod => return Ok(vec![None]),
+        ReduceOp::Prod => mul(
+            ctx,
+            &expand(ctx, ct, x, axes)?,
+            &conj(ctx, &prod_partials(ctx, x, out, axes)?)?,
+        )?,
     };
     Ok(vec![Some(g)])
 }

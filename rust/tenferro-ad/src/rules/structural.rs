@@ -1,10 +1,10 @@
 //! Rules of the layout, slicing and matrix-structure families: all linear, so each JVP applies
 //! the op to the tangent and each VJP applies its transpose (JAX `lax` transposes).
 
-use super::ops::{reduce_sum, reshape, transpose, zeros_like};
+use super::ops::{broadcast_in_dim, reduce_sum, reshape, transpose, zeros_like};
 use crate::{Ctx, Var};
-use tenferro_ops::{Op, PadConfig, SliceConfig};
-use tenferro_tensor::Result;
+use tenferro_ops::{CompareDir, GatherConfig, Op, PadConfig, ScatterConfig, SliceConfig};
+use tenferro_tensor::{Result, Tensor};
 
 /// JVP of a single-input linear op: the op applied to the tangent.
 fn same_op(ctx: &Ctx<'_>, op: &Op, t: &Option<Var>) -> Result<Option<Var>> {
@@ -252,5 +252,146 @@ pub fn dynamic_vjp(
                 None,
             ])
         }
+    }
+}
+
+/// Per-component upper bounds of start indices (`dim - window`) broadcast like `indices`.
+fn index_bounds(ctx: &Ctx<'_>, indices: &Var, ivd: usize, his: Vec<i64>) -> Result<Var> {
+    let is = indices.value.shape().to_vec();
+    let n = his.len();
+    let hi = Var::constant(Tensor::from_vec(&[n], his)?);
+    let hi = if ivd < is.len() {
+        broadcast_in_dim(ctx, &hi, &is, &[ivd])?
+    } else {
+        reshape(ctx, &hi, &[])?
+    };
+    super::ops::cast(ctx, &hi, indices.value.dtype())
+}
+
+fn gather_to_scatter(c: &GatherConfig) -> ScatterConfig {
+    ScatterConfig {
+        update_window_dims: c.offset_dims.clone(),
+        inserted_window_dims: c.collapsed_slice_dims.clone(),
+        scatter_dims_to_operand_dims: c.start_index_map.clone(),
+        index_vector_dim: c.index_vector_dim,
+    }
+}
+
+/// JVP of gather / scatter (linear in the data operands).
+pub fn indexing_jvp(
+    ctx: &Ctx<'_>,
+    op: &Op,
+    inputs: &[Var],
+    _out: &Var,
+    ts: &[Option<Var>],
+) -> Result<Option<Var>> {
+    match op {
+        Op::Gather(_) => match &ts[0] {
+            Some(t) => Ok(Some(ctx.apply(op.clone(), &[t, &inputs[1]])?)),
+            None => Ok(None),
+        },
+        _ => {
+            if ts[0].is_none() && ts[2].is_none() {
+                return Ok(None);
+            }
+            let tx = match &ts[0] {
+                Some(t) => t.clone(),
+                None => zeros_like(ctx, &inputs[0])?,
+            };
+            let tu = match &ts[2] {
+                Some(t) => t.clone(),
+                None => zeros_like(ctx, &inputs[2])?,
+            };
+            Ok(Some(ctx.apply(op.clone(), &[&tx, &inputs[1], &tu])?))
+        }
+    }
+}
+
+/// VJP of gather (a scatter-add of the cotangent at the clamped starts) and scatter (the
+/// cotangent itself, and a gather of it for the updates, zero where the forward pass dropped
+/// an out-of-bounds window).
+pub fn indexing_vjp(
+    ctx: &Ctx<'_>,
+    op: &Op,
+    inputs: &[Var],
+    _out: &Var,
+    ct: &Var,
+) -> Result<Vec<Option<Var>>> {
+    let (x, idx) = (&inputs[0], &inputs[1]);
+    let xs = x.value.shape().to_vec();
+    match op {
+        Op::Gather(c) => {
+            // Clamp like the forward gather, so the scatter never drops a window.
+            let his: Vec<i64> = c
+                .start_index_map
+                .iter()
+                .map(|&d| (xs[d] - c.slice_sizes[d]) as i64)
+                .collect();
+            let hi = index_bounds(ctx, idx, c.index_vector_dim, his)?;
+            let zero = super::ops::scalar(0.0, 0.0, idx.value.dtype())?;
+            let clamped = ctx.apply(Op::Clamp, &[idx, &zero, &hi])?;
+            let z = zeros_like(ctx, x)?;
+            let g = ctx.apply(Op::Scatter(gather_to_scatter(c)), &[&z, &clamped, ct])?;
+            Ok(vec![Some(g), None])
+        }
+        Op::Scatter(c) => {
+            let u = &inputs[2];
+            let us = u.value.shape().to_vec();
+            let window_operand: Vec<usize> = (0..xs.len())
+                .filter(|d| !c.inserted_window_dims.contains(d))
+                .collect();
+            let slice_sizes: Vec<usize> = (0..xs.len())
+                .map(|d| match window_operand.iter().position(|&w| w == d) {
+                    Some(k) => us[c.update_window_dims[k]],
+                    None => 1,
+                })
+                .collect();
+            let gcfg = GatherConfig {
+                offset_dims: c.update_window_dims.clone(),
+                collapsed_slice_dims: c.inserted_window_dims.clone(),
+                start_index_map: c.scatter_dims_to_operand_dims.clone(),
+                index_vector_dim: c.index_vector_dim,
+                slice_sizes: slice_sizes.clone(),
+            };
+            let gu = ctx.apply(Op::Gather(gcfg), &[ct, idx])?;
+            // Windows the forward scatter dropped (start outside [0, dim - window]) get zero.
+            let his: Vec<i64> = c
+                .scatter_dims_to_operand_dims
+                .iter()
+                .map(|&d| xs[d] as i64 - slice_sizes[d] as i64)
+                .collect();
+            let hi = index_bounds(ctx, idx, c.index_vector_dim, his)?;
+            let zero = super::ops::scalar(0.0, 0.0, idx.value.dtype())?;
+            let ge = super::ops::compare(ctx, CompareDir::Ge, idx, &zero)?;
+            let le = super::ops::compare(ctx, CompareDir::Le, idx, &hi)?;
+            let ok = ctx.apply(
+                tenferro_ops::Op::Binary(tenferro_ops::BinaryOp::Minimum),
+                &[&ge, &le],
+            )?;
+            let is = idx.value.shape().to_vec();
+            let ok = if c.index_vector_dim < is.len() {
+                ctx.apply(
+                    Op::Reduce {
+                        op: tenferro_ops::ReduceOp::Min,
+                        axes: vec![c.index_vector_dim],
+                    },
+                    &[&ok],
+                )?
+            } else {
+                ok
+            };
+            let scatter_pos: Vec<usize> = (0..us.len())
+                .filter(|p| !c.update_window_dims.contains(p))
+                .collect();
+            let ok = broadcast_in_dim(ctx, &ok, &us, &scatter_pos)?;
+            let z = zeros_like(ctx, &gu)?;
+            let gu = super::ops::select(ctx, &ok, &gu, &z)?;
+            Ok(vec![
+                Some(ct.clone()),
+                None,
+                Some(super::ops::fit(ctx, &gu, u)?),
+            ])
+        }
+        _ => Ok(vec![None; inputs.len()]),
     }
 }
