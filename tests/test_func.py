@@ -235,12 +235,6 @@ def test_hessian_closed_form_and_finite_differences() -> None:
     assert_close(blocks[1][1], np.array([[0.0]]))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=tf.errors.ContextMismatchError,
-    reason="library bug: a NumPy operand on the LEFT of a NumPy-named binary op is adopted into "
-    "the default runtime instead of the tensor operand's runtime (_numpy_api._operands)",
-)
 def test_numpy_left_operand_with_tensor_of_fresh_runtime() -> None:
     # Inside a transform, non-differentiated NumPy arguments meet tensors of the fresh runtime.
     g = tf.func.grad(lambda a, b: (np.sum(b) * a).sum())(np.array([1.0, 2.0]), np.array([3.0, 4.0]))
