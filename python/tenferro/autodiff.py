@@ -156,7 +156,7 @@ class Gradients:
 
     def __repr__(self) -> str:
         n = len(self._grads)
-        return f"Gradients({n} leaf{'s' if n != 1 else ''})"
+        return f"Gradients({n} {'leaf' if n == 1 else 'leaves'})"
 
 
 def _variable(rt: Runtime | None, data: Any) -> Tensor:
