@@ -207,12 +207,6 @@ def test_capture_trace_enables_vjp_and_jvp_wrt_untracked_constant() -> None:
     assert rt.vjp_optional(y3, c, rt.constant([1.0, 1.0])) is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="library bug or spec gap: an untracked/detached leaf created BEFORE capture_trace "
-    "has no graph node (node id 0), so ops recorded inside cannot be differentiated w.r.t. it; "
-    "autodiff.md says capture_trace lets a later vjp differentiate w.r.t. a detached leaf",
-)
 def test_capture_trace_wrt_leaf_created_before_the_block() -> None:
     rt = tf.Runtime()
     xd = rt.variable([3.0]).detach()

@@ -21,12 +21,11 @@ argument is first passed through an identity node, so an inner transform only co
 through its own argument (no perturbation confusion when ``f`` also closes over the outer
 variable).
 
-**Closures.** A tensor that ``f`` closes over must belong to the runtime ``f`` runs on: with a
-fresh runtime, close over NumPy arrays or Python scalars (adopted as constants by each op) or pass
-tensors as extra, non-differentiated arguments; a tenferro tensor of another runtime raises
-:class:`tenferro.errors.ContextMismatchError`, and so do tensors that ``f`` builds with the
-factories (``tf.ones``…, which use the session's or default runtime) — build constants with
-NumPy inside ``f`` instead.
+**Closures.** ``f`` runs on the caller's runtime (the runtime of the first tensor argument, else
+the innermost session's, else the default runtime), so it may close over the caller's tensors and
+build constants with the factories (``tf.ones``…); the private leaves of the call die with it and
+no gradient slot is touched. A tensor of *another* runtime raises
+:class:`tenferro.errors.ContextMismatchError`.
 
 Complex numbers (tenferro's convention, *not* JAX's)
 ----------------------------------------------------
@@ -115,7 +114,9 @@ class _Frame:
         self.home = _caller_runtime(args)
         state = _tenferro._state_var().get()
         self.grad_was_enabled = state.grad_enabled
-        self.rt: Runtime = tracked[0].runtime if tracked else Runtime()
+        # Record on the caller's runtime, so that f may close over the caller's tensors and use
+        # the factories; the private leaves die with the call and no gradient slot is touched.
+        self.rt: Runtime = tracked[0].runtime if tracked else self.home
         new_args = list(args)
         for i, a in enumerate(args):
             if i in argnums:

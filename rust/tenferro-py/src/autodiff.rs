@@ -49,20 +49,20 @@ pub fn _variable(
 /// The node id of a tensor (0: untracked, never recorded).
 #[pyfunction]
 pub fn _node_id(t: &Bound<'_, PyTensor>) -> u64 {
-    t.get().node.as_ref().map_or(0, |n| n.id)
+    t.get().node().map_or(0, |n| n.id)
 }
 
 /// Whether the tensor is a tracked leaf.
 #[pyfunction]
 pub fn _is_leaf(t: &Bound<'_, PyTensor>) -> bool {
-    t.get().node.as_ref().is_some_and(|n| n.slot().is_some())
+    t.get().node().is_some_and(|n| n.slot().is_some())
 }
 
 /// The accumulated gradient of a leaf (`None` for non-leaves and before any backward).
 #[pyfunction]
 pub fn _grad_of(py: Python<'_>, t: &Bound<'_, PyTensor>) -> Option<PyTensor> {
     let this = t.get();
-    let slot = this.node.as_ref()?.slot()?;
+    let slot = this.node()?.slot()?;
     let g = slot.lock().unwrap_or_else(|e| e.into_inner()).clone()?;
     Some(PyTensor::with_node(
         g.value,
@@ -74,7 +74,7 @@ pub fn _grad_of(py: Python<'_>, t: &Bound<'_, PyTensor>) -> Option<PyTensor> {
 /// Reset a leaf's gradient slot.
 #[pyfunction]
 pub fn _clear_grad(t: &Bound<'_, PyTensor>) {
-    if let Some(slot) = t.get().node.as_ref().and_then(|n| n.slot()) {
+    if let Some(slot) = t.get().node().and_then(|n| n.slot()) {
         *slot.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 }
@@ -260,7 +260,7 @@ fn nodes_of(py: Python<'_>, op: &str, wrt: &[Bound<'_, PyTensor>]) -> PyResult<V
     wrt.iter()
         .enumerate()
         .map(|(i, w)| {
-            w.get().node.clone().ok_or_else(|| {
+            w.get().node().cloned().ok_or_else(|| {
                 op_err(py, "InactiveError", op, format!(
                     "wrt[{i}] was never recorded (make it with rt.variable, or compute it under capture_trace)"
                 ))
@@ -301,7 +301,7 @@ pub fn _vjp(
     };
     let mut targets = Vec::with_capacity(wrt.len());
     for (i, w) in wrt.iter().enumerate() {
-        match &w.get().node {
+        match w.get().node() {
             Some(n) => targets.push(n.clone()),
             None => {
                 let _ = i;

@@ -662,16 +662,29 @@ impl PySession {
         let st = state.get();
         let any_node = operands
             .iter()
-            .any(|o| matches!(o, Operand::T(t) if t.get().node.is_some()));
+            .any(|o| matches!(o, Operand::T(t) if t.get().node().is_some()));
         if st.grad_enabled && (any_node || st.capture_trace) {
             let vars: Vec<Var> = operands
                 .iter()
                 .zip(&refs)
                 .map(|(o, t)| match o {
-                    Operand::T(pt) => Var {
-                        value: (*t).clone(),
-                        node: pt.get().node.clone(),
-                    },
+                    Operand::T(pt) => {
+                        let pt = pt.get();
+                        let node = if st.capture_trace {
+                            // Capture makes every consumed tensor an identifiable (untracked) leaf.
+                            Some(
+                                pt.node
+                                    .get_or_init(|| tenferro_ad::Node::captured_leaf(t))
+                                    .clone(),
+                            )
+                        } else {
+                            pt.node().cloned()
+                        };
+                        Var {
+                            value: (*t).clone(),
+                            node,
+                        }
+                    }
                     _ => Var::constant((*t).clone()),
                 })
                 .collect();

@@ -20,8 +20,10 @@ use tenferro_tensor::{DType, Tensor};
 pub struct PyTensor {
     pub(crate) tensor: Tensor,
     pub(crate) runtime: Py<PyRuntime>,
-    /// Recorded producer or leaf (automatic differentiation), if any.
-    pub(crate) node: Option<Arc<tenferro_ad::Node>>,
+    /// Recorded producer or leaf (automatic differentiation), if any. Set once: at creation, or
+    /// lazily when an op consumes the tensor under `capture_trace` (it then becomes an untracked
+    /// leaf that functional transforms can differentiate with respect to).
+    pub(crate) node: std::sync::OnceLock<Arc<tenferro_ad::Node>>,
 }
 
 impl PyTensor {
@@ -29,7 +31,7 @@ impl PyTensor {
         PyTensor {
             tensor,
             runtime,
-            node: None,
+            node: std::sync::OnceLock::new(),
         }
     }
 
@@ -38,10 +40,14 @@ impl PyTensor {
         runtime: Py<PyRuntime>,
         node: Option<Arc<tenferro_ad::Node>>,
     ) -> PyTensor {
+        let cell = std::sync::OnceLock::new();
+        if let Some(n) = node {
+            let _ = cell.set(n);
+        }
         PyTensor {
             tensor,
             runtime,
-            node,
+            node: cell,
         }
     }
 
@@ -53,7 +59,7 @@ impl PyTensor {
     fn transposed(&self, py: Python<'_>, perm: Vec<usize>) -> PyResult<PyTensor> {
         let out = self.tensor.transpose_view(&perm).py(py)?;
         let grad_on = crate::session::current_state(py)?.get().grad_enabled;
-        if let (Some(node), true) = (&self.node, grad_on) {
+        if let (Some(node), true) = (self.node(), grad_on) {
             let v = tenferro_ad::record(&Op::Transpose(perm), &[self.var()], out, !node.tracked);
             return Ok(PyTensor::with_node(
                 v.value,
@@ -64,11 +70,16 @@ impl PyTensor {
         Ok(self.view(py, out))
     }
 
+    /// The recorded node, if any.
+    pub(crate) fn node(&self) -> Option<&Arc<tenferro_ad::Node>> {
+        self.node.get()
+    }
+
     /// The AD view of this tensor.
     pub(crate) fn var(&self) -> tenferro_ad::Var {
         tenferro_ad::Var {
             value: self.tensor.clone(),
-            node: self.node.clone(),
+            node: self.node().cloned(),
         }
     }
 }
@@ -207,7 +218,7 @@ impl PyTensor {
     /// one while grad mode was on.
     #[getter]
     fn requires_grad(&self) -> bool {
-        self.node.as_ref().is_some_and(|n| n.tracked)
+        self.node().is_some_and(|n| n.tracked)
     }
 
     /// Reversed axes (a view), as NumPy's ``.T``.
@@ -370,7 +381,7 @@ impl PyTensor {
                 "an index can only have a single ellipsis ('...')",
             ));
         }
-        if this.node.is_some() {
+        if this.node().is_some() {
             // Recorded tensors index through differentiable primitives.
             let f = py
                 .import("tenferro._indexing")?
