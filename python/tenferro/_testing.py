@@ -45,3 +45,14 @@ def live_counts(rt: Any) -> tuple[int, int, int]:
 def ad_rules() -> dict[str, str]:
     """The derivative-rule table: op name → ``linearize``/``zero``/``cut``/``missing``."""
     return dict(_tenferro._ad_rules())
+
+
+def profile(reset: bool = False) -> dict[str, dict[str, tuple[int, float]]]:
+    """The eager-op profile gathered when ``TENFERRO_PROFILE_EAGER_OP_AGG=1`` was set at start:
+    ``{op: {"forward"|"recording"|"backward": (calls, microseconds)}}``."""
+    out = {}
+    for op, calls, micros in _tenferro._profile(reset):
+        out[op] = {
+            phase: (calls[i], micros[i]) for i, phase in enumerate(("forward", "recording", "backward"))
+        }
+    return out

@@ -158,6 +158,21 @@ impl Drop for Node {
 /// transforms but the output stays untracked). Graph-cutting ops and non-differentiable
 /// outputs (integer/bool) record nothing.
 pub fn record(op: &Op, inputs: &[Var], output: Tensor, capture: bool) -> Var {
+    let prof = tenferro_runtime::profile::profiler();
+    if prof.enabled() {
+        let t0 = std::time::Instant::now();
+        let v = record_inner(op, inputs, output, capture);
+        prof.add(
+            op.name(),
+            tenferro_runtime::profile::Phase::Recording,
+            t0.elapsed(),
+        );
+        return v;
+    }
+    record_inner(op, inputs, output, capture)
+}
+
+fn record_inner(op: &Op, inputs: &[Var], output: Tensor, capture: bool) -> Var {
     let tracked = inputs.iter().any(Var::is_tracked);
     if (!tracked && !capture) || !output.dtype().is_inexact() || rules::cuts_graph(op) {
         return Var::constant(output);
@@ -262,7 +277,16 @@ pub fn vjp_graph(
             value: output.clone(),
             node: Some(node.clone()),
         };
+        let prof = tenferro_runtime::profile::profiler();
+        let t0 = prof.enabled().then(std::time::Instant::now);
         let grads = rules::vjp(ctx, op, inputs, &out_var, &ct)?;
+        if let Some(t0) = t0 {
+            prof.add(
+                op.name(),
+                tenferro_runtime::profile::Phase::Backward,
+                t0.elapsed(),
+            );
+        }
         for (input, g) in inputs.iter().zip(grads) {
             let (Some(n), Some(g)) = (&input.node, g) else {
                 continue;

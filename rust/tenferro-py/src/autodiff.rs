@@ -414,6 +414,19 @@ pub fn _ad_rules() -> Vec<(&'static str, &'static str)> {
         .collect()
 }
 
+/// The eager-op profile (``TENFERRO_PROFILE_EAGER_OP_AGG=1``): rows
+/// ``(op, (calls fwd, rec, bwd), (µs fwd, rec, bwd))``; ``reset`` clears it after reading.
+#[pyfunction]
+#[pyo3(signature = (reset=false))]
+pub fn _profile(reset: bool) -> Vec<(String, [u64; 3], [f64; 3])> {
+    let p = tenferro_runtime::profile::profiler();
+    let rows = p.rows();
+    if reset {
+        p.reset();
+    }
+    rows
+}
+
 /// Register the functions of this module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     for f in [
@@ -430,6 +443,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(_set_modes, m)?,
         wrap_pyfunction!(_live_counts, m)?,
         wrap_pyfunction!(_ad_rules, m)?,
+        wrap_pyfunction!(_profile, m)?,
     ] {
         m.add_function(f)?;
     }

@@ -3,6 +3,7 @@
 //! eager op takes: validate with the catalog, promote operands, execute, contain panics.
 
 mod lending;
+pub mod profile;
 
 pub use lending::{thread_token, Borrow, Lending};
 
@@ -97,6 +98,17 @@ pub fn guarded<T>(engine: &dyn Engine, op: &str, f: impl FnOnce() -> Result<T>) 
 /// # Errors
 /// Every validation error of [`infer`], kernel errors, and [`Error::EngineBroken`].
 pub fn apply(engine: &dyn Engine, op: &Op, inputs: &[&Tensor]) -> Result<Tensor> {
+    let prof = profile::profiler();
+    if prof.enabled() {
+        let t0 = std::time::Instant::now();
+        let r = apply_inner(engine, op, inputs);
+        prof.add(op.name(), profile::Phase::Forward, t0.elapsed());
+        return r;
+    }
+    apply_inner(engine, op, inputs)
+}
+
+fn apply_inner(engine: &dyn Engine, op: &Op, inputs: &[&Tensor]) -> Result<Tensor> {
     let metas: Vec<_> = inputs.iter().map(|t| (t.dtype(), t.shape())).collect();
     let meta = infer(op, &metas)?;
     // Metadata-only layout ops.
