@@ -157,7 +157,7 @@ impl Drop for Node {
 /// (then the output is tracked), or `capture` is on (then a node is kept for functional
 /// transforms but the output stays untracked). Graph-cutting ops and non-differentiable
 /// outputs (integer/bool) record nothing.
-pub fn record(op: &Op, inputs: &[Var], output: Tensor, capture: bool) -> Var {
+pub fn record(op: &Op, inputs: Vec<Var>, output: Tensor, capture: bool) -> Var {
     let prof = tenferro_runtime::profile::profiler();
     if prof.enabled() {
         let t0 = std::time::Instant::now();
@@ -172,7 +172,7 @@ pub fn record(op: &Op, inputs: &[Var], output: Tensor, capture: bool) -> Var {
     record_inner(op, inputs, output, capture)
 }
 
-fn record_inner(op: &Op, inputs: &[Var], output: Tensor, capture: bool) -> Var {
+fn record_inner(op: &Op, inputs: Vec<Var>, output: Tensor, capture: bool) -> Var {
     let tracked = inputs.iter().any(Var::is_tracked);
     if (!tracked && !capture) || !output.dtype().is_inexact() || rules::cuts_graph(op) {
         return Var::constant(output);
@@ -183,7 +183,7 @@ fn record_inner(op: &Op, inputs: &[Var], output: Tensor, capture: bool) -> Var {
         tracked,
         kind: NodeKind::Op {
             op: op.clone(),
-            inputs: inputs.to_vec(),
+            inputs,
             output: output.clone(),
         },
     });
@@ -212,7 +212,7 @@ impl Ctx<'_> {
         let out = apply(self.engine, &op, &vals)?;
         if self.record && inputs.iter().any(|v| v.node.is_some()) {
             let owned: Vec<Var> = inputs.iter().map(|v| (*v).clone()).collect();
-            Ok(record(&op, &owned, out, false))
+            Ok(record(&op, owned, out, false))
         } else {
             Ok(Var::constant(out))
         }

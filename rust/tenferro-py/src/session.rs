@@ -688,7 +688,7 @@ impl PySession {
                     _ => Var::constant((*t).clone()),
                 })
                 .collect();
-            let v = record(&op, &vars, out, st.capture_trace);
+            let v = record(&op, vars, out, st.capture_trace);
             return Ok(PyTensor::with_node(
                 v.value,
                 exec.runtime.clone_ref(py),

@@ -60,7 +60,7 @@ impl PyTensor {
         let out = self.tensor.transpose_view(&perm).py(py)?;
         let grad_on = crate::session::current_state(py)?.get().grad_enabled;
         if let (Some(node), true) = (self.node(), grad_on) {
-            let v = tenferro_ad::record(&Op::Transpose(perm), &[self.var()], out, !node.tracked);
+            let v = tenferro_ad::record(&Op::Transpose(perm), vec![self.var()], out, !node.tracked);
             return Ok(PyTensor::with_node(
                 v.value,
                 self.runtime.clone_ref(py),
