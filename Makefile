@@ -52,6 +52,7 @@ bench: $(BENCH_VENV)/.installed
 		$(BENCH_VENV)/bin/maturin develop --release -q
 	$(BENCH_VENV)/bin/python benches/bench_ops.py
 	$(BENCH_VENV)/bin/python benches/bench_engines.py
+	$(BENCH_VENV)/bin/python benches/bench_ad.py
 
 clean:
 	rm -rf $(VENV) $(BENCH_VENV) target
