@@ -341,6 +341,12 @@ class IndexUpdateRef:
             v: Any = values
         else:
             v = np.asarray(values)
+            if np.iscomplexobj(v) and t.dtype.kind != "c" and np.any(np.imag(v) != 0):
+                # NumPy refuses to drop an imaginary part on assignment.
+                raise TypeError(
+                    f"at[...]: cannot assign complex values to a {t.dtype} tensor "
+                    "(convert the tensor to a complex dtype first)"
+                )
             if v.dtype != t.dtype:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
