@@ -57,6 +57,7 @@ from . import autodiff
 from .autodiff import Gradients, capture_trace, no_grad
 from . import testing
 from . import func
+from .einsum import einsum, einsum_path
 
 _tensor_methods.install()
 autodiff.install()
@@ -107,6 +108,8 @@ __all__ = [
     "errors",
     "testing",
     "func",
+    "einsum",
+    "einsum_path",
     "bool_",
     "int32",
     "int64",

@@ -1,0 +1,792 @@
+"""``tf.einsum`` and ``tf.einsum_path``: Einstein summation lowered onto :mod:`tenferro.prim`.
+
+A contraction is parsed (NumPy subscript syntax, or the interleaved form), planned (a pairwise
+contraction path, ``opt_einsum``-style) and lowered to primitives only:
+
+1. per operand, ``extract_diag`` for a label repeated within the operand, ``reduce_sum`` for a
+   label that appears nowhere else (and to drop a size-1 axis broadcast against a larger one);
+2. along the path, one ``dot_general`` per pair: labels shared by the pair and needed later
+   (by another operand or the output) are batch axes, the other shared labels are contracted,
+   the rest are free; ``dot_general`` returns ``[lhs free..., rhs free..., batch...]``;
+3. at the end ``transpose`` to the output order, ``broadcast_in_dim`` for output axes that no
+   operand carries, and ``embed_diag`` for labels repeated in the output (``i->ii``).
+
+Because only primitives are called, derivatives of any order come from the primitives' rules.
+Plans are memoised per ``(subscripts, shapes, dtypes, optimize)`` in a bounded LRU cache.
+
+Examples
+--------
+>>> import numpy as np, tenferro as tf
+>>> a = tf.asarray(np.arange(6.0).reshape(2, 3))
+>>> tf.einsum("ij->ji", a).tolist()
+[[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import string
+import sys
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from . import prim as _p
+from ._tenferro import Tensor
+from ._types import DotGeneralConfig
+from .errors import EinsumError
+
+__all__ = ["einsum", "einsum_path"]
+
+_CACHE_SIZE = 512
+_PLAN_CACHE: OrderedDict[Any, _Plan] = OrderedDict()
+_OPTIMAL_MAX = 8
+_BOOL = np.dtype(bool)
+_I64 = np.dtype(np.int64)
+
+
+def _tf() -> Any:
+    return sys.modules["tenferro"]
+
+
+# ----------------------------------------------------------------------------------------------
+# parsing
+
+
+def _label_of_int(k: Any, subscripts: str) -> str:
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 0:
+        raise EinsumError(
+            f"einsum: interleaved sublist {subscripts}: entry {k!r} is not a non-negative int or Ellipsis"
+        )
+    k = int(k)
+    if k < 52:
+        return string.ascii_letters[k]
+    return chr(0x4E00 + k)  # CJK ideographs: alphabetic, never ASCII
+
+
+def _interleaved(args: Sequence[Any]) -> tuple[str, list[Any]]:
+    """``(op0, sub0, op1, sub1, ..., [out])`` -> (subscripts string, operands)."""
+    args = list(args)
+    operands = args[0::2]
+    sublists = args[1::2]
+    out = None
+    if len(args) % 2 == 1:
+        out = operands.pop()
+        if isinstance(out, Tensor) or isinstance(out, np.ndarray):
+            raise EinsumError("einsum: interleaved form: every operand needs a sublist")
+
+    def conv(sub: Any) -> str:
+        try:
+            items = list(sub)
+        except TypeError:
+            raise EinsumError(f"einsum: interleaved form: sublist {sub!r} is not a sequence") from None
+        parts = []
+        for k in items:
+            parts.append("..." if k is Ellipsis else _label_of_int(k, repr(sub)))
+        return "".join(parts)
+
+    subs = ",".join(conv(s) for s in sublists)
+    if out is not None:
+        subs += "->" + conv(out)
+    return subs, operands
+
+
+def _parse_term(term: str, subscripts: str, offset: int) -> list[str]:
+    """Labels of one term; ``'...'`` kept as the token ``'...'``."""
+    labels: list[str] = []
+    i = 0
+    while i < len(term):
+        ch = term[i]
+        if ch == ".":
+            if term[i : i + 3] != "...":
+                raise EinsumError(
+                    f"einsum: subscripts {subscripts!r}: invalid '.' at position {offset + i} "
+                    "(an ellipsis is exactly '...')"
+                )
+            if "..." in labels:
+                raise EinsumError(
+                    f"einsum: subscripts {subscripts!r}: more than one ellipsis in one term at "
+                    f"position {offset + i}"
+                )
+            labels.append("...")
+            i += 3
+            continue
+        if not ch.isalpha():
+            raise EinsumError(
+                f"einsum: subscripts {subscripts!r}: invalid label {ch!r} at position {offset + i} "
+                "(labels are letters)"
+            )
+        labels.append(ch)
+        i += 1
+    return labels
+
+
+class _Parsed:
+    __slots__ = ("inputs", "output", "sizes", "subscripts", "explicit")
+
+    def __init__(self, inputs: list[list[str]], output: list[str], sizes: dict[str, int],
+                 subscripts: str, explicit: bool) -> None:
+        self.inputs = inputs
+        self.output = output
+        self.sizes = sizes
+        self.subscripts = subscripts
+        self.explicit = explicit
+
+
+def _ell(r: int) -> str:
+    """Internal label of the ellipsis axis ``r`` counted from the right (never a letter)."""
+    return f"\u2026{r}"
+
+
+def _parse(subscripts: str, shapes: Sequence[tuple[int, ...]]) -> _Parsed:
+    if not isinstance(subscripts, str):
+        raise EinsumError(f"einsum: subscripts must be a str, got {type(subscripts).__name__}")
+    s = "".join(subscripts.split())
+    if s.count("->") > 1:
+        raise EinsumError(f"einsum: subscripts {subscripts!r}: more than one '->'")
+    explicit = "->" in s
+    lhs, _, rhs = s.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(shapes):
+        raise EinsumError(
+            f"einsum: subscripts {subscripts!r}: {len(terms)} input term(s) but {len(shapes)} operand(s)"
+        )
+    raw: list[list[str]] = []
+    off = 0
+    for t in terms:
+        raw.append(_parse_term(t, subscripts, off))
+        off += len(t) + 1
+    out_raw = _parse_term(rhs, subscripts, len(lhs) + 2) if explicit else None
+
+    n_ell = 0
+    inputs: list[list[str]] = []
+    sizes: dict[str, int] = {}
+    where: dict[str, int] = {}
+    for k, (labels, shape) in enumerate(zip(raw, shapes)):
+        named = [lab for lab in labels if lab != "..."]
+        if "..." in labels:
+            ne = len(shape) - len(named)
+            if ne < 0:
+                raise EinsumError(
+                    f"einsum: subscripts {subscripts!r}: operand {k} has rank {len(shape)} but term "
+                    f"{terms[k]!r} names {len(named)} axes"
+                )
+            p = labels.index("...")
+            full = labels[:p] + [_ell(r) for r in range(ne - 1, -1, -1)] + labels[p + 1 :]
+            n_ell = max(n_ell, ne)
+        else:
+            if len(named) != len(shape):
+                raise EinsumError(
+                    f"einsum: subscripts {subscripts!r}: operand {k} has rank {len(shape)} but term "
+                    f"{terms[k]!r} has {len(named)} labels"
+                )
+            full = labels
+        for lab, n in zip(full, shape):
+            if lab not in sizes or (sizes[lab] == 1 and n != 1):
+                sizes[lab] = n
+                where[lab] = k
+            elif n != 1 and n != sizes[lab]:
+                name = "ellipsis axis" if lab.startswith("\u2026") else f"label {lab!r}"
+                raise EinsumError(
+                    f"einsum: subscripts {subscripts!r}: {name} has size {sizes[lab]} in operand "
+                    f"{where[lab]} but {n} in operand {k}"
+                )
+        inputs.append(full)
+
+    ell_out = [_ell(r) for r in range(n_ell - 1, -1, -1)]
+    if explicit:
+        assert out_raw is not None
+        if "..." in out_raw:
+            p = out_raw.index("...")
+            output = out_raw[:p] + ell_out + out_raw[p + 1 :]
+        else:
+            if n_ell:
+                raise EinsumError(
+                    f"einsum: subscripts {subscripts!r}: the operands have {n_ell} ellipsis axes "
+                    "but the output has no '...'"
+                )
+            output = list(out_raw)
+        for pos, lab in enumerate(out_raw):
+            if lab != "..." and lab not in sizes:
+                raise EinsumError(
+                    f"einsum: subscripts {subscripts!r}: output label {lab!r} does not appear in "
+                    "any input term"
+                )
+    else:
+        counts: dict[str, int] = {}
+        for labels in raw:
+            for lab in labels:
+                counts[lab] = counts.get(lab, 0) + 1
+        once = sorted(lab for lab, c in counts.items() if c == 1 and lab != "...")
+        output = ell_out + once
+    return _Parsed(inputs, output, sizes, subscripts, explicit)
+
+
+# ----------------------------------------------------------------------------------------------
+# planning
+
+
+def _size(labels: Sequence[str], sizes: dict[str, int]) -> int:
+    return math.prod(sizes[lab] for lab in labels)
+
+
+def _flops(labels: set[str], inner: bool, sizes: dict[str, int]) -> int:
+    """opt_einsum's ``flop_count`` for a pairwise contraction."""
+    return _size(sorted(labels), sizes) * (2 if inner else 1)
+
+
+def _pair_result(a: Sequence[str], b: Sequence[str], needed: set[str]) -> list[str]:
+    shared = [lab for lab in a if lab in b]
+    af = [lab for lab in a if lab not in b and lab in needed]
+    bf = [lab for lab in b if lab not in a and lab in needed]
+    batch = [lab for lab in shared if lab in needed]
+    return af + bf + batch
+
+
+def _needed(terms: Sequence[Sequence[str]], skip: Sequence[int], output: Sequence[str]) -> set[str]:
+    need = set(output)
+    for k, t in enumerate(terms):
+        if k not in skip:
+            need.update(t)
+    return need
+
+
+def _greedy(terms: list[list[str]], output: list[str], sizes: dict[str, int]) -> list[tuple[int, ...]]:
+    terms = [list(t) for t in terms]
+    path: list[tuple[int, ...]] = []
+    if len(terms) == 1:
+        return [(0,)]
+    while len(terms) > 1:
+        best = None
+        for i, j in itertools.combinations(range(len(terms)), 2):
+            a, b = terms[i], terms[j]
+            res = _pair_result(a, b, _needed(terms, (i, j), output))
+            rs = _size(res, sizes)
+            key = (not (set(a) & set(b)), rs - _size(a, sizes) - _size(b, sizes), rs, i, j)
+            if best is None or key < best[0]:
+                best = (key, i, j, res)
+        assert best is not None
+        _, i, j, res = best
+        path.append((i, j))
+        terms.pop(j)
+        terms.pop(i)
+        terms.append(res)
+    return path
+
+
+def _optimal(terms: list[list[str]], output: list[str], sizes: dict[str, int]) -> list[tuple[int, ...]]:
+    """Exhaustive search over contraction trees (DP over subsets), minimising the FLOP count."""
+    n = len(terms)
+    if n == 1:
+        return [(0,)]
+    full = (1 << n) - 1
+    out = set(output)
+    labels_of = [set(t) for t in terms]
+    union: dict[int, set[str]] = {}
+    for m in range(1, full + 1):
+        s: set[str] = set()
+        for k in range(n):
+            if m >> k & 1:
+                s |= labels_of[k]
+        union[m] = s
+
+    def result(m: int) -> set[str]:
+        return union[m] & (out | union[full ^ m]) if m != full else union[m] & out
+
+    best: dict[int, tuple[int, Any]] = {1 << k: (0, k) for k in range(n)}
+    for m in sorted(range(1, full + 1), key=lambda x: bin(x).count("1")):
+        if m in best:
+            continue
+        low = m & -m
+        cand = None
+        sub = (m - 1) & m
+        while sub:
+            if sub & low:  # each split once: the part holding the lowest bit
+                rest = m ^ sub
+                ra, rb = result(sub), result(rest)
+                inner = bool((ra & rb) - result(m))
+                c = best[sub][0] + best[rest][0] + _flops(ra | rb, inner, sizes)
+                if cand is None or c < cand[0]:
+                    cand = (c, (sub, rest))
+            sub = (sub - 1) & m
+        assert cand is not None
+        best[m] = cand
+
+    ssa: list[tuple[int, int]] = []
+    counter = [n]
+
+    def walk(m: int) -> int:
+        node = best[m][1]
+        if isinstance(node, int):
+            return node
+        x, y = walk(node[0]), walk(node[1])
+        ssa.append((x, y))
+        counter[0] += 1
+        return counter[0] - 1
+
+    walk(full)
+    ids = list(range(n))
+    path: list[tuple[int, ...]] = []
+    nxt = n
+    for x, y in ssa:
+        i, j = sorted((ids.index(x), ids.index(y)))
+        path.append((i, j))
+        ids.pop(j)
+        ids.pop(i)
+        ids.append(nxt)
+        nxt += 1
+    return path
+
+
+def _validate_path(path: Any, n: int, subscripts: str) -> list[tuple[int, ...]]:
+    entries = list(path)
+    if entries and isinstance(entries[0], str):
+        if entries[0] != "einsum_path":
+            raise EinsumError(
+                f"einsum: subscripts {subscripts!r}: invalid path entry 0: {entries[0]!r} "
+                "(a NumPy path starts with 'einsum_path')"
+            )
+        entries = entries[1:]
+    out: list[tuple[int, ...]] = []
+    remaining = n
+    for pos, e in enumerate(entries):
+        try:
+            t = tuple(e)
+        except TypeError:
+            raise EinsumError(
+                f"einsum: subscripts {subscripts!r}: invalid path entry {pos}: {e!r} is not a tuple"
+            ) from None
+        ok = (
+            len(t) >= 1
+            and all(isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in t)
+            and len(set(t)) == len(t)
+            and all(0 <= k < remaining for k in t)
+        )
+        if not ok:
+            raise EinsumError(
+                f"einsum: subscripts {subscripts!r}: invalid path entry {pos}: {e!r} "
+                f"(distinct indices in [0, {remaining}) expected)"
+            )
+        out.append(tuple(int(k) for k in t))
+        remaining = remaining - len(t) + 1
+    if remaining != 1:
+        raise EinsumError(
+            f"einsum: subscripts {subscripts!r}: path {list(entries)!r} leaves {remaining} operands "
+            "uncontracted"
+        )
+    return out
+
+
+class _Plan:
+    """Primitive steps of one contraction: per-operand preparation, pairwise contractions,
+    final layout, and the bookkeeping reported by :func:`einsum_path`."""
+
+    __slots__ = ("prep", "steps", "final", "path", "info", "bool_out")
+
+    def __init__(self) -> None:
+        self.prep: list[list[tuple[str, tuple[Any, ...]]]] = []
+        # per path entry: the operand positions taken, then one (lhs sums, rhs sums, config)
+        # per pairwise dot_general
+        self.steps: list[tuple[tuple[int, ...], list[tuple[tuple[int, ...], tuple[int, ...], DotGeneralConfig]]]] = []
+        self.final: list[tuple[str, tuple[Any, ...]]] = []
+        self.path: list[tuple[int, ...]] = []
+        self.info: EinsumPathInfo | None = None
+        self.bool_out = False
+
+
+def _prep_operand(labels: list[str], shape: tuple[int, ...], others: set[str],
+                  sizes: dict[str, int]) -> tuple[list[tuple[str, tuple[Any, ...]]], list[str]]:
+    ops: list[tuple[str, tuple[Any, ...]]] = []
+    labels = list(labels)
+    # size-1 axes broadcast against a larger size: the operand does not depend on that label
+    drop = [k for k, (lab, n) in enumerate(zip(labels, shape)) if n == 1 and sizes[lab] != 1]
+    if drop:
+        ops.append(("reduce_sum", (tuple(drop),)))
+        labels = [lab for k, lab in enumerate(labels) if k not in drop]
+    # repeated labels: diagonal
+    while True:
+        rep = next((lab for lab in labels if labels.count(lab) > 1), None)
+        if rep is None:
+            break
+        p = labels.index(rep)
+        q = labels.index(rep, p + 1)
+        perm = (p, q) + tuple(k for k in range(len(labels)) if k not in (p, q))
+        if perm != tuple(range(len(labels))):
+            ops.append(("transpose", (perm,)))
+        ops.append(("extract_diag", (0, 1)))
+        labels = [rep] + [labels[k] for k in perm[2:]]
+    # labels appearing nowhere else
+    lone = [k for k, lab in enumerate(labels) if lab not in others]
+    if lone:
+        ops.append(("reduce_sum", (tuple(lone),)))
+        labels = [lab for k, lab in enumerate(labels) if k not in lone]
+    return ops, labels
+
+
+def _make_plan(subscripts: str, shapes: list[tuple[int, ...]], dtypes: list[np.dtype], optimize: Any) -> _Plan:
+    parsed = _parse(subscripts, shapes)
+    sizes, output = parsed.sizes, parsed.output
+    n = len(shapes)
+    plan = _Plan()
+    terms: list[list[str]] = []
+    for k in range(n):
+        others = set(output)
+        for j in range(n):
+            if j != k:
+                others.update(parsed.inputs[j])
+        ops, labs = _prep_operand(parsed.inputs[k], shapes[k], others, sizes)
+        plan.prep.append(ops)
+        terms.append(labs)
+
+    note = ""
+    path: list[tuple[int, ...]]
+    if optimize is False or optimize is None:
+        path = [(0,)] if n == 1 else [(0, 1)] * (n - 1)
+        method = "left to right"
+    elif optimize is True or optimize == "greedy":
+        path = _greedy(terms, output, sizes)
+        method = "greedy"
+    elif optimize == "optimal":
+        if n > _OPTIMAL_MAX:
+            path = _greedy(terms, output, sizes)
+            method = "greedy"
+            note = f"'optimal' falls back to greedy above {_OPTIMAL_MAX} operands ({n} given)"
+        else:
+            path = _optimal(terms, output, sizes)
+            method = "optimal"
+    elif isinstance(optimize, str):
+        raise EinsumError(
+            f"einsum: subscripts {subscripts!r}: unknown optimize {optimize!r} "
+            "(False, 'greedy', 'optimal' or a path)"
+        )
+    else:
+        path = _validate_path(optimize, n, subscripts)
+        method = "explicit path"
+    plan.path = list(path)
+
+    # pairwise lowering along the path
+    cur = [list(t) for t in terms]
+    ids = list(range(n))  # slot index in the runtime list
+    rows: list[tuple[tuple[int, ...], str, int, int]] = []
+    opt_cost = 0
+    largest = max([_size(t, sizes) for t in cur] + [0])
+    for entry in path:
+        idx = sorted(entry, reverse=True)
+        group = [cur[k] for k in sorted(entry)]
+        for k in idx:
+            cur.pop(k)
+        need_outside = _needed(cur, (), output)
+        acc = group[0]
+        pairs: list[tuple[tuple[int, ...], tuple[int, ...], DotGeneralConfig]] = []
+        for g, b in enumerate(group[1:], start=1):
+            need = set(need_outside)
+            for later in group[g + 1 :]:
+                need.update(later)
+            a = acc
+            pre_a = [k for k, lab in enumerate(a) if lab not in b and lab not in need]
+            pre_b = [k for k, lab in enumerate(b) if lab not in a and lab not in need]
+            a2 = [lab for k, lab in enumerate(a) if k not in pre_a]
+            b2 = [lab for k, lab in enumerate(b) if k not in pre_b]
+            shared = [lab for lab in a2 if lab in b2]
+            batch = [lab for lab in shared if lab in need]
+            contr = [lab for lab in shared if lab not in need]
+            cfg = DotGeneralConfig(
+                lhs_contracting_dims=tuple(a2.index(lab) for lab in contr),
+                rhs_contracting_dims=tuple(b2.index(lab) for lab in contr),
+                lhs_batch_dims=tuple(a2.index(lab) for lab in batch),
+                rhs_batch_dims=tuple(b2.index(lab) for lab in batch),
+            )
+            res = [lab for lab in a2 if lab not in shared] + [lab for lab in b2 if lab not in shared] + batch
+            pairs.append((tuple(pre_a), tuple(pre_b), cfg))
+            cost = _flops(set(a2) | set(b2), bool(contr), sizes)
+            opt_cost += cost
+            largest = max(largest, _size(res, sizes))
+            rows.append((tuple(sorted(entry)), _fmt(a2) + "," + _fmt(b2) + "->" + _fmt(res), cost, _size(res, sizes)))
+            acc = res
+        cur.append(acc)
+        plan.steps.append((tuple(sorted(entry)), pairs))
+    final_labels = cur[0] if cur else []
+
+    # final layout
+    fin: list[tuple[str, tuple[Any, ...]]] = []
+    extra = [k for k, lab in enumerate(final_labels) if lab not in output]
+    if extra:
+        fin.append(("reduce_sum", (tuple(extra),)))
+        final_labels = [lab for k, lab in enumerate(final_labels) if k not in extra]
+    uniq: list[str] = []
+    for lab in output:
+        if lab not in uniq:
+            uniq.append(lab)
+    present = [lab for lab in uniq if lab in final_labels]
+    perm = tuple(final_labels.index(lab) for lab in present)
+    if perm != tuple(range(len(perm))):
+        fin.append(("transpose", (perm,)))
+    if len(present) != len(uniq):
+        shape = tuple(sizes[lab] for lab in uniq)
+        dims = tuple(uniq.index(lab) for lab in present)
+        fin.append(("broadcast_in_dim", (shape, dims)))
+    labs = list(uniq)
+    for k, lab in enumerate(output):
+        if lab in output[:k]:
+            p = labs.index(lab)
+            fin.append(("embed_diag", (p, p + 1)))
+            labs.insert(p + 1, lab)
+    if labs != output:
+        used = [False] * len(labs)
+        perm2 = []
+        for lab in output:
+            j = next(j for j in range(len(labs)) if labs[j] == lab and not used[j])
+            used[j] = True
+            perm2.append(j)
+        fin.append(("transpose", (tuple(perm2),)))
+    plan.final = fin
+    plan.bool_out = bool(dtypes) and all(d == _BOOL for d in dtypes)
+
+    naive = _flops(set(sizes), any(lab not in output for lab in sizes), sizes) * max(1, n - 1)
+    plan.info = EinsumPathInfo(
+        subscripts=subscripts,
+        eq=_fmt_eq(parsed),
+        path=list(path),
+        method=method,
+        opt_cost=opt_cost,
+        naive_cost=naive,
+        largest_intermediate=largest,
+        rows=rows,
+        note=note,
+        sizes=dict(sizes),
+    )
+    return plan
+
+
+def _fmt(labels: Sequence[str]) -> str:
+    return "".join("." if lab.startswith("\u2026") else lab for lab in labels)
+
+
+def _fmt_eq(parsed: _Parsed) -> str:
+    return ",".join(_fmt(t) for t in parsed.inputs) + "->" + _fmt(parsed.output)
+
+
+class EinsumPathInfo:
+    """What :func:`einsum_path` reports about a contraction (as ``opt_einsum.PathInfo``).
+
+    Attributes
+    ----------
+    path : list of tuple of int
+        The contraction path (linear, ``opt_einsum`` convention).
+    opt_cost : int
+        FLOP count of the path (``opt_einsum``'s ``flop_count``: size of the joint index space,
+        doubled when labels are summed).
+    naive_cost : int
+        FLOP count of a single joint contraction.
+    speedup : float
+        ``naive_cost / opt_cost``.
+    largest_intermediate : int
+        Element count of the largest tensor along the path (operands included).
+    method : str
+        ``"left to right"``, ``"greedy"``, ``"optimal"`` or ``"explicit path"``.
+    note : str
+        Non-empty when ``"optimal"`` fell back to greedy.
+    contraction_list : list of tuple
+        ``(indices, equation, flops, result size)`` per pairwise step.
+    """
+
+    def __init__(self, *, subscripts: str, eq: str, path: list[tuple[int, ...]], method: str,
+                 opt_cost: int, naive_cost: int, largest_intermediate: int,
+                 rows: list[Any], note: str, sizes: dict[str, int]) -> None:
+        self.subscripts = subscripts
+        self.eq = eq
+        self.path = path
+        self.method = method
+        self.opt_cost = opt_cost
+        self.naive_cost = naive_cost
+        self.largest_intermediate = largest_intermediate
+        self.contraction_list = rows
+        self.note = note
+        self.size_dict = sizes
+        self.speedup = naive_cost / opt_cost if opt_cost else 1.0
+
+    def __repr__(self) -> str:
+        return (f"EinsumPathInfo(path={self.path!r}, opt_cost={self.opt_cost}, "
+                f"largest_intermediate={self.largest_intermediate}, method={self.method!r})")
+
+    def __str__(self) -> str:
+        lines = [
+            f"  Complete contraction:  {self.eq}",
+            f"         Naive scaling:  {len(self.size_dict)}",
+            f"      Optimized method:  {self.method}",
+            f"      Naive FLOP count:  {self.naive_cost:.3e}",
+            f"  Optimized FLOP count:  {self.opt_cost:.3e}",
+            f"   Theoretical speedup:  {self.speedup:.3e}",
+            f"  Largest intermediate:  {self.largest_intermediate:.3e} elements",
+        ]
+        if self.note:
+            lines.append(f"                  Note:  {self.note}")
+        lines.append("-" * 74)
+        lines.append(f"{'step':>4}  {'indices':<10} {'flops':>12} {'size':>12}  contraction")
+        lines.append("-" * 74)
+        for k, (idx, eq, cost, size) in enumerate(self.contraction_list):
+            lines.append(f"{k:>4}  {str(idx):<10} {cost:>12} {size:>12}  {eq}")
+        return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------------------------
+# entry points
+
+
+def _optimize_key(optimize: Any) -> Any:
+    if optimize is None or isinstance(optimize, (bool, str)):
+        return optimize
+    try:
+        return tuple(e if isinstance(e, str) else tuple(int(k) if isinstance(k, (int, np.integer)) else k for k in e)
+                     for e in optimize)
+    except TypeError:
+        raise EinsumError(f"einsum: invalid optimize {optimize!r}") from None
+
+
+def _prepare(args: tuple[Any, ...], optimize: Any) -> tuple[str, list[Tensor], _Plan]:
+    if not args:
+        raise EinsumError("einsum: no subscripts given")
+    if isinstance(args[0], str):
+        subscripts, raw = args[0], list(args[1:])
+    else:
+        subscripts, raw = _interleaved(args)
+    rt = next((o.runtime for o in raw if isinstance(o, Tensor)), None)
+    ops = [o if isinstance(o, Tensor) else (rt.constant(o) if rt is not None else _tf().asarray(o)) for o in raw]
+    shapes = [tuple(int(d) for d in o.shape) for o in ops]
+    dtypes = [np.dtype(o.dtype) for o in ops]
+    key = (subscripts, tuple(shapes), tuple(str(d) for d in dtypes), _optimize_key(optimize))
+    plan = _PLAN_CACHE.get(key)
+    if plan is None:
+        plan = _make_plan(subscripts, shapes, dtypes, optimize)
+        _PLAN_CACHE[key] = plan
+        if len(_PLAN_CACHE) > _CACHE_SIZE:
+            _PLAN_CACHE.popitem(last=False)
+    else:
+        _PLAN_CACHE.move_to_end(key)
+    return subscripts, ops, plan
+
+
+def _apply(x: Tensor, ops: list[tuple[str, tuple[Any, ...]]]) -> Tensor:
+    for name, a in ops:
+        x = getattr(_p, name)(x, *a)
+    return x
+
+
+def einsum(*operands: Any, optimize: Any = "greedy") -> Tensor:
+    """Einstein summation, as ``numpy.einsum``, lowered onto :mod:`tenferro.prim`.
+
+    ``einsum(subscripts, *operands)`` or the interleaved form
+    ``einsum(op0, sublist0, op1, sublist1, ..., [sublist_out])`` (sublists of ints in
+    ``[0, 52)`` -- larger ints are accepted too -- and ``Ellipsis``).
+
+    Subscripts follow NumPy: explicit (``"ij,jk->ik"``) or implicit output (the labels that
+    appear exactly once, sorted, after the ``...`` axes), ``...`` broadcasting (size-1 axes
+    broadcast), repeated labels within an operand (trace ``"ii->"``, diagonal ``"ii->i"``),
+    labels shared by three or more operands, rank-0 and zero-size operands. Beyond NumPy, any
+    Unicode letter is a label and an output label may repeat (``"i->ii"`` embeds a diagonal).
+
+    Parameters
+    ----------
+    subscripts : str
+        The contraction, e.g. ``"ij,jk->ik"``.
+    *operands : Tensor or array_like
+        The operands; dtypes are combined by the primitives' promotion (NumPy's
+        ``result_type``). All-bool operands give a bool result (``any`` of products).
+    optimize : {"greedy", "optimal", False} or path, optional
+        Contraction order: ``False`` left to right, ``"greedy"`` (default, ``opt_einsum``'s
+        greedy), ``"optimal"`` (exhaustive up to 8 operands, greedy above), or an explicit path
+        (a list of index tuples, or NumPy's ``["einsum_path", (0, 1), ...]``).
+
+    Returns
+    -------
+    Tensor
+        The contraction, with the output labels' sizes as its shape.
+
+    Raises
+    ------
+    EinsumError
+        For malformed subscripts, an operand-count or rank mismatch, a label with two sizes, an
+        output label absent from the inputs, or an invalid path; the message names the
+        subscripts and the offending label or position.
+
+    See Also
+    --------
+    einsum_path, numpy.einsum, tenferro.prim.dot_general
+
+    Examples
+    --------
+    >>> import numpy as np, tenferro as tf
+    >>> a = tf.asarray(np.arange(6.0).reshape(2, 3))
+    >>> b = tf.asarray(np.arange(3.0))
+    >>> tf.einsum("ij,j->i", a, b).tolist()
+    [5.0, 14.0]
+    >>> m = tf.asarray([[1.0, 2.0], [3.0, 4.0]])
+    >>> tf.einsum("ii", m).tolist(), tf.einsum("ii->i", m).tolist()
+    (5.0, [1.0, 4.0])
+    >>> tf.einsum("i->ii", tf.asarray([1.0, 2.0])).tolist()
+    [[1.0, 0.0], [0.0, 2.0]]
+    >>> tf.einsum(a, [0, 1], b, [1], [0]).tolist()
+    [5.0, 14.0]
+    >>> tf.einsum("...j,j", a, b).tolist()
+    [5.0, 14.0]
+    """
+    _, ops, plan = _prepare(operands, optimize)
+    if plan.bool_out:
+        ops = [_p.convert(o, _I64) for o in ops]
+    xs = [_apply(o, p) for o, p in zip(ops, plan.prep)]
+    for idx, pairs in plan.steps:
+        group = [xs[k] for k in idx]
+        for k in sorted(idx, reverse=True):
+            xs.pop(k)
+        acc = group[0]
+        for b, (pre_a, pre_b, cfg) in zip(group[1:], pairs):
+            if pre_a:
+                acc = _p.reduce_sum(acc, pre_a)
+            if pre_b:
+                b = _p.reduce_sum(b, pre_b)
+            acc = _p.dot_general(acc, b, cfg)
+        xs.append(acc)
+    out = _apply(xs[0], plan.final)
+    if plan.bool_out:
+        out = _p.compare(out, 0, "NE")
+    return out
+
+
+def einsum_path(*operands: Any, optimize: Any = "greedy") -> tuple[list[tuple[int, ...]], EinsumPathInfo]:
+    """The contraction path :func:`einsum` would use, as ``opt_einsum.contract_path``.
+
+    Parameters
+    ----------
+    subscripts, *operands, optimize
+        As :func:`einsum` (operands may be tensors or arrays; only shapes and dtypes are used).
+
+    Returns
+    -------
+    path : list of tuple of int
+        Linear path: each entry names positions in the current operand list, which are removed
+        and whose contraction is appended at the end.
+    info : EinsumPathInfo
+        ``.opt_cost`` (FLOP count), ``.largest_intermediate`` (elements), ``.naive_cost``,
+        ``.note`` (set when ``"optimal"`` fell back to greedy) and a printable table.
+
+    Raises
+    ------
+    EinsumError
+        As :func:`einsum`.
+
+    Examples
+    --------
+    >>> import numpy as np, tenferro as tf
+    >>> a, b, c = np.ones((2, 30)), np.ones((30, 40)), np.ones((40, 3))
+    >>> path, info = tf.einsum_path("ij,jk,kl->il", a, b, c)
+    >>> path
+    [(1, 2), (0, 1)]
+    >>> info.opt_cost, info.largest_intermediate
+    (7560, 1200)
+    """
+    _, _, plan = _prepare(operands, optimize)
+    assert plan.info is not None
+    return list(plan.path), plan.info
