@@ -109,3 +109,15 @@ PARAMS = [(op, d) for op, (dtypes, _) in sorted(CASES.items()) for d in dtypes]
 def test_check_grads_second_order(op: str, dtype: str) -> None:
     f, args = CASES[op][1](dtype)
     check_grads(f, args, order=2, modes=("fwd", "rev"))
+
+
+LOW = {"float64": "float32", "complex128": "complex64"}
+PARAMS32 = [(op, LOW[d]) for op, (dtypes, _) in sorted(CASES.items()) for d in dtypes]
+
+
+@pytest.mark.parametrize(("op", "dtype"), PARAMS32, ids=[f"{o}-{d}" for o, d in PARAMS32])
+def test_check_grads_single_precision(op: str, dtype: str) -> None:
+    """float32/complex64: the same cases with single-precision tolerances (first order)."""
+    f, args = CASES[op][1]({"float32": "float64", "complex64": "complex128"}[dtype])
+    args = [a.astype(dtype) for a in args]
+    check_grads(f, args, order=1, eps=1e-2, atol=5e-2, rtol=5e-2)
