@@ -655,9 +655,10 @@ def _prepare(args: tuple[Any, ...], optimize: Any) -> tuple[str, list[Tensor], _
         subscripts, raw = _interleaved(args)
     rt = next((o.runtime for o in raw if isinstance(o, Tensor)), None)
     ops = [o if isinstance(o, Tensor) else (rt.constant(o) if rt is not None else _tf().asarray(o)) for o in raw]
-    shapes = [tuple(int(d) for d in o.shape) for o in ops]
-    dtypes = [np.dtype(o.dtype) for o in ops]
-    key = (subscripts, tuple(shapes), tuple(str(d) for d in dtypes), _optimize_key(optimize))
+    shapes = [o.shape for o in ops]
+    dtypes = [o.dtype for o in ops]
+    # NumPy dtype objects hash by value; formatting them (str) would dominate small calls.
+    key = (subscripts, tuple(shapes), tuple(dtypes), _optimize_key(optimize))
     plan = _PLAN_CACHE.get(key)
     if plan is None:
         plan = _make_plan(subscripts, shapes, dtypes, optimize)
