@@ -60,10 +60,7 @@ pub fn contraction_jvp(
 ) -> Result<Option<Var>> {
     let Some((cfg, ca, cb)) = dot_parts(op) else {
         // scale_real / scale_complex: linear.
-        return match &ts[0] {
-            Some(t) => Ok(Some(ctx.apply(op.clone(), &[t])?)),
-            None => Ok(None),
-        };
+        return super::ops::linear_jvp(ctx, op, inputs, _out, ts);
     };
     let (a, b) = (&inputs[0], &inputs[1]);
     let ta = match &ts[0] {

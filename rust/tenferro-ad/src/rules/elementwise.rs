@@ -213,23 +213,6 @@ pub fn binary_vjp(
     Ok(vec![grad(x, dx)?, grad(y, dy)?])
 }
 
-/// JVP of `select(pred, a, b)`.
-pub fn select_jvp(
-    ctx: &Ctx<'_>,
-    _op: &Op,
-    inputs: &[Var],
-    out: &Var,
-    ts: &[Option<Var>],
-) -> Result<Option<Var>> {
-    if ts[1].is_none() && ts[2].is_none() {
-        return Ok(None);
-    }
-    let z = zeros_like(ctx, out)?;
-    let a = ts[1].clone().unwrap_or_else(|| z.clone());
-    let b = ts[2].clone().unwrap_or(z);
-    Ok(Some(select(ctx, &inputs[0], &a, &b)?))
-}
-
 /// VJP of `select(pred, a, b)`; the predicate is not differentiated.
 pub fn select_vjp(
     ctx: &Ctx<'_>,

@@ -1,6 +1,7 @@
 //! The derivative-rule table: for every primitive one JVP and one VJP side by side, or a mark
 //! that the op has a zero derivative, cuts the graph, or has no rule yet. Rule bodies live in
-//! family files and are written with differentiable primitives ([`Ctx::apply`]).
+//! family files and are written with differentiable primitives ([`Ctx::apply`]); every op linear
+//! in its data operands shares one JVP, [`ops::linear_jvp`].
 
 pub mod ops;
 
@@ -60,17 +61,17 @@ pub fn rule(kind: OpKind) -> Rule {
             L(e::binary_jvp, e::binary_vjp)
         }
         K::Compare => Cut,
-        K::Select => L(e::select_jvp, e::select_vjp),
+        K::Select => L(ops::linear_jvp, e::select_vjp),
         K::Clamp => L(e::clamp_jvp, e::clamp_vjp),
         K::Convert | K::Cast => L(e::convert_jvp, e::convert_vjp),
         K::Transpose | K::Reshape | K::BroadcastInDim | K::Reverse => {
-            L(s::layout_jvp, s::layout_vjp)
+            L(ops::linear_jvp, s::layout_vjp)
         }
         K::Slice | K::Pad | K::Concatenate | K::ExtractDiag | K::EmbedDiag | K::Tril | K::Triu => {
-            L(s::structural_jvp, s::structural_vjp)
+            L(ops::linear_jvp, s::structural_vjp)
         }
-        K::DynamicSlice | K::DynamicUpdateSlice => L(s::dynamic_jvp, s::dynamic_vjp),
-        K::Gather | K::Scatter => L(s::indexing_jvp, s::indexing_vjp),
+        K::DynamicSlice | K::DynamicUpdateSlice => L(ops::linear_jvp, s::dynamic_vjp),
+        K::Gather | K::Scatter => L(ops::linear_jvp, s::indexing_vjp),
         K::ReduceSum | K::ReduceProd | K::ReduceMax | K::ReduceMin | K::ReduceSumSquares => {
             L(r::reduce_jvp, r::reduce_vjp)
         }

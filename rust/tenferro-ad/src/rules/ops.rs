@@ -148,3 +148,35 @@ pub fn add_opt(ctx: &Ctx<'_>, a: Option<Var>, b: Option<Var>) -> Result<Option<V
         (None, b) => b,
     })
 }
+
+/// JVP of an op that is linear in its data operands (layout, slicing, indexing, scaling,
+/// `select`): the op itself applied to the tangents, zeros standing in for absent tangents and
+/// non-data operands (predicates, indices) passed through. `None` when no data operand has a
+/// tangent.
+pub fn linear_jvp(
+    ctx: &Ctx<'_>,
+    op: &Op,
+    inputs: &[Var],
+    _out: &Var,
+    ts: &[Option<Var>],
+) -> Result<Option<Var>> {
+    if !ts
+        .iter()
+        .enumerate()
+        .any(|(i, t)| op.is_data_operand(i) && t.is_some())
+    {
+        return Ok(None);
+    }
+    let args: Vec<Var> = inputs
+        .iter()
+        .zip(ts)
+        .enumerate()
+        .map(|(i, (x, t))| match t {
+            Some(t) if op.is_data_operand(i) => Ok(t.clone()),
+            _ if op.is_data_operand(i) => zeros_like(ctx, x),
+            _ => Ok(x.clone()),
+        })
+        .collect::<Result<_>>()?;
+    let refs: Vec<&Var> = args.iter().collect();
+    Ok(Some(ctx.apply(op.clone(), &refs)?))
+}

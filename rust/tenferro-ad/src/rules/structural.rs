@@ -6,25 +6,6 @@ use crate::{Ctx, Var};
 use tenferro_ops::{CompareDir, GatherConfig, Op, PadConfig, ScatterConfig, SliceConfig};
 use tenferro_tensor::{Result, Tensor};
 
-/// JVP of a single-input linear op: the op applied to the tangent.
-fn same_op(ctx: &Ctx<'_>, op: &Op, t: &Option<Var>) -> Result<Option<Var>> {
-    match t {
-        Some(t) => Ok(Some(ctx.apply(op.clone(), &[t])?)),
-        None => Ok(None),
-    }
-}
-
-/// JVP of transpose/reshape/broadcast_in_dim/reverse.
-pub fn layout_jvp(
-    ctx: &Ctx<'_>,
-    op: &Op,
-    _inputs: &[Var],
-    _out: &Var,
-    ts: &[Option<Var>],
-) -> Result<Option<Var>> {
-    same_op(ctx, op, &ts[0])
-}
-
 /// VJP of transpose/reshape/broadcast_in_dim/reverse.
 pub fn layout_vjp(
     ctx: &Ctx<'_>,
@@ -57,32 +38,6 @@ pub fn layout_vjp(
         _ => ct.clone(),
     };
     Ok(vec![Some(g)])
-}
-
-/// JVP of slice/pad/concatenate/extract_diag/embed_diag/tril/triu.
-pub fn structural_jvp(
-    ctx: &Ctx<'_>,
-    op: &Op,
-    inputs: &[Var],
-    _out: &Var,
-    ts: &[Option<Var>],
-) -> Result<Option<Var>> {
-    if let Op::Concatenate { .. } = op {
-        if ts.iter().all(Option::is_none) {
-            return Ok(None);
-        }
-        let parts: Vec<Var> = inputs
-            .iter()
-            .zip(ts)
-            .map(|(x, t)| match t {
-                Some(t) => Ok(t.clone()),
-                None => zeros_like(ctx, x),
-            })
-            .collect::<Result<_>>()?;
-        let refs: Vec<&Var> = parts.iter().collect();
-        return Ok(Some(ctx.apply(op.clone(), &refs)?));
-    }
-    same_op(ctx, op, &ts[0])
 }
 
 /// VJP of slice/pad/concatenate/extract_diag/embed_diag/tril/triu.
@@ -190,36 +145,6 @@ pub fn structural_vjp(
     })
 }
 
-/// JVP of dynamic_slice / dynamic_update_slice (linear in the data operands).
-pub fn dynamic_jvp(
-    ctx: &Ctx<'_>,
-    op: &Op,
-    inputs: &[Var],
-    _out: &Var,
-    ts: &[Option<Var>],
-) -> Result<Option<Var>> {
-    match op {
-        Op::DynamicSlice { .. } => match &ts[0] {
-            Some(t) => Ok(Some(ctx.apply(op.clone(), &[t, &inputs[1]])?)),
-            None => Ok(None),
-        },
-        _ => {
-            if ts[0].is_none() && ts[1].is_none() {
-                return Ok(None);
-            }
-            let tx = match &ts[0] {
-                Some(t) => t.clone(),
-                None => zeros_like(ctx, &inputs[0])?,
-            };
-            let tu = match &ts[1] {
-                Some(t) => t.clone(),
-                None => zeros_like(ctx, &inputs[1])?,
-            };
-            Ok(Some(ctx.apply(op.clone(), &[&tx, &tu, &inputs[2]])?))
-        }
-    }
-}
-
 /// VJP of dynamic_slice / dynamic_update_slice (the same clamped starts).
 pub fn dynamic_vjp(
     ctx: &Ctx<'_>,
@@ -274,36 +199,6 @@ fn gather_to_scatter(c: &GatherConfig) -> ScatterConfig {
         inserted_window_dims: c.collapsed_slice_dims.clone(),
         scatter_dims_to_operand_dims: c.start_index_map.clone(),
         index_vector_dim: c.index_vector_dim,
-    }
-}
-
-/// JVP of gather / scatter (linear in the data operands).
-pub fn indexing_jvp(
-    ctx: &Ctx<'_>,
-    op: &Op,
-    inputs: &[Var],
-    _out: &Var,
-    ts: &[Option<Var>],
-) -> Result<Option<Var>> {
-    match op {
-        Op::Gather(_) => match &ts[0] {
-            Some(t) => Ok(Some(ctx.apply(op.clone(), &[t, &inputs[1]])?)),
-            None => Ok(None),
-        },
-        _ => {
-            if ts[0].is_none() && ts[2].is_none() {
-                return Ok(None);
-            }
-            let tx = match &ts[0] {
-                Some(t) => t.clone(),
-                None => zeros_like(ctx, &inputs[0])?,
-            };
-            let tu = match &ts[2] {
-                Some(t) => t.clone(),
-                None => zeros_like(ctx, &inputs[2])?,
-            };
-            Ok(Some(ctx.apply(op.clone(), &[&tx, &inputs[1], &tu])?))
-        }
     }
 }
 
