@@ -268,6 +268,25 @@ fn rank_check(op: &str, what: &str, got: usize, want: usize) -> Result<()> {
     Ok(())
 }
 
+/// Components per index vector of a gather/scatter `indices` operand (StableHLO: an
+/// `index_vector_dim` equal to the rank means scalar indices).
+fn index_vector_len(op: &str, ivd: usize, indices: &[usize]) -> Result<usize> {
+    if ivd > indices.len() {
+        return Err(Error::axis(
+            op,
+            format!(
+                "index_vector_dim {ivd} is out of range for indices of rank {}",
+                indices.len()
+            ),
+        ));
+    }
+    Ok(if ivd == indices.len() {
+        1
+    } else {
+        indices[ivd]
+    })
+}
+
 fn infer_structural(op: &Op, inputs: &[(DType, &[usize])]) -> Result<OutMeta> {
     let name = op.name();
     let d = data_dtype(op, inputs)?;
@@ -401,21 +420,7 @@ fn infer_structural(op: &Op, inputs: &[(DType, &[usize])]) -> Result<OutMeta> {
                 s.len(),
             )?;
             range(name, "start_index_map", &c.start_index_map, s.len())?;
-            if c.index_vector_dim > is.len() {
-                return Err(Error::axis(
-                    name,
-                    format!(
-                        "index_vector_dim {} is out of range for indices of rank {}",
-                        c.index_vector_dim,
-                        is.len()
-                    ),
-                ));
-            }
-            let nvec = if c.index_vector_dim == is.len() {
-                1
-            } else {
-                is[c.index_vector_dim]
-            };
+            let nvec = index_vector_len(name, c.index_vector_dim, is)?;
             if nvec != c.start_index_map.len() {
                 return Err(Error::shape(
                     name,
@@ -495,21 +500,7 @@ fn infer_structural(op: &Op, inputs: &[(DType, &[usize])]) -> Result<OutMeta> {
                 s.len(),
             )?;
             range(name, "update_window_dims", &c.update_window_dims, us.len())?;
-            if c.index_vector_dim > is.len() {
-                return Err(Error::axis(
-                    name,
-                    format!(
-                        "index_vector_dim {} is out of range for indices of rank {}",
-                        c.index_vector_dim,
-                        is.len()
-                    ),
-                ));
-            }
-            let nvec = if c.index_vector_dim == is.len() {
-                1
-            } else {
-                is[c.index_vector_dim]
-            };
+            let nvec = index_vector_len(name, c.index_vector_dim, is)?;
             if nvec != c.scatter_dims_to_operand_dims.len() {
                 return Err(Error::shape(name, format!("index vectors have {nvec} components but scatter_dims_to_operand_dims {:?} has {}", c.scatter_dims_to_operand_dims, c.scatter_dims_to_operand_dims.len())));
             }
