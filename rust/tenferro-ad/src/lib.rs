@@ -8,6 +8,15 @@
 //! * **Reverse mode** ([`vjp_graph`]) and **forward mode along the recorded path**
 //!   ([`jvp_graph`]); traversal and teardown are iterative (deep chains never overflow).
 //!
+//! * **Several outputs** (the decompositions of `linalg`: `svd` → `U, S, Vh`, …): one
+//!   [`NodeKind::Multi`] node holds the op, its inputs and all outputs; each output reaches the
+//!   user as its own [`Var`] whose node is a [`NodeKind::Output`] projection (index + parent), made
+//!   on demand by [`project`] (the parent never points to its projections: no cycles). Reverse
+//!   mode collects the cotangents of every projection of a parent (`None`: zero) and calls the
+//!   op's VJP once with all of them; forward mode calls the op's JVP once, for the outputs some
+//!   projection on the path asks for, and hands each projection its tangent. Rules receive the
+//!   outputs as projections, so derivatives of derivatives flow through them.
+//!
 //! Complex numbers follow tenferro's Hermitian convention: a VJP is the adjoint under
 //! `<a, b> = Re Σ conj(a)·b`, so for holomorphic `f` the VJP is `ȳ·conj(f'(z))`.
 
@@ -69,6 +78,23 @@ pub enum NodeKind {
         /// The output value.
         output: Tensor,
     },
+    /// A recorded op with several outputs (see the module docs).
+    Multi {
+        /// The op and its parameters.
+        op: Op,
+        /// Inputs as they were at the call.
+        inputs: Vec<Var>,
+        /// Every output value.
+        outputs: Vec<Tensor>,
+    },
+    /// Output `index` of a [`NodeKind::Multi`] node; `parent` holds one `Var` whose node is
+    /// the multi node (and whose value is this output).
+    Output {
+        /// Which output.
+        index: usize,
+        /// The producer, as a one-element input list.
+        parent: Vec<Var>,
+    },
 }
 
 /// A node of the recorded graph.
@@ -101,7 +127,7 @@ impl Node {
     pub fn leaf_meta(&self) -> Option<(tenferro_tensor::DType, &[usize])> {
         match &self.kind {
             NodeKind::Leaf { meta, .. } => Some((meta.0, &meta.1)),
-            NodeKind::Op { .. } => None,
+            _ => None,
         }
     }
 
@@ -123,14 +149,26 @@ impl Node {
     pub fn slot(&self) -> Option<&Mutex<Option<Var>>> {
         match &self.kind {
             NodeKind::Leaf { slot, .. } => Some(slot),
-            NodeKind::Op { .. } => None,
+            _ => None,
         }
     }
 
     fn inputs(&self) -> &[Var] {
         match &self.kind {
-            NodeKind::Op { inputs, .. } => inputs,
+            NodeKind::Op { inputs, .. } | NodeKind::Multi { inputs, .. } => inputs,
+            NodeKind::Output { parent, .. } => parent,
             NodeKind::Leaf { .. } => &[],
+        }
+    }
+
+    fn drain_inputs(&mut self, into: &mut Vec<Arc<Node>>) {
+        match &mut self.kind {
+            NodeKind::Op { inputs, .. }
+            | NodeKind::Multi { inputs, .. }
+            | NodeKind::Output {
+                parent: inputs, ..
+            } => into.extend(inputs.drain(..).filter_map(|v| v.node)),
+            NodeKind::Leaf { .. } => {}
         }
     }
 }
@@ -140,14 +178,10 @@ impl Drop for Node {
     fn drop(&mut self) {
         LIVE_NODES.fetch_sub(1, Ordering::Relaxed);
         let mut stack: Vec<Arc<Node>> = Vec::new();
-        if let NodeKind::Op { inputs, .. } = &mut self.kind {
-            stack.extend(inputs.drain(..).filter_map(|v| v.node));
-        }
+        self.drain_inputs(&mut stack);
         while let Some(n) = stack.pop() {
             if let Ok(mut inner) = Arc::try_unwrap(n) {
-                if let NodeKind::Op { inputs, .. } = &mut inner.kind {
-                    stack.extend(inputs.drain(..).filter_map(|v| v.node));
-                }
+                inner.drain_inputs(&mut stack);
             }
         }
     }
@@ -193,6 +227,68 @@ fn record_inner(op: &Op, inputs: Vec<Var>, output: Tensor, capture: bool) -> Var
     }
 }
 
+/// Record `op(inputs) = outputs` for an op with several outputs (same active-edge rule as
+/// [`record`]): one [`NodeKind::Multi`] node and one projection per output.
+pub fn record_multi(op: &Op, inputs: Vec<Var>, outputs: Vec<Tensor>, capture: bool) -> Vec<Var> {
+    let tracked = inputs.iter().any(Var::is_tracked);
+    if !tracked && !capture {
+        return outputs.into_iter().map(Var::constant).collect();
+    }
+    LIVE_NODES.fetch_add(1, Ordering::Relaxed);
+    let values = outputs.clone();
+    let node = Arc::new(Node {
+        id: NEXT_NODE.fetch_add(1, Ordering::Relaxed),
+        tracked,
+        kind: NodeKind::Multi {
+            op: op.clone(),
+            inputs,
+            outputs,
+        },
+    });
+    values
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| project(&node, i, t))
+        .collect()
+}
+
+/// Output `index` (value `value`) of the [`NodeKind::Multi`] node `node`, as a [`Var`] with a
+/// fresh projection node.
+fn project(node: &Arc<Node>, index: usize, value: Tensor) -> Var {
+    LIVE_NODES.fetch_add(1, Ordering::Relaxed);
+    let out = Arc::new(Node {
+        id: NEXT_NODE.fetch_add(1, Ordering::Relaxed),
+        tracked: node.tracked,
+        kind: NodeKind::Output {
+            index,
+            parent: vec![Var {
+                value: value.clone(),
+                node: Some(node.clone()),
+            }],
+        },
+    });
+    Var {
+        value,
+        node: Some(out),
+    }
+}
+
+/// The outputs of a multi node as rule arguments: projections when the rule body is recorded
+/// (so higher derivatives flow through them), constants otherwise.
+fn outputs_of(ctx: &Ctx<'_>, node: &Arc<Node>, outputs: &[Tensor]) -> Vec<Var> {
+    outputs
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            if ctx.record {
+                project(node, i, t.clone())
+            } else {
+                Var::constant(t.clone())
+            }
+        })
+        .collect()
+}
+
 /// Evaluation context of derivative rules: the engine to run on and whether the derivative
 /// computation is itself recorded (`create_graph`, higher order).
 pub struct Ctx<'e> {
@@ -215,6 +311,24 @@ impl Ctx<'_> {
             Ok(record(&op, owned, out, false))
         } else {
             Ok(Var::constant(out))
+        }
+    }
+}
+
+impl Ctx<'_> {
+    /// Apply an op with several outputs, recording it when `self.record` and an input is
+    /// tracked.
+    ///
+    /// # Errors
+    /// Validation and kernel errors of the op.
+    pub fn apply_multi(&self, op: Op, inputs: &[&Var]) -> Result<Vec<Var>> {
+        let vals: Vec<&Tensor> = inputs.iter().map(|v| &v.value).collect();
+        let outs = tenferro_runtime::apply_multi(self.engine, &op, &vals)?;
+        if self.record && inputs.iter().any(|v| v.node.is_some()) {
+            let owned: Vec<Var> = inputs.iter().map(|v| (*v).clone()).collect();
+            Ok(record_multi(&op, owned, outs, false))
+        } else {
+            Ok(outs.into_iter().map(Var::constant).collect())
         }
     }
 }
@@ -262,31 +376,71 @@ pub fn vjp_graph(
     let want: HashMap<u64, usize> = targets.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
     let mut result: Vec<Option<Var>> = vec![None; targets.len()];
     let mut cts: HashMap<u64, Var> = HashMap::new();
+    let mut multi_cts: HashMap<u64, Vec<Option<Var>>> = HashMap::new();
     cts.insert(root.id, seed);
     for node in order.iter().rev() {
-        let Some(ct) = cts.remove(&node.id) else {
-            continue;
+        let (op, inputs, grads) = match &node.kind {
+            NodeKind::Leaf { .. } => {
+                if let (Some(ct), Some(&i)) = (cts.remove(&node.id), want.get(&node.id)) {
+                    result[i] = Some(ct);
+                }
+                continue;
+            }
+            NodeKind::Output { index, parent } => {
+                let (Some(ct), Some(p)) = (cts.remove(&node.id), &parent[0].node) else {
+                    continue;
+                };
+                if let Some(&i) = want.get(&node.id) {
+                    result[i] = Some(ct.clone());
+                }
+                let n = match &p.kind {
+                    NodeKind::Multi { outputs, .. } => outputs.len(),
+                    _ => 0,
+                };
+                let slots = multi_cts.entry(p.id).or_insert_with(|| vec![None; n]);
+                if let Some(slot) = slots.get_mut(*index) {
+                    *slot = rules::ops::add_opt(ctx, slot.take(), Some(ct))?;
+                }
+                continue;
+            }
+            NodeKind::Multi {
+                op,
+                inputs,
+                outputs,
+            } => {
+                let Some(out_cts) = multi_cts.remove(&node.id) else {
+                    continue;
+                };
+                let outs = outputs_of(ctx, node, outputs);
+                let prof = tenferro_runtime::profile::profiler();
+                let t0 = prof.enabled().then(std::time::Instant::now);
+                let grads = rules::vjp_multi(ctx, op, inputs, &outs, &out_cts)?;
+                if let Some(t0) = t0 {
+                    prof.add(op.name(), tenferro_runtime::profile::Phase::Backward, t0.elapsed());
+                }
+                (op, inputs, grads)
+            }
+            NodeKind::Op { op, inputs, output } => {
+                let Some(ct) = cts.remove(&node.id) else {
+                    continue;
+                };
+                if let Some(&i) = want.get(&node.id) {
+                    result[i] = Some(ct.clone());
+                }
+                let out_var = Var {
+                    value: output.clone(),
+                    node: Some(node.clone()),
+                };
+                let prof = tenferro_runtime::profile::profiler();
+                let t0 = prof.enabled().then(std::time::Instant::now);
+                let grads = rules::vjp(ctx, op, inputs, &out_var, &ct)?;
+                if let Some(t0) = t0 {
+                    prof.add(op.name(), tenferro_runtime::profile::Phase::Backward, t0.elapsed());
+                }
+                (op, inputs, grads)
+            }
         };
-        if let Some(&i) = want.get(&node.id) {
-            result[i] = Some(ct.clone());
-        }
-        let NodeKind::Op { op, inputs, output } = &node.kind else {
-            continue;
-        };
-        let out_var = Var {
-            value: output.clone(),
-            node: Some(node.clone()),
-        };
-        let prof = tenferro_runtime::profile::profiler();
-        let t0 = prof.enabled().then(std::time::Instant::now);
-        let grads = rules::vjp(ctx, op, inputs, &out_var, &ct)?;
-        if let Some(t0) = t0 {
-            prof.add(
-                op.name(),
-                tenferro_runtime::profile::Phase::Backward,
-                t0.elapsed(),
-            );
-        }
+        let _ = op;
         for (input, g) in inputs.iter().zip(grads) {
             let (Some(n), Some(g)) = (&input.node, g) else {
                 continue;
@@ -311,26 +465,72 @@ pub fn jvp_graph(ctx: &Ctx<'_>, output: &Var, sources: &[(Arc<Node>, Var)]) -> R
         return Ok(None);
     };
     let mut tangents: HashMap<u64, Var> = sources.iter().map(|(n, t)| (n.id, t.clone())).collect();
-    for node in topo_order(root) {
+    let order = topo_order(root);
+    // Which outputs of each multi node the path uses (its projections in the order).
+    let mut wanted: HashMap<u64, Vec<bool>> = HashMap::new();
+    for node in &order {
+        if let NodeKind::Output { index, parent } = &node.kind {
+            if let Some(p) = &parent[0].node {
+                if let NodeKind::Multi { outputs, .. } = &p.kind {
+                    let w = wanted
+                        .entry(p.id)
+                        .or_insert_with(|| vec![false; outputs.len()]);
+                    w[*index] = true;
+                }
+            }
+        }
+    }
+    let mut multi_tangents: HashMap<u64, Vec<Option<Var>>> = HashMap::new();
+    for node in order {
         if tangents.contains_key(&node.id) {
             continue;
         }
-        let NodeKind::Op { op, inputs, output } = &node.kind else {
-            continue;
-        };
-        let ts: Vec<Option<Var>> = inputs
-            .iter()
-            .map(|v| v.node.as_ref().and_then(|n| tangents.get(&n.id).cloned()))
-            .collect();
-        if ts.iter().all(Option::is_none) {
-            continue;
-        }
-        let out_var = Var {
-            value: output.clone(),
-            node: Some(node.clone()),
-        };
-        if let Some(t) = rules::jvp(ctx, op, inputs, &out_var, &ts)? {
-            tangents.insert(node.id, t);
+        match &node.kind {
+            NodeKind::Leaf { .. } => {}
+            NodeKind::Output { index, parent } => {
+                let t = parent[0]
+                    .node
+                    .as_ref()
+                    .and_then(|p| multi_tangents.get(&p.id))
+                    .and_then(|ts| ts.get(*index).cloned().flatten());
+                if let Some(t) = t {
+                    tangents.insert(node.id, t);
+                }
+            }
+            NodeKind::Multi {
+                op,
+                inputs,
+                outputs,
+            } => {
+                let ts: Vec<Option<Var>> = inputs
+                    .iter()
+                    .map(|v| v.node.as_ref().and_then(|n| tangents.get(&n.id).cloned()))
+                    .collect();
+                if ts.iter().all(Option::is_none) {
+                    continue;
+                }
+                let outs = outputs_of(ctx, &node, outputs);
+                let all = vec![true; outputs.len()];
+                let w = wanted.get(&node.id).unwrap_or(&all);
+                let res = rules::jvp_multi(ctx, op, inputs, &outs, &ts, w)?;
+                multi_tangents.insert(node.id, res);
+            }
+            NodeKind::Op { op, inputs, output } => {
+                let ts: Vec<Option<Var>> = inputs
+                    .iter()
+                    .map(|v| v.node.as_ref().and_then(|n| tangents.get(&n.id).cloned()))
+                    .collect();
+                if ts.iter().all(Option::is_none) {
+                    continue;
+                }
+                let out_var = Var {
+                    value: output.clone(),
+                    node: Some(node.clone()),
+                };
+                if let Some(t) = rules::jvp(ctx, op, inputs, &out_var, &ts)? {
+                    tangents.insert(node.id, t);
+                }
+            }
         }
     }
     Ok(tangents.remove(&root.id))

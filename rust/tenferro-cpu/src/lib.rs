@@ -7,6 +7,7 @@
 
 mod contraction;
 mod elementwise;
+mod linalg;
 mod map;
 pub mod math;
 pub mod plan_cache;
@@ -233,6 +234,16 @@ impl Engine for CpuEngine {
             }
             Op::ScaleReal(r) => contraction::scale_real(self, name, inputs[0], *r),
             Op::ScaleComplex(c) => contraction::scale_complex(self, name, inputs[0], *c),
+            Op::Linalg(l) => linalg::execute(self, *l, name, inputs, std::slice::from_ref(meta))?
+                .pop()
+                .ok_or_else(|| Error::value(name, "no output")),
+        }
+    }
+
+    fn execute_multi(&self, op: &Op, inputs: &[&Tensor], metas: &[OutMeta]) -> Result<Vec<Tensor>> {
+        match op {
+            Op::Linalg(l) => linalg::execute(self, *l, op.name(), inputs, metas),
+            _ => Ok(vec![self.execute(op, inputs, &metas[0])?]),
         }
     }
 

@@ -15,6 +15,7 @@ pub enum Family {
     MatrixStructure,
     Reduction,
     Contraction,
+    Linalg,
 }
 
 impl Family {
@@ -31,6 +32,7 @@ impl Family {
             Family::MatrixStructure => "matrix_structure",
             Family::Reduction => "reduction",
             Family::Contraction => "contraction",
+            Family::Linalg => "linalg",
         }
     }
 }
@@ -135,6 +137,15 @@ pub enum OpKind {
     Matmul,
     ScaleReal,
     ScaleComplex,
+    Svd,
+    Qr,
+    Eigh,
+    Eig,
+    Cholesky,
+    Lu,
+    Solve,
+    TriangularSolve,
+    Slogdet,
 }
 
 /// A row of the catalog.
@@ -321,6 +332,22 @@ pub static CATALOG: &[OpRow] = &[
         D::COMPLEX,
         true,
     ),
+    r(K::Svd, "svd", 1, F::Linalg, D::INEXACT, true),
+    r(K::Qr, "qr", 1, F::Linalg, D::INEXACT, true),
+    r(K::Eigh, "eigh", 1, F::Linalg, D::INEXACT, true),
+    r(K::Eig, "eig", 1, F::Linalg, D::INEXACT, true),
+    r(K::Cholesky, "cholesky", 1, F::Linalg, D::INEXACT, true),
+    r(K::Lu, "lu", 1, F::Linalg, D::INEXACT, true),
+    r(K::Solve, "solve", 2, F::Linalg, D::INEXACT, true),
+    r(
+        K::TriangularSolve,
+        "triangular_solve",
+        2,
+        F::Linalg,
+        D::INEXACT,
+        true,
+    ),
+    r(K::Slogdet, "slogdet", 1, F::Linalg, D::INEXACT, true),
 ];
 
 /// The catalog row of `kind`.

@@ -3,7 +3,7 @@
 
 use crate::catalog::row;
 use crate::config::{check_range as range, rename as renamed};
-use crate::op::{Op, ReduceOp, UnaryOp};
+use crate::op::{LinalgOp, Op, ReduceOp, UnaryOp};
 use tenferro_tensor::shape::{broadcast_shapes, check_permutation, checked_numel};
 use tenferro_tensor::{promote, DType, Error, Result};
 
@@ -74,6 +74,10 @@ pub fn infer(op: &Op, inputs: &[(DType, &[usize])]) -> Result<OutMeta> {
         | Op::Matmul
         | Op::ScaleReal(_)
         | Op::ScaleComplex(_) => infer_structural(op, inputs),
+        Op::Linalg(_) => {
+            let mut outs = infer_outputs(op, inputs)?;
+            Ok(outs.swap_remove(0))
+        }
         Op::Unary(u) => {
             let (d, s) = inputs[0];
             admit(op, d)?;
@@ -592,6 +596,105 @@ fn infer_structural(op: &Op, inputs: &[(DType, &[usize])]) -> Result<OutMeta> {
         Op::ScaleReal(_) | Op::ScaleComplex(_) => out(d, s.to_vec()),
         _ => Err(Error::unsupported(name, "not a structural op")),
     }
+}
+
+/// Validate `op` and infer the metadata of each of its outputs (one for every primitive but
+/// the decompositions of [`LinalgOp`]).
+///
+/// # Errors
+/// As [`infer`]; for linear algebra: [`Error::DType`] for non-float operands,
+/// [`Error::Shape`] for rank < 2, non-square matrices where the op needs them, and operands
+/// whose batch axes or row counts differ.
+pub fn infer_outputs(op: &Op, inputs: &[(DType, &[usize])]) -> Result<Vec<OutMeta>> {
+    let Op::Linalg(l) = op else {
+        return Ok(vec![infer(op, inputs)?]);
+    };
+    arity_check(op, inputs.len())?;
+    let name = op.name();
+    let mut d = inputs[0].0;
+    for &(di, _) in &inputs[1..] {
+        d = promote(d, di);
+    }
+    admit(op, d)?;
+    for (i, &(_, s)) in inputs.iter().enumerate() {
+        if s.len() < 2 {
+            return Err(Error::shape(
+                name,
+                format!("operand {i} has shape {s:?}; expected a matrix (rank >= 2, rows and columns first)"),
+            ));
+        }
+    }
+    let s = inputs[0].1;
+    let (m, n, batch) = (s[0], s[1], &s[2..]);
+    let k = m.min(n);
+    let real = d.to_real();
+    let shaped = |dims: &[usize]| -> Vec<usize> { dims.iter().chain(batch).copied().collect() };
+    let meta = |dtype: DType, dims: &[usize]| OutMeta {
+        dtype,
+        shape: shaped(dims),
+        operand_dtype: d,
+    };
+    let square = || -> Result<()> {
+        if m != n {
+            Err(Error::shape(
+                name,
+                format!("expected square matrices, got shape {s:?} ({m}x{n})"),
+            ))
+        } else {
+            Ok(())
+        }
+    };
+    Ok(match l {
+        LinalgOp::Svd { full_matrices, eps } => {
+            if !(eps.is_finite() && *eps >= 0.0) {
+                return Err(Error::value(name, format!("eps must be finite and >= 0, got {eps}")));
+            }
+            let (uc, vr) = if *full_matrices { (m, n) } else { (k, k) };
+            vec![meta(d, &[m, uc]), meta(real, &[k]), meta(d, &[vr, n])]
+        }
+        LinalgOp::Qr { complete } => {
+            let qc = if *complete { m } else { k };
+            vec![meta(d, &[m, qc]), meta(d, &[qc, n])]
+        }
+        LinalgOp::Eigh { eps } => {
+            if !(eps.is_finite() && *eps >= 0.0) {
+                return Err(Error::value(name, format!("eps must be finite and >= 0, got {eps}")));
+            }
+            square()?;
+            vec![meta(real, &[n]), meta(d, &[n, n])]
+        }
+        LinalgOp::Eig => {
+            square()?;
+            let c = d.to_complex();
+            vec![meta(c, &[n]), meta(c, &[n, n])]
+        }
+        LinalgOp::Cholesky => {
+            square()?;
+            vec![meta(d, &[n, n])]
+        }
+        LinalgOp::Lu => vec![meta(d, &[m, m]), meta(d, &[m, k]), meta(d, &[k, n])],
+        LinalgOp::Slogdet => {
+            square()?;
+            vec![meta(d, &[]), meta(real, &[])]
+        }
+        LinalgOp::Solve | LinalgOp::TriangularSolve { .. } => {
+            square()?;
+            let b = inputs[1].1;
+            if b[0] != n || &b[2..] != batch {
+                return Err(Error::shape(
+                    name,
+                    format!(
+                        "a has shape {s:?} and b {b:?}: b needs {n} rows and the batch axes {batch:?} of a"
+                    ),
+                ));
+            }
+            vec![OutMeta {
+                dtype: d,
+                shape: b.to_vec(),
+                operand_dtype: d,
+            }]
+        }
+    })
 }
 
 fn check_axes(op: &str, axes: &[usize], ndim: usize) -> Result<()> {

@@ -12,5 +12,5 @@ mod op;
 
 pub use catalog::{row, DTypeSet, Family, OpKind, OpRow, CATALOG};
 pub use config::{DotGeneralConfig, GatherConfig, PadConfig, ScatterConfig, SliceConfig};
-pub use infer::{infer, OutMeta};
-pub use op::{BinaryOp, CompareDir, Op, ReduceOp, UnaryOp};
+pub use infer::{infer, infer_outputs, OutMeta};
+pub use op::{BinaryOp, CompareDir, LinalgOp, Op, ReduceOp, UnaryOp};

@@ -97,6 +97,57 @@ pub enum ReduceOp {
     SumSquares,
 }
 
+/// Dense linear-algebra ops (`ops.md`, "Extension families", `linalg`). Matrices are axes 0
+/// (rows) and 1 (columns); every further axis is a batch axis (batch-last, like `dot_general`'s
+/// output). The Python surface (`tf.linalg`) moves NumPy's leading batch axes there.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LinalgOp {
+    /// `a = U·diag(S)·Vh` → `(U, S, Vh)`, `S` real and non-increasing. `eps` broadens the
+    /// inverse gaps of the derivative rules (`autodiff.md`).
+    Svd {
+        /// Square `U` (`m×m`) and `Vh` (`n×n`) instead of the thin factors.
+        full_matrices: bool,
+        /// Lorentzian broadening of `1/(s_j² − s_i²)` and `1/s`.
+        eps: f64,
+    },
+    /// `a = Q·R` → `(Q, R)` with a real non-negative diagonal of `R`.
+    Qr {
+        /// `Q` is `m×m` and `R` `m×n` (else `m×k`, `k×n`).
+        complete: bool,
+    },
+    /// Hermitian eigendecomposition from the lower triangle → `(w, V)`, `w` real ascending.
+    Eigh {
+        /// Lorentzian broadening of `1/(λ_j − λ_i)`.
+        eps: f64,
+    },
+    /// General eigendecomposition → `(w, V)`, both complex.
+    Eig,
+    /// Lower Cholesky factor of the Hermitian matrix given by the lower triangle.
+    Cholesky,
+    /// `a = P·L·U` → `(P, L, U)` (partial pivoting, `L` unit lower).
+    Lu,
+    /// `x` with `a·x = b` (`a` square, `b` a matrix).
+    Solve,
+    /// `x` with `tri(a)·x = b`, reading the lower (or upper) triangle of `a` only.
+    TriangularSolve {
+        /// Read the lower triangle (else the upper).
+        lower: bool,
+    },
+    /// `(sign, logabsdet)` of `det(a)`; `sign` has `a`'s dtype, `logabsdet` is real.
+    Slogdet,
+}
+
+impl LinalgOp {
+    /// Number of outputs.
+    pub fn num_outputs(self) -> usize {
+        match self {
+            LinalgOp::Svd { .. } | LinalgOp::Lu => 3,
+            LinalgOp::Qr { .. } | LinalgOp::Eigh { .. } | LinalgOp::Eig | LinalgOp::Slogdet => 2,
+            LinalgOp::Cholesky | LinalgOp::Solve | LinalgOp::TriangularSolve { .. } => 1,
+        }
+    }
+}
+
 /// One primitive with its parameters.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Op {
@@ -189,6 +240,8 @@ pub enum Op {
     ScaleReal(f64),
     /// Multiply a complex tensor by a complex scalar.
     ScaleComplex(Complex64),
+    /// A linear-algebra op (several outputs for decompositions: [`Op::num_outputs`]).
+    Linalg(LinalgOp),
 }
 
 impl Op {
@@ -246,6 +299,17 @@ impl Op {
             Op::Matmul => OpKind::Matmul,
             Op::ScaleReal(_) => OpKind::ScaleReal,
             Op::ScaleComplex(_) => OpKind::ScaleComplex,
+            Op::Linalg(l) => match l {
+                LinalgOp::Svd { .. } => OpKind::Svd,
+                LinalgOp::Qr { .. } => OpKind::Qr,
+                LinalgOp::Eigh { .. } => OpKind::Eigh,
+                LinalgOp::Eig => OpKind::Eig,
+                LinalgOp::Cholesky => OpKind::Cholesky,
+                LinalgOp::Lu => OpKind::Lu,
+                LinalgOp::Solve => OpKind::Solve,
+                LinalgOp::TriangularSolve { .. } => OpKind::TriangularSolve,
+                LinalgOp::Slogdet => OpKind::Slogdet,
+            },
             Op::Reduce { op, .. } => match op {
                 ReduceOp::Sum => OpKind::ReduceSum,
                 ReduceOp::Prod => OpKind::ReduceProd,
@@ -264,6 +328,14 @@ impl Op {
             Op::DynamicSlice { .. } | Op::Gather(_) | Op::Scatter(_) => i != 1,
             Op::DynamicUpdateSlice => i != 2,
             _ => true,
+        }
+    }
+
+    /// Number of outputs (1 for every primitive but the decompositions).
+    pub fn num_outputs(&self) -> usize {
+        match self {
+            Op::Linalg(l) => l.num_outputs(),
+            _ => 1,
         }
     }
 

@@ -404,7 +404,8 @@ pub fn _ad_rules() -> Vec<(&'static str, &'static str)> {
         .iter()
         .map(|r| {
             let kind = match tenferro_ad::rules::rule(r.kind) {
-                tenferro_ad::rules::Rule::Linearize(..) => "linearize",
+                tenferro_ad::rules::Rule::Linearize(..)
+                | tenferro_ad::rules::Rule::LinearizeMulti(..) => "linearize",
                 tenferro_ad::rules::Rule::Zero => "zero",
                 tenferro_ad::rules::Rule::Cut => "cut",
                 tenferro_ad::rules::Rule::Missing => "missing",

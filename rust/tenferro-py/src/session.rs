@@ -12,13 +12,13 @@ use pyo3::types::{PyModule, PyTuple};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
-use tenferro_ad::{record, Var};
+use tenferro_ad::{record, record_multi, Var};
 use tenferro_cpu::CpuEngine;
 use tenferro_ops::{
-    BinaryOp, CompareDir, DotGeneralConfig, GatherConfig, Op, PadConfig, ReduceOp, ScatterConfig,
-    SliceConfig, UnaryOp,
+    BinaryOp, CompareDir, DotGeneralConfig, GatherConfig, LinalgOp, Op, PadConfig, ReduceOp,
+    ScatterConfig, SliceConfig, UnaryOp,
 };
-use tenferro_runtime::{apply, Borrow, Engine, Runtime};
+use tenferro_runtime::{apply, apply_multi, Borrow, Engine, Runtime};
 use tenferro_tensor::dtype::scalar_default_dtype;
 use tenferro_tensor::shape::normalize_axes;
 use tenferro_tensor::{promote, promote_weak, CpuThreadReason, Scalar, Tensor};
@@ -578,6 +578,33 @@ impl PySession {
         op: Op,
         args: &[&Bound<'_, PyAny>],
     ) -> PyResult<PyTensor> {
+        let mut outs = self.dispatch_n(py, op, args)?;
+        outs.pop()
+            .ok_or_else(|| PyValueError::new_err("op produced no output"))
+    }
+
+    /// Run an op with several outputs (a decomposition) and return them as a tuple.
+    pub(crate) fn dispatch_tuple<'py>(
+        &self,
+        py: Python<'py>,
+        op: Op,
+        args: &[&Bound<'_, PyAny>],
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let outs = self.dispatch_n(py, op, args)?;
+        let objs = outs
+            .into_iter()
+            .map(|t| Py::new(py, t))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyTuple::new(py, objs)
+    }
+
+    /// Run `op` (any number of outputs) on Python operands.
+    pub(crate) fn dispatch_n(
+        &self,
+        py: Python<'_>,
+        op: Op,
+        args: &[&Bound<'_, PyAny>],
+    ) -> PyResult<Vec<PyTensor>> {
         let name = op.name();
         let mut operands: Vec<Operand<'_>> = Vec::with_capacity(args.len());
         let mut first_rt: Option<&Py<PyRuntime>> = None;
@@ -651,14 +678,15 @@ impl PySession {
             .ok_or_else(|| {
                 PyValueError::new_err(format!("{name}: scalar operand not converted"))
             })?;
-        let big = refs.iter().any(|t| t.numel() >= DETACH_MIN_ELEMENTS);
         let engine: &CpuEngine = &exec.engine;
-        let out = if big {
-            py.detach(|| apply(engine, &op, &refs))
+        let outs: Vec<Tensor> = if matches!(op, Op::Linalg(_)) {
+            // Decompositions and solves cost far more than releasing the GIL.
+            py.detach(|| apply_multi(engine, &op, &refs)).py(py)?
+        } else if refs.iter().any(|t| t.numel() >= DETACH_MIN_ELEMENTS) {
+            vec![py.detach(|| apply(engine, &op, &refs)).py(py)?]
         } else {
-            apply(engine, &op, &refs)
-        }
-        .py(py)?;
+            vec![apply(engine, &op, &refs).py(py)?]
+        };
         let st = state.get();
         let any_node = operands
             .iter()
@@ -688,14 +716,24 @@ impl PySession {
                     _ => Var::constant((*t).clone()),
                 })
                 .collect();
-            let v = record(&op, vars, out, st.capture_trace);
-            return Ok(PyTensor::with_node(
-                v.value,
-                exec.runtime.clone_ref(py),
-                v.node,
-            ));
+            let vs = if op.num_outputs() == 1 {
+                let mut outs = outs;
+                let out = outs
+                    .pop()
+                    .ok_or_else(|| PyValueError::new_err("op produced no output"))?;
+                vec![record(&op, vars, out, st.capture_trace)]
+            } else {
+                record_multi(&op, vars, outs, st.capture_trace)
+            };
+            return Ok(vs
+                .into_iter()
+                .map(|v| PyTensor::with_node(v.value, exec.runtime.clone_ref(py), v.node))
+                .collect());
         }
-        Ok(PyTensor::new(out, exec.runtime.clone_ref(py)))
+        Ok(outs
+            .into_iter()
+            .map(|out| PyTensor::new(out, exec.runtime.clone_ref(py)))
+            .collect())
     }
 }
 
@@ -1066,6 +1104,59 @@ macro_rules! session_methods {
             /// ``scale_complex(x, factor)``: multiply a complex tensor by a complex number.
             fn scale_complex(&self, py: Python<'_>, x: &Bound<'_, PyAny>, factor: num_complex::Complex64) -> PyResult<PyTensor> {
                 self.dispatch(py, Op::ScaleComplex(factor), &[x])
+            }
+
+            /// ``svd(a, full_matrices=True, eps=1e-12)`` → ``(U, S, Vh)`` with ``a = U·diag(S)·Vh``;
+            /// matrices on axes 0, 1, batch axes last (``tf.linalg.svd`` has NumPy's layout).
+            /// ``eps`` broadens the inverse gaps of the derivative rules.
+            #[pyo3(signature = (a, full_matrices=true, eps=1e-12))]
+            fn svd<'py>(&self, py: Python<'py>, a: &Bound<'_, PyAny>, full_matrices: bool, eps: f64) -> PyResult<Bound<'py, PyTuple>> {
+                self.dispatch_tuple(py, Op::Linalg(LinalgOp::Svd { full_matrices, eps }), &[a])
+            }
+
+            /// ``qr(a, complete=False)`` → ``(Q, R)``, ``R`` with a non-negative real diagonal
+            /// (batch axes last).
+            #[pyo3(signature = (a, complete=false))]
+            fn qr<'py>(&self, py: Python<'py>, a: &Bound<'_, PyAny>, complete: bool) -> PyResult<Bound<'py, PyTuple>> {
+                self.dispatch_tuple(py, Op::Linalg(LinalgOp::Qr { complete }), &[a])
+            }
+
+            /// ``eigh(a, eps=1e-12)`` → ``(w, V)`` from the lower triangle, ``w`` ascending
+            /// (batch axes last).
+            #[pyo3(signature = (a, eps=1e-12))]
+            fn eigh<'py>(&self, py: Python<'py>, a: &Bound<'_, PyAny>, eps: f64) -> PyResult<Bound<'py, PyTuple>> {
+                self.dispatch_tuple(py, Op::Linalg(LinalgOp::Eigh { eps }), &[a])
+            }
+
+            /// ``eig(a)`` → complex ``(w, V)`` (batch axes last).
+            fn eig<'py>(&self, py: Python<'py>, a: &Bound<'_, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
+                self.dispatch_tuple(py, Op::Linalg(LinalgOp::Eig), &[a])
+            }
+
+            /// ``cholesky(a)``: lower factor of the Hermitian matrix given by the lower triangle.
+            fn cholesky(&self, py: Python<'_>, a: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+                self.dispatch(py, Op::Linalg(LinalgOp::Cholesky), &[a])
+            }
+
+            /// ``lu(a)`` → ``(P, L, U)`` with ``a = P·L·U`` (batch axes last).
+            fn lu<'py>(&self, py: Python<'py>, a: &Bound<'_, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
+                self.dispatch_tuple(py, Op::Linalg(LinalgOp::Lu), &[a])
+            }
+
+            /// ``solve(a, b)``: ``x`` with ``a·x = b`` (``b`` a matrix; batch axes last).
+            fn solve(&self, py: Python<'_>, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+                self.dispatch(py, Op::Linalg(LinalgOp::Solve), &[a, b])
+            }
+
+            /// ``triangular_solve(a, b, lower=True)``: ``x`` with ``tri(a)·x = b``.
+            #[pyo3(signature = (a, b, lower=true))]
+            fn triangular_solve(&self, py: Python<'_>, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, lower: bool) -> PyResult<PyTensor> {
+                self.dispatch(py, Op::Linalg(LinalgOp::TriangularSolve { lower }), &[a, b])
+            }
+
+            /// ``slogdet(a)`` → ``(sign, logabsdet)`` (batch axes last).
+            fn slogdet<'py>(&self, py: Python<'py>, a: &Bound<'_, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
+                self.dispatch_tuple(py, Op::Linalg(LinalgOp::Slogdet), &[a])
             }
 
             /// An untracked tensor of the session's runtime holding a copy of ``data``.

@@ -10,7 +10,7 @@ pub use lending::{thread_token, Borrow, Lending};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use tenferro_ops::{infer, Op, OutMeta};
+use tenferro_ops::{infer, infer_outputs, Op, OutMeta};
 use tenferro_tensor::{BufferPool, Error, Result, Tensor};
 
 /// An execution backend (CPU now; CUDA behind a feature later).
@@ -25,6 +25,13 @@ pub trait Engine: Send + Sync {
     /// Value-dependent failures (integer division by zero, negative integer powers) and
     /// allocation failures.
     fn execute(&self, op: &Op, inputs: &[&Tensor], meta: &OutMeta) -> Result<Tensor>;
+    /// Run one validated op with several outputs (the decompositions of `linalg`); `metas`
+    /// holds one entry per output.
+    ///
+    /// # Errors
+    /// As [`Engine::execute`]; `LinAlg` for numerical failures.
+    fn execute_multi(&self, op: &Op, inputs: &[&Tensor], metas: &[OutMeta])
+        -> Result<Vec<Tensor>>;
     /// The engine's buffer pool.
     fn buffer_pool(&self) -> &Arc<BufferPool>;
     /// Who holds the engine.
@@ -108,7 +115,62 @@ pub fn apply(engine: &dyn Engine, op: &Op, inputs: &[&Tensor]) -> Result<Tensor>
     apply_inner(engine, op, inputs)
 }
 
+/// Execute an op with any number of outputs (decompositions return several; every other op
+/// one): validate with the catalog, promote operands, run the kernel.
+///
+/// # Errors
+/// As [`apply`].
+pub fn apply_multi(engine: &dyn Engine, op: &Op, inputs: &[&Tensor]) -> Result<Vec<Tensor>> {
+    if op.num_outputs() == 1 {
+        return Ok(vec![apply(engine, op, inputs)?]);
+    }
+    let prof = profile::profiler();
+    let t0 = prof.enabled().then(std::time::Instant::now);
+    let metas: Vec<_> = inputs.iter().map(|t| (t.dtype(), t.shape())).collect();
+    let outs = infer_outputs(op, &metas)?;
+    let operand_dtype = outs[0].operand_dtype;
+    let r = guarded(engine, op.name(), || {
+        let converted = promote_operands(engine, op, inputs, operand_dtype)?;
+        let ins: Vec<&Tensor> = converted.iter().collect();
+        engine.execute_multi(op, &ins, &outs)
+    });
+    if let Some(t0) = t0 {
+        prof.add(op.name(), profile::Phase::Forward, t0.elapsed());
+    }
+    r
+}
+
+fn promote_operands(
+    engine: &dyn Engine,
+    op: &Op,
+    inputs: &[&Tensor],
+    to: tenferro_tensor::DType,
+) -> Result<Vec<Tensor>> {
+    inputs
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            if op.is_data_operand(i) && t.dtype() != to {
+                let m = OutMeta {
+                    dtype: to,
+                    shape: t.shape().to_vec(),
+                    operand_dtype: t.dtype(),
+                };
+                engine.execute(&Op::Convert(to), &[t], &m)
+            } else {
+                Ok((*t).clone())
+            }
+        })
+        .collect()
+}
+
 fn apply_inner(engine: &dyn Engine, op: &Op, inputs: &[&Tensor]) -> Result<Tensor> {
+    if op.num_outputs() != 1 {
+        return Err(Error::value(
+            op.name(),
+            format!("has {} outputs; use apply_multi", op.num_outputs()),
+        ));
+    }
     let metas: Vec<_> = inputs.iter().map(|t| (t.dtype(), t.shape())).collect();
     let meta = infer(op, &metas)?;
     // Metadata-only layout ops.

@@ -88,6 +88,10 @@ pub enum Error {
         class: &'static str,
         message: String,
     },
+    /// A numerical failure of a linear-algebra op: singular matrix, non-positive-definite input,
+    /// non-finite input, no convergence (Python `LinAlgError`).
+    #[error("{op}: {message}")]
+    LinAlg { op: String, message: String },
     /// A feature that exists in the catalog but not on this engine (Python `UnsupportedError`).
     #[error("{op}: {message}")]
     Unsupported { op: String, message: String },
@@ -122,6 +126,7 @@ impl Error {
     ctor!(already_initialized, AlreadyInitialized);
     ctor!(unsupported, Unsupported);
     ctor!(unsupported_ad_rule, UnsupportedAdRule);
+    ctor!(linalg, LinAlg);
 
     /// An AD usage error mapped to the Python class `class`.
     pub fn ad(op: impl Into<String>, class: &'static str, message: impl Into<String>) -> Self {

@@ -7,6 +7,7 @@ pub mod ops;
 
 mod contraction;
 mod elementwise;
+mod linalg;
 mod reduce;
 mod structural;
 
@@ -20,11 +21,21 @@ pub type Jvp = fn(&Ctx<'_>, &Op, &[Var], &Var, &[Option<Var>]) -> Result<Option<
 /// (`None`: symbolically zero).
 pub type Vjp = fn(&Ctx<'_>, &Op, &[Var], &Var, &Var) -> Result<Vec<Option<Var>>>;
 
+/// Tangent rule of an op with several outputs: `(ctx, op, inputs, outputs, input tangents,
+/// wanted outputs) → output tangents` (`None`: symbolically zero or not wanted).
+pub type JvpMulti =
+    fn(&Ctx<'_>, &Op, &[Var], &[Var], &[Option<Var>], &[bool]) -> Result<Vec<Option<Var>>>;
+/// Cotangent rule of an op with several outputs: `(ctx, op, inputs, outputs, output cotangents
+/// (`None`: zero)) → input cotangents`.
+pub type VjpMulti = fn(&Ctx<'_>, &Op, &[Var], &[Var], &[Option<Var>]) -> Result<Vec<Option<Var>>>;
+
 /// How an op differentiates.
 #[derive(Clone, Copy)]
 pub enum Rule {
     /// A JVP and a VJP.
     Linearize(Jvp, Vjp),
+    /// A JVP and a VJP of an op with several outputs (decompositions).
+    LinearizeMulti(JvpMulti, VjpMulti),
     /// Records a node whose derivative is symbolically zero (`sign`).
     Zero,
     /// Records no edge at all (`compare`: boolean output).
@@ -36,12 +47,13 @@ pub enum Rule {
 use contraction as c;
 use elementwise as e;
 use reduce as r;
+use linalg as la;
 use structural as s;
 
 /// The table, keyed by op kind.
 pub fn rule(kind: OpKind) -> Rule {
     use OpKind as K;
-    use Rule::{Cut, Linearize as L, Zero};
+    use Rule::{Cut, Linearize as L, LinearizeMulti as LM, Zero};
     match kind {
         K::Neg
         | K::Conj
@@ -78,6 +90,15 @@ pub fn rule(kind: OpKind) -> Rule {
         K::DotGeneral | K::DotGeneralWithConj | K::Matmul | K::ScaleReal | K::ScaleComplex => {
             L(c::contraction_jvp, c::contraction_vjp)
         }
+        K::Svd => LM(la::svd_jvp, la::svd_vjp),
+        K::Qr => LM(la::qr_jvp, la::qr_vjp),
+        K::Eigh => LM(la::eigh_jvp, la::eigh_vjp),
+        K::Eig => LM(la::eig_jvp, la::eig_vjp),
+        K::Lu => LM(la::lu_jvp, la::lu_vjp),
+        K::Slogdet => LM(la::slogdet_jvp, la::slogdet_vjp),
+        K::Cholesky => L(la::cholesky_jvp, la::cholesky_vjp),
+        K::Solve => L(la::solve_jvp, la::solve_vjp),
+        K::TriangularSolve => L(la::triangular_solve_jvp, la::triangular_solve_vjp),
     }
 }
 
@@ -106,6 +127,7 @@ pub fn vjp(
 ) -> Result<Vec<Option<Var>>> {
     match rule(op.kind()) {
         Rule::Linearize(_, v) => v(ctx, op, inputs, out, ct),
+        Rule::LinearizeMulti(..) => Err(multi(op)),
         Rule::Zero | Rule::Cut => Ok(vec![None; inputs.len()]),
         Rule::Missing => Err(missing(op)),
     }
@@ -124,7 +146,54 @@ pub fn jvp(
 ) -> Result<Option<Var>> {
     match rule(op.kind()) {
         Rule::Linearize(j, _) => j(ctx, op, inputs, out, ts),
+        Rule::LinearizeMulti(..) => Err(multi(op)),
         Rule::Zero | Rule::Cut => Ok(None),
         Rule::Missing => Err(missing(op)),
+    }
+}
+
+fn multi(op: &Op) -> Error {
+    Error::value(op.name(), "has several outputs; its rules take all of them")
+}
+
+/// Apply the VJP of an op with several outputs.
+///
+/// # Errors
+/// `Unsupported` for ops without a rule; errors of the rule body.
+pub fn vjp_multi(
+    ctx: &Ctx<'_>,
+    op: &Op,
+    inputs: &[Var],
+    outs: &[Var],
+    cts: &[Option<Var>],
+) -> Result<Vec<Option<Var>>> {
+    match rule(op.kind()) {
+        Rule::LinearizeMulti(_, v) => {
+            if cts.iter().all(Option::is_none) {
+                return Ok(vec![None; inputs.len()]);
+            }
+            v(ctx, op, inputs, outs, cts)
+        }
+        Rule::Zero | Rule::Cut => Ok(vec![None; inputs.len()]),
+        _ => Err(missing(op)),
+    }
+}
+
+/// Apply the JVP of an op with several outputs, for the `wanted` outputs.
+///
+/// # Errors
+/// `Unsupported` for ops without a rule; errors of the rule body.
+pub fn jvp_multi(
+    ctx: &Ctx<'_>,
+    op: &Op,
+    inputs: &[Var],
+    outs: &[Var],
+    ts: &[Option<Var>],
+    wanted: &[bool],
+) -> Result<Vec<Option<Var>>> {
+    match rule(op.kind()) {
+        Rule::LinearizeMulti(j, _) => j(ctx, op, inputs, outs, ts, wanted),
+        Rule::Zero | Rule::Cut => Ok(vec![None; outs.len()]),
+        _ => Err(missing(op)),
     }
 }

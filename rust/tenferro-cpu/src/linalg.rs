@@ -1,0 +1,876 @@
+//! Dense linear algebra through faer: `svd`, `qr`, `eigh`, `eig`, `cholesky`, `lu`, `solve`,
+//! `triangular_solve`, `slogdet`.
+//!
+//! Matrices are axes 0 (rows) and 1 (columns) of the operands; every further axis is a batch
+//! axis. Inputs are read in place through their strides (faer takes any row and column
+//! stride); outputs are compact column-major with batch axes last, so batch `b` of an `r×c`
+//! output is the contiguous block at `b·r·c`. No decomposition is written here: faer's
+//! factorizations run with an explicit [`Par`] inside the engine's own pool — many small
+//! matrices are split across the workers (one sequential factorization per matrix, one scratch
+//! buffer per worker chunk, no per-matrix allocation of faer matrices on the hot paths), a
+//! single large matrix is factorized with `Par::rayon(threads)`.
+//!
+//! Failures are typed [`Error::LinAlg`] naming the op and the batch index: non-finite input
+//! (checked before faer runs), exactly zero pivots of `solve` (faer's LU does not report them),
+//! non-positive pivots of `cholesky`, non-convergence of the iterative decompositions.
+
+use crate::CpuEngine;
+use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+use faer::linalg::svd::ComputeSvdVectors;
+use faer::reborrow::{Reborrow, ReborrowMut};
+use faer::{Conj, Mat, MatMut, MatRef, Par};
+use num_complex::Complex;
+use rayon::prelude::*;
+use tenferro_ops::{LinalgOp, OutMeta};
+use tenferro_tensor::{Complex32, Complex64, DType, Element, Error, Result, Tensor};
+
+/// Element types of the linear-algebra kernels (`f32`, `f64`, `c64`, `c128`).
+pub(crate) trait Scalar: Element + faer::traits::ComplexField<Real: Element> {
+    /// `(re, im)` in double precision.
+    fn parts(self) -> (f64, f64);
+    /// From double-precision parts (the imaginary part is dropped for real types).
+    fn make(re: f64, im: f64) -> Self;
+    /// A real value of the matching real type.
+    fn real(x: f64) -> Self::Real;
+}
+
+macro_rules! real_scalar {
+    ($t:ty) => {
+        impl Scalar for $t {
+            fn parts(self) -> (f64, f64) {
+                (self as f64, 0.0)
+            }
+            fn make(re: f64, _im: f64) -> Self {
+                re as $t
+            }
+            fn real(x: f64) -> $t {
+                x as $t
+            }
+        }
+    };
+}
+real_scalar!(f32);
+real_scalar!(f64);
+
+macro_rules! complex_scalar {
+    ($t:ty, $r:ty) => {
+        impl Scalar for $t {
+            fn parts(self) -> (f64, f64) {
+                (self.re as f64, self.im as f64)
+            }
+            fn make(re: f64, im: f64) -> Self {
+                Complex::new(re as $r, im as $r)
+            }
+            fn real(x: f64) -> $r {
+                x as $r
+            }
+        }
+    };
+}
+complex_scalar!(Complex32, f32);
+complex_scalar!(Complex64, f64);
+
+/// A batch of strided matrices inside one tensor.
+struct Batch<T> {
+    base: *const T,
+    rows: usize,
+    cols: usize,
+    rs: isize,
+    cs: isize,
+    offsets: Vec<isize>,
+}
+
+// SAFETY: read-only views of a live storage kept alive by the caller for the kernel's duration.
+unsafe impl<T: Sync> Sync for Batch<T> {}
+unsafe impl<T: Sync> Send for Batch<T> {}
+
+impl<T: Element> Batch<T> {
+    fn of(t: &Tensor) -> Batch<T> {
+        let shape = t.shape();
+        let strides = t.strides();
+        let nb: usize = shape[2..].iter().product();
+        let mut offsets = Vec::with_capacity(nb);
+        let mut idx = vec![0usize; shape.len().saturating_sub(2)];
+        for _ in 0..nb {
+            offsets.push(
+                idx.iter()
+                    .zip(&strides[2..])
+                    .map(|(&i, &s)| i as isize * s)
+                    .sum(),
+            );
+            for (a, i) in idx.iter_mut().enumerate() {
+                *i += 1;
+                if *i < shape[2 + a] {
+                    break;
+                }
+                *i = 0;
+            }
+        }
+        Batch {
+            base: t.data_ptr::<T>(),
+            rows: shape[0],
+            cols: shape[1],
+            rs: strides[0],
+            cs: strides[1],
+            offsets,
+        }
+    }
+
+    fn mat(&self, b: usize) -> MatRef<'_, T> {
+        // SAFETY: the tensor's shape and strides describe in-bounds elements of its storage.
+        unsafe {
+            MatRef::from_raw_parts(
+                self.base.offset(self.offsets[b]),
+                self.rows,
+                self.cols,
+                self.rs,
+                self.cs,
+            )
+        }
+    }
+}
+
+/// A compact column-major output: batch `b` is the `rows×cols` block at `b·rows·cols`.
+struct Out<T> {
+    base: *mut T,
+    rows: usize,
+    cols: usize,
+}
+
+// SAFETY: each batch block is written by exactly one task.
+unsafe impl<T: Send> Sync for Out<T> {}
+unsafe impl<T: Send> Send for Out<T> {}
+
+impl<T: Element> Out<T> {
+    /// A fresh output whose leading `core` axes (2: matrix, 1: vector, 0: scalar) form one
+    /// batch item.
+    fn new(e: &CpuEngine, name: &str, meta: &OutMeta, core: usize) -> Result<(Tensor, Out<T>)> {
+        let t = Tensor::empty(name, meta.dtype, &meta.shape, Some(&e.buffer_pool), false)?;
+        let s = &meta.shape;
+        let (rows, cols) = match core {
+            0 => (1, 1),
+            1 => (s[0], 1),
+            _ => (s[0], s[1]),
+        };
+        let o = Out {
+            base: t.storage().as_mut_ptr() as *mut T,
+            rows,
+            cols,
+        };
+        Ok((t, o))
+    }
+
+    /// The matrix block of batch `b`.
+    ///
+    /// # Safety
+    /// Only one caller may hold block `b` at a time.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn mat(&self, b: usize) -> MatMut<'_, T> {
+        unsafe {
+            MatMut::from_raw_parts_mut(
+                self.base.add(b * self.rows * self.cols),
+                self.rows,
+                self.cols,
+                1,
+                self.rows.max(1) as isize,
+            )
+        }
+    }
+}
+
+/// Check that matrix `b` holds only finite values.
+fn check_finite<T: Scalar>(name: &str, a: MatRef<'_, T>, b: usize) -> Result<()> {
+    for j in 0..a.ncols() {
+        for i in 0..a.nrows() {
+            let (re, im) = a[(i, j)].parts();
+            if !(re.is_finite() && im.is_finite()) {
+                return Err(Error::linalg(
+                    name,
+                    format!("non-finite value {re}{im:+}i at [{i}, {j}] of matrix {b}"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Run `f(range, par)` over the batch: chunks on the engine's workers when there are many
+/// matrices, one call with `Par::rayon` inside the pool for one large matrix, inline otherwise.
+/// The first error (lowest chunk) wins.
+fn for_batches(
+    e: &CpuEngine,
+    nb: usize,
+    work: usize,
+    f: impl Fn(std::ops::Range<usize>, Par) -> Result<()> + Sync,
+) -> Result<()> {
+    match e.parallel_pool() {
+        Some(pool) if nb >= 2 && nb * work >= 1 << 14 => {
+            let chunks = (e.threads * 2).min(nb);
+            let results: Vec<Result<()>> = pool.install(|| {
+                (0..chunks)
+                    .into_par_iter()
+                    .map(|c| f(c * nb / chunks..(c + 1) * nb / chunks, Par::Seq))
+                    .collect()
+            });
+            results.into_iter().collect()
+        }
+        Some(pool) if work >= 1 << 18 => {
+            let par = Par::rayon(e.threads);
+            pool.install(|| f(0..nb, par))
+        }
+        _ => f(0..nb, Par::Seq),
+    }
+}
+
+fn scratch(req: StackReq) -> MemBuffer {
+    MemBuffer::new(req)
+}
+
+fn set_identity<T: Scalar>(mut m: MatMut<'_, T>) {
+    for j in 0..m.ncols() {
+        for i in 0..m.nrows() {
+            m[(i, j)] = if i == j { T::make(1.0, 0.0) } else { T::make(0.0, 0.0) };
+        }
+    }
+}
+
+/// Execute a linear-algebra op (single or multi-output).
+pub(crate) fn execute(
+    e: &CpuEngine,
+    op: LinalgOp,
+    name: &str,
+    inputs: &[&Tensor],
+    metas: &[OutMeta],
+) -> Result<Vec<Tensor>> {
+    let d = inputs[0].dtype();
+    macro_rules! go {
+        ($T:ty) => {
+            kernel::<$T>(e, op, name, inputs, metas)
+        };
+    }
+    match d {
+        DType::F32 => go!(f32),
+        DType::F64 => go!(f64),
+        DType::C32 => go!(Complex32),
+        DType::C64 => go!(Complex64),
+        _ => Err(Error::dtype(name, format!("dtype {d} is not supported"))),
+    }
+}
+
+fn kernel<T: Scalar>(
+    e: &CpuEngine,
+    op: LinalgOp,
+    name: &str,
+    inputs: &[&Tensor],
+    metas: &[OutMeta],
+) -> Result<Vec<Tensor>> {
+    match op {
+        LinalgOp::Svd { full_matrices, .. } => svd::<T>(e, name, inputs[0], metas, full_matrices),
+        LinalgOp::Qr { complete } => qr::<T>(e, name, inputs[0], metas, complete),
+        LinalgOp::Eigh { .. } => eigh::<T>(e, name, inputs[0], metas),
+        LinalgOp::Eig => {
+            if inputs[0].dtype().is_complex() {
+                eig::<T>(e, name, inputs[0], metas)
+            } else {
+                let c = crate::elementwise::cast(e, name, inputs[0], metas[0].dtype)?;
+                match c.dtype() {
+                    DType::C32 => eig::<Complex32>(e, name, &c, metas),
+                    _ => eig::<Complex64>(e, name, &c, metas),
+                }
+            }
+        }
+        LinalgOp::Cholesky => cholesky::<T>(e, name, inputs[0], metas),
+        LinalgOp::Lu => lu::<T>(e, name, inputs[0], metas),
+        LinalgOp::Solve => solve::<T>(e, name, inputs[0], inputs[1], metas),
+        LinalgOp::TriangularSolve { lower } => {
+            triangular_solve::<T>(e, name, inputs[0], inputs[1], metas, lower)
+        }
+        LinalgOp::Slogdet => slogdet::<T>(e, name, inputs[0], metas),
+    }
+}
+
+fn svd<T: Scalar>(
+    e: &CpuEngine,
+    name: &str,
+    a: &Tensor,
+    metas: &[OutMeta],
+    full: bool,
+) -> Result<Vec<Tensor>> {
+    let ab = Batch::<T>::of(a);
+    let (m, n) = (ab.rows, ab.cols);
+    let k = m.min(n);
+    let (ut, uo) = Out::<T>::new(e, name, &metas[0], 2)?;
+    let (st, so) = Out::<T::Real>::new(e, name, &metas[1], 1)?;
+    let (vt, vo) = Out::<T>::new(e, name, &metas[2], 2)?;
+    let nb = ab.offsets.len();
+    let vcols = if full { n } else { k };
+    let which = if full {
+        ComputeSvdVectors::Full
+    } else {
+        ComputeSvdVectors::Thin
+    };
+    for_batches(e, nb, m * n * k.max(1), |range, par| {
+        let req = faer::linalg::svd::svd_scratch::<T>(m, n, which, which, par, Default::default());
+        let mut mem = scratch(req);
+        let mut s = faer::Col::<T>::zeros(k);
+        let mut v = Mat::<T>::zeros(n, vcols);
+        for b in range {
+            let a = ab.mat(b);
+            check_finite(name, a, b)?;
+            // SAFETY: block `b` belongs to this task.
+            let (mut u, mut so_b, mut vh) = unsafe { (uo.mat(b), so.mat(b), vo.mat(b)) };
+            if k == 0 {
+                set_identity(u.rb_mut());
+                set_identity(vh.rb_mut());
+                continue;
+            }
+            faer::linalg::svd::svd(
+                a,
+                s.as_diagonal_mut(),
+                Some(u.rb_mut()),
+                Some(v.as_mut()),
+                par,
+                MemStack::new(&mut mem),
+                Default::default(),
+            )
+            .map_err(|_| {
+                Error::linalg(name, format!("SVD did not converge for matrix {b}"))
+            })?;
+            for i in 0..k {
+                so_b[(i, 0)] = faer::traits::ComplexField::real_part_impl(&s[i]);
+            }
+            for j in 0..n {
+                for i in 0..vcols {
+                    vh[(i, j)] = faer::traits::ComplexField::conj_impl(&v[(j, i)]);
+                }
+            }
+        }
+        Ok(())
+    })?;
+    Ok(vec![ut, st, vt])
+}
+
+fn qr<T: Scalar>(
+    e: &CpuEngine,
+    name: &str,
+    a: &Tensor,
+    metas: &[OutMeta],
+    complete: bool,
+) -> Result<Vec<Tensor>> {
+    let ab = Batch::<T>::of(a);
+    let (m, n) = (ab.rows, ab.cols);
+    let k = m.min(n);
+    let qc = if complete { m } else { k };
+    let (qt, qo) = Out::<T>::new(e, name, &metas[0], 2)?;
+    let (rt, ro) = Out::<T>::new(e, name, &metas[1], 2)?;
+    let nb = ab.offsets.len();
+    use faer::linalg::householder as hh;
+    use faer::linalg::qr::no_pivoting::factor as qrf;
+    let bs = qrf::recommended_block_size::<T>(m, n).max(1);
+    for_batches(e, nb, m * n * k.max(1), |range, par| {
+        let req = qrf::qr_in_place_scratch::<T>(m, n, bs, par, Default::default()).or(
+            hh::apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(m, bs, qc),
+        );
+        let mut mem = scratch(req);
+        let mut f = Mat::<T>::zeros(m, n);
+        let mut coeff = Mat::<T>::zeros(bs, k);
+        let mut basis = Mat::<T>::zeros(m, k);
+        for b in range {
+            let a = ab.mat(b);
+            check_finite(name, a, b)?;
+            // SAFETY: blocks `b` belong to this task.
+            let (mut q, mut r) = unsafe { (qo.mat(b), ro.mat(b)) };
+            set_identity(q.rb_mut());
+            if k == 0 {
+                for j in 0..n {
+                    for i in 0..qc {
+                        r[(i, j)] = T::make(0.0, 0.0);
+                    }
+                }
+                continue;
+            }
+            f.copy_from(a);
+            qrf::qr_in_place(
+                f.as_mut(),
+                coeff.as_mut(),
+                par,
+                MemStack::new(&mut mem),
+                Default::default(),
+            );
+            for j in 0..k {
+                for i in 0..m {
+                    basis[(i, j)] = match i.cmp(&j) {
+                        std::cmp::Ordering::Less => T::make(0.0, 0.0),
+                        std::cmp::Ordering::Equal => T::make(1.0, 0.0),
+                        std::cmp::Ordering::Greater => f[(i, j)],
+                    };
+                }
+            }
+            hh::apply_block_householder_sequence_on_the_left_in_place_with_conj(
+                basis.as_ref(),
+                coeff.as_ref(),
+                Conj::No,
+                q.rb_mut(),
+                par,
+                MemStack::new(&mut mem),
+            );
+            for j in 0..n {
+                for i in 0..qc {
+                    r[(i, j)] = if i <= j && i < k {
+                        f[(i, j)]
+                    } else {
+                        T::make(0.0, 0.0)
+                    };
+                }
+            }
+            // Positive diagonal: R ← conj(D)·R, Q ← Q·D with D = diag(phase(R_ii)).
+            for i in 0..k {
+                let (re, im) = r[(i, i)].parts();
+                let mag = re.hypot(im);
+                if mag == 0.0 || (im == 0.0 && re > 0.0) {
+                    continue;
+                }
+                let (pr, pi) = (re / mag, im / mag);
+                for j in 0..n {
+                    let (x, y) = r[(i, j)].parts();
+                    r[(i, j)] = T::make(pr * x + pi * y, pr * y - pi * x);
+                }
+                for row in 0..m {
+                    let (x, y) = q[(row, i)].parts();
+                    q[(row, i)] = T::make(x * pr - y * pi, x * pi + y * pr);
+                }
+            }
+        }
+        Ok(())
+    })?;
+    Ok(vec![qt, rt])
+}
+
+fn eigh<T: Scalar>(e: &CpuEngine, name: &str, a: &Tensor, metas: &[OutMeta]) -> Result<Vec<Tensor>> {
+    let ab = Batch::<T>::of(a);
+    let n = ab.rows;
+    let (wt, wo) = Out::<T::Real>::new(e, name, &metas[0], 1)?;
+    let (vt, vo) = Out::<T>::new(e, name, &metas[1], 2)?;
+    let nb = ab.offsets.len();
+    use faer::linalg::evd;
+    for_batches(e, nb, n * n * n.max(1), |range, par| {
+        let req = evd::self_adjoint_evd_scratch::<T>(
+            n,
+            evd::ComputeEigenvectors::Yes,
+            par,
+            Default::default(),
+        );
+        let mut mem = scratch(req);
+        let mut s = faer::Col::<T>::zeros(n);
+        let mut h = Mat::<T>::zeros(n, n);
+        for b in range {
+            let a = ab.mat(b);
+            check_finite(name, a, b)?;
+            // SAFETY: blocks `b` belong to this task.
+            let (mut w, mut v) = unsafe { (wo.mat(b), vo.mat(b)) };
+            if n == 0 {
+                continue;
+            }
+            // The Hermitian matrix of the lower triangle (LAPACK's UPLO="L"): faer reads the
+            // lower triangle but not only the real part of the diagonal.
+            for j in 0..n {
+                let (re, _) = a[(j, j)].parts();
+                h[(j, j)] = T::make(re, 0.0);
+                for i in j + 1..n {
+                    h[(i, j)] = a[(i, j)];
+                }
+            }
+            evd::self_adjoint_evd(
+                h.as_ref(),
+                s.as_diagonal_mut(),
+                Some(v.rb_mut()),
+                par,
+                MemStack::new(&mut mem),
+                Default::default(),
+            )
+            .map_err(|_| {
+                Error::linalg(name, format!("eigendecomposition did not converge for matrix {b}"))
+            })?;
+            for i in 0..n {
+                w[(i, 0)] = faer::traits::ComplexField::real_part_impl(&s[i]);
+            }
+        }
+        Ok(())
+    })?;
+    Ok(vec![wt, vt])
+}
+
+fn eig<C: Scalar>(e: &CpuEngine, name: &str, a: &Tensor, metas: &[OutMeta]) -> Result<Vec<Tensor>>
+where
+    C: faer::traits::ComplexField,
+{
+    let ab = Batch::<C>::of(a);
+    let n = ab.rows;
+    let (wt, wo) = Out::<C>::new(e, name, &metas[0], 1)?;
+    let (vt, vo) = Out::<C>::new(e, name, &metas[1], 2)?;
+    let nb = ab.offsets.len();
+    for_batches(e, nb, n * n * n.max(1), |range, par| {
+        let mut mem = scratch(eig_scratch::<C>(n, par));
+        let mut s = faer::Col::<C>::zeros(n);
+        for b in range {
+            let a = ab.mat(b);
+            check_finite(name, a, b)?;
+            // SAFETY: blocks `b` belong to this task.
+            let (mut w, mut v) = unsafe { (wo.mat(b), vo.mat(b)) };
+            if n == 0 {
+                continue;
+            }
+            eig_one::<C>(a, &mut s, v.rb_mut(), par, &mut mem).map_err(|_| {
+                Error::linalg(name, format!("eigendecomposition did not converge for matrix {b}"))
+            })?;
+            for i in 0..n {
+                w[(i, 0)] = s[i];
+            }
+            // Unit 2-norm columns (LAPACK's normalisation).
+            for j in 0..n {
+                let norm = (0..n)
+                    .map(|i| {
+                        let (x, y) = v[(i, j)].parts();
+                        x * x + y * y
+                    })
+                    .sum::<f64>()
+                    .sqrt();
+                if norm > 0.0 {
+                    for i in 0..n {
+                        let (x, y) = v[(i, j)].parts();
+                        v[(i, j)] = C::make(x / norm, y / norm);
+                    }
+                }
+            }
+        }
+        Ok(())
+    })?;
+    Ok(vec![wt, vt])
+}
+
+fn eig_scratch<C: Scalar>(n: usize, par: Par) -> StackReq {
+    use faer::linalg::evd;
+    evd::evd_scratch::<C>(
+        n,
+        evd::ComputeEigenvectors::No,
+        evd::ComputeEigenvectors::Yes,
+        par,
+        Default::default(),
+    )
+}
+
+/// One complex eigendecomposition (`C` is `Complex<f32>` or `Complex<f64>`).
+fn eig_one<C: Scalar>(
+    a: MatRef<'_, C>,
+    s: &mut faer::Col<C>,
+    v: MatMut<'_, C>,
+    par: Par,
+    mem: &mut MemBuffer,
+) -> std::result::Result<(), faer::linalg::evd::EvdError> {
+    use faer::linalg::evd;
+    macro_rules! cplx {
+        ($r:ty) => {{
+            // SAFETY: `C` is exactly `Complex<$r>` in this branch (checked by `DTYPE`).
+            let a: MatRef<'_, Complex<$r>> = unsafe { std::mem::transmute(a) };
+            let v: MatMut<'_, Complex<$r>> = unsafe { std::mem::transmute(v) };
+            let s: &mut faer::Col<Complex<$r>> = unsafe { std::mem::transmute(s) };
+            evd::evd_cplx::<$r>(
+                a,
+                s.as_diagonal_mut(),
+                None,
+                Some(v),
+                par,
+                MemStack::new(mem),
+                Default::default(),
+            )
+        }};
+    }
+    match C::DTYPE {
+        DType::C32 => cplx!(f32),
+        _ => cplx!(f64),
+    }
+}
+
+fn cholesky<T: Scalar>(
+    e: &CpuEngine,
+    name: &str,
+    a: &Tensor,
+    metas: &[OutMeta],
+) -> Result<Vec<Tensor>> {
+    let ab = Batch::<T>::of(a);
+    let n = ab.rows;
+    let (lt, lo) = Out::<T>::new(e, name, &metas[0], 2)?;
+    let nb = ab.offsets.len();
+    use faer::linalg::cholesky::llt::factor as llt;
+    for_batches(e, nb, n * n * n.max(1), |range, par| {
+        let mut mem = scratch(llt::cholesky_in_place_scratch::<T>(n, par, Default::default()));
+        for b in range {
+            let a = ab.mat(b);
+            check_finite(name, a, b)?;
+            // SAFETY: block `b` belongs to this task.
+            let mut l = unsafe { lo.mat(b) };
+            for j in 0..n {
+                for i in 0..n {
+                    l[(i, j)] = match i.cmp(&j) {
+                        std::cmp::Ordering::Greater => a[(i, j)],
+                        std::cmp::Ordering::Equal => T::make(a[(i, j)].parts().0, 0.0),
+                        std::cmp::Ordering::Less => T::make(0.0, 0.0),
+                    };
+                }
+            }
+            llt::cholesky_in_place(
+                l.rb_mut(),
+                Default::default(),
+                par,
+                MemStack::new(&mut mem),
+                Default::default(),
+            )
+            .map_err(|err| {
+                let faer::linalg::cholesky::llt::factor::LltError::NonPositivePivot { index } = err;
+                Error::linalg(
+                    name,
+                    format!("matrix {b} is not positive definite (non-positive pivot at index {index})"),
+                )
+            })?;
+            for j in 0..n {
+                for i in 0..j {
+                    l[(i, j)] = T::make(0.0, 0.0);
+                }
+            }
+        }
+        Ok(())
+    })?;
+    Ok(vec![lt])
+}
+
+/// Partial-pivoting LU of `a` into `f` (`perm[i]`: the row of `a` that became row `i`).
+/// Returns the number of transpositions.
+fn lu_into<T: Scalar>(
+    a: MatRef<'_, T>,
+    f: &mut Mat<T>,
+    perm: &mut [usize],
+    perm_inv: &mut [usize],
+    par: Par,
+    mem: &mut MemBuffer,
+) -> usize {
+    f.copy_from(a);
+    let (info, _) = faer::linalg::lu::partial_pivoting::factor::lu_in_place(
+        f.as_mut(),
+        perm,
+        perm_inv,
+        par,
+        MemStack::new(mem),
+        Default::default(),
+    );
+    info.transposition_count
+}
+
+fn lu_scratch<T: Scalar>(m: usize, n: usize, par: Par) -> StackReq {
+    faer::linalg::lu::partial_pivoting::factor::lu_in_place_scratch::<usize, T>(
+        m,
+        n,
+        par,
+        Default::default(),
+    )
+}
+
+fn lu<T: Scalar>(e: &CpuEngine, name: &str, a: &Tensor, metas: &[OutMeta]) -> Result<Vec<Tensor>> {
+    let ab = Batch::<T>::of(a);
+    let (m, n) = (ab.rows, ab.cols);
+    let k = m.min(n);
+    let (pt, po) = Out::<T>::new(e, name, &metas[0], 2)?;
+    let (lt, lo) = Out::<T>::new(e, name, &metas[1], 2)?;
+    let (ut, uo) = Out::<T>::new(e, name, &metas[2], 2)?;
+    let nb = ab.offsets.len();
+    for_batches(e, nb, m * n * k.max(1), |range, par| {
+        let mut mem = scratch(lu_scratch::<T>(m, n, par));
+        let mut f = Mat::<T>::zeros(m, n);
+        let (mut perm, mut perm_inv) = (vec![0usize; m], vec![0usize; m]);
+        let zero = T::make(0.0, 0.0);
+        for b in range {
+            let a = ab.mat(b);
+            check_finite(name, a, b)?;
+            // SAFETY: blocks `b` belong to this task.
+            let (mut p, mut l, mut u) = unsafe { (po.mat(b), lo.mat(b), uo.mat(b)) };
+            lu_into(a, &mut f, &mut perm, &mut perm_inv, par, &mut mem);
+            // A = P·L·U with P[perm[i], i] = 1.
+            for j in 0..m {
+                for i in 0..m {
+                    p[(i, j)] = zero;
+                }
+                p[(perm[j], j)] = T::make(1.0, 0.0);
+            }
+            for j in 0..k {
+                for i in 0..m {
+                    l[(i, j)] = match i.cmp(&j) {
+                        std::cmp::Ordering::Less => zero,
+                        std::cmp::Ordering::Equal => T::make(1.0, 0.0),
+                        std::cmp::Ordering::Greater => f[(i, j)],
+                    };
+                }
+            }
+            for j in 0..n {
+                for i in 0..k {
+                    u[(i, j)] = if i <= j { f[(i, j)] } else { zero };
+                }
+            }
+        }
+        Ok(())
+    })?;
+    Ok(vec![pt, lt, ut])
+}
+
+fn check_solution<T: Scalar>(name: &str, x: MatRef<'_, T>, b: usize) -> Result<()> {
+    check_finite(name, x, b).map_err(|_| {
+        Error::linalg(
+            name,
+            format!("matrix {b} is numerically singular: the solution is not finite"),
+        )
+    })
+}
+
+fn solve<T: Scalar>(
+    e: &CpuEngine,
+    name: &str,
+    a: &Tensor,
+    rhs: &Tensor,
+    metas: &[OutMeta],
+) -> Result<Vec<Tensor>> {
+    let ab = Batch::<T>::of(a);
+    let bb = Batch::<T>::of(rhs);
+    let n = ab.rows;
+    let k = bb.cols;
+    let (xt, xo) = Out::<T>::new(e, name, &metas[0], 2)?;
+    let nb = ab.offsets.len();
+    use faer::linalg::triangular_solve as ts;
+    for_batches(e, nb, n * n * (n + k).max(1), |range, par| {
+        let mut mem = scratch(lu_scratch::<T>(n, n, par));
+        let mut f = Mat::<T>::zeros(n, n);
+        let (mut perm, mut perm_inv) = (vec![0usize; n], vec![0usize; n]);
+        for b in range {
+            let a = ab.mat(b);
+            let rhs = bb.mat(b);
+            check_finite(name, a, b)?;
+            check_finite(name, rhs, b)?;
+            // SAFETY: block `b` belongs to this task.
+            let mut x = unsafe { xo.mat(b) };
+            lu_into(a, &mut f, &mut perm, &mut perm_inv, par, &mut mem);
+            for i in 0..n {
+                let (re, im) = f[(i, i)].parts();
+                if re == 0.0 && im == 0.0 {
+                    return Err(Error::linalg(
+                        name,
+                        format!("matrix {b} is singular (zero pivot U[{i}, {i}] in its LU factorization)"),
+                    ));
+                }
+            }
+            for j in 0..k {
+                for i in 0..n {
+                    x[(i, j)] = rhs[(perm[i], j)];
+                }
+            }
+            ts::solve_unit_lower_triangular_in_place(f.as_ref(), x.rb_mut(), par);
+            ts::solve_upper_triangular_in_place(f.as_ref(), x.rb_mut(), par);
+            check_solution(name, x.rb(), b)?;
+        }
+        Ok(())
+    })?;
+    Ok(vec![xt])
+}
+
+fn triangular_solve<T: Scalar>(
+    e: &CpuEngine,
+    name: &str,
+    a: &Tensor,
+    rhs: &Tensor,
+    metas: &[OutMeta],
+    lower: bool,
+) -> Result<Vec<Tensor>> {
+    let ab = Batch::<T>::of(a);
+    let bb = Batch::<T>::of(rhs);
+    let n = ab.rows;
+    let k = bb.cols;
+    let (xt, xo) = Out::<T>::new(e, name, &metas[0], 2)?;
+    let nb = ab.offsets.len();
+    use faer::linalg::triangular_solve as ts;
+    for_batches(e, nb, n * n * k.max(1), |range, par| {
+        for b in range {
+            let a = ab.mat(b);
+            let rhs = bb.mat(b);
+            check_finite(name, rhs, b)?;
+            for j in 0..n {
+                let rows = if lower { j..n } else { 0..j + 1 };
+                for i in rows {
+                    let (re, im) = a[(i, j)].parts();
+                    if !(re.is_finite() && im.is_finite()) {
+                        return Err(Error::linalg(
+                            name,
+                            format!("non-finite value at [{i}, {j}] of matrix {b}"),
+                        ));
+                    }
+                }
+                let (re, im) = a[(j, j)].parts();
+                if re == 0.0 && im == 0.0 {
+                    return Err(Error::linalg(
+                        name,
+                        format!("matrix {b} is singular (zero diagonal entry at [{j}, {j}])"),
+                    ));
+                }
+            }
+            // SAFETY: block `b` belongs to this task.
+            let mut x = unsafe { xo.mat(b) };
+            x.copy_from(rhs);
+            if lower {
+                ts::solve_lower_triangular_in_place(a, x.rb_mut(), par);
+            } else {
+                ts::solve_upper_triangular_in_place(a, x.rb_mut(), par);
+            }
+            check_solution(name, x.rb(), b)?;
+        }
+        Ok(())
+    })?;
+    Ok(vec![xt])
+}
+
+fn slogdet<T: Scalar>(
+    e: &CpuEngine,
+    name: &str,
+    a: &Tensor,
+    metas: &[OutMeta],
+) -> Result<Vec<Tensor>> {
+    let ab = Batch::<T>::of(a);
+    let n = ab.rows;
+    let (st, so) = Out::<T>::new(e, name, &metas[0], 0)?;
+    let (lt, lo) = Out::<T::Real>::new(e, name, &metas[1], 0)?;
+    let nb = ab.offsets.len();
+    for_batches(e, nb, n * n * n.max(1), |range, par| {
+        let mut mem = scratch(lu_scratch::<T>(n, n, par));
+        let mut f = Mat::<T>::zeros(n, n);
+        let (mut perm, mut perm_inv) = (vec![0usize; n], vec![0usize; n]);
+        for b in range {
+            let a = ab.mat(b);
+            check_finite(name, a, b)?;
+            let swaps = lu_into(a, &mut f, &mut perm, &mut perm_inv, par, &mut mem);
+            let mut sign = Complex64::new(if swaps % 2 == 0 { 1.0 } else { -1.0 }, 0.0);
+            let mut logabs = 0.0f64;
+            for i in 0..n {
+                let (re, im) = f[(i, i)].parts();
+                let mag = re.hypot(im);
+                if mag == 0.0 {
+                    sign = Complex64::new(0.0, 0.0);
+                    logabs = f64::NEG_INFINITY;
+                    break;
+                }
+                sign *= Complex64::new(re / mag, im / mag);
+                logabs += mag.ln();
+            }
+            // SAFETY: element `b` belongs to this task.
+            unsafe {
+                so.mat(b)[(0, 0)] = T::make(sign.re, sign.im);
+                lo.mat(b)[(0, 0)] = T::real(logabs);
+            }
+        }
+        Ok(())
+    })?;
+    Ok(vec![st, lt])
+}
