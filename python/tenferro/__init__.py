@@ -58,6 +58,7 @@ from .autodiff import Gradients, capture_trace, no_grad
 from . import testing
 from . import func
 from .einsum import einsum, einsum_path
+from . import linalg
 
 _tensor_methods.install()
 autodiff.install()
@@ -110,6 +111,7 @@ __all__ = [
     "func",
     "einsum",
     "einsum_path",
+    "linalg",
     "bool_",
     "int32",
     "int64",

@@ -1,0 +1,756 @@
+"""Differentiable dense linear algebra, as ``numpy.linalg`` (``tf.linalg``).
+
+Every function takes NumPy's layout: matrices in the **last two** axes, any leading axes are batch
+axes. The decompositions (``svd``, ``qr``, ``eigh``, ``eig``, ``cholesky``, ``lu``, ``solve``,
+``triangular_solve``, ``slogdet``) are primitives of the op catalog (family ``linalg``, run by
+faer inside the engine's own thread pool with the GIL released); the primitives keep their
+matrices in axes 0 and 1 with the batch last, and this module moves the axes with views. The other
+functions (``inv``, ``det``, ``pinv``, ``norm``, ``svdvals``, ``eigvalsh``, ``eigvals``,
+``matrix_transpose``, ``trace``, ``diagonal``) are compositions of primitives. Everything is
+differentiable in forward and reverse mode, to any order, for float32, float64, complex64 and
+complex128 (integer and bool inputs are converted to float64, as NumPy does); the derivative
+rules, with their sources, are documented in ``tenferro-ad`` (``rules/linalg.rs``).
+
+Degenerate spectra: the ``svd`` and ``eigh`` rules replace ``1/g`` (``g = s_j² − s_i²``, resp.
+``λ_j − λ_i``) by ``g/(g² + eps²)`` and ``1/s`` by ``s/(s² + eps²)`` (per-call ``eps``, default
+``1e-12``), so gradients stay finite where JAX and PyTorch return NaN or inf. For losses that
+are invariant under rotations inside a degenerate subspace the value is exact; for losses that
+rotate inside such a subspace it is biased.
+
+Errors: :class:`tenferro.errors.ShapeError` for non-square matrices where square ones are needed
+and for batch axes that do not broadcast; :class:`LinAlgError` (also a
+``numpy.linalg.LinAlgError``) for singular matrices in ``solve``/``inv``/``triangular_solve``,
+non-positive-definite ``cholesky`` inputs, non-finite inputs and non-convergence — a NaN is never
+returned silently.
+
+Examples
+--------
+>>> import tenferro as tf
+>>> a = tf.asarray([[3.0, 1.0], [1.0, 3.0]])
+>>> tf.linalg.eigvalsh(a).tolist()
+[2.0, 4.0]
+>>> round(float(tf.linalg.det(a)), 12)
+8.0
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from . import prim as _p
+from ._tenferro import Tensor
+from .errors import LinAlgError, ShapeError
+
+__all__ = [
+    "LinAlgError",
+    "EigResult",
+    "EighResult",
+    "LUResult",
+    "QRResult",
+    "SVDResult",
+    "SlogdetResult",
+    "cholesky",
+    "det",
+    "diagonal",
+    "eig",
+    "eigh",
+    "eigvals",
+    "eigvalsh",
+    "inv",
+    "lu",
+    "matrix_transpose",
+    "norm",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "svd",
+    "svdvals",
+    "trace",
+    "triangular_solve",
+]
+
+ArrayLike = Any
+
+
+class SVDResult(NamedTuple):
+    """``(U, S, Vh)`` of :func:`svd`."""
+
+    U: Tensor
+    S: Tensor
+    Vh: Tensor
+
+
+class QRResult(NamedTuple):
+    """``(Q, R)`` of :func:`qr`."""
+
+    Q: Tensor
+    R: Tensor
+
+
+class EighResult(NamedTuple):
+    """``(eigenvalues, eigenvectors)`` of :func:`eigh`."""
+
+    eigenvalues: Tensor
+    eigenvectors: Tensor
+
+
+class EigResult(NamedTuple):
+    """``(eigenvalues, eigenvectors)`` of :func:`eig`."""
+
+    eigenvalues: Tensor
+    eigenvectors: Tensor
+
+
+class LUResult(NamedTuple):
+    """``(P, L, U)`` of :func:`lu`."""
+
+    P: Tensor
+    L: Tensor
+    U: Tensor
+
+
+class SlogdetResult(NamedTuple):
+    """``(sign, logabsdet)`` of :func:`slogdet`."""
+
+    sign: Tensor
+    logabsdet: Tensor
+
+
+# ---------------------------------------------------------------------------------------------
+# layout helpers
+# ---------------------------------------------------------------------------------------------
+
+
+def _tf() -> Any:
+    import tenferro
+
+    return tenferro
+
+
+def _matrix(op: str, a: ArrayLike, *, square: bool = False) -> Tensor:
+    """``a`` as a float or complex tensor of rank >= 2 (ints and bools become float64)."""
+    tf = _tf()
+    x = a if isinstance(a, Tensor) else tf.asarray(a)
+    if x.ndim < 2:
+        raise ShapeError(f"linalg.{op}: expected an array of at least two dimensions, got shape {tuple(x.shape)}")
+    if square and x.shape[-1] != x.shape[-2]:
+        raise ShapeError(f"linalg.{op}: last 2 dimensions of the array must be square, got shape {tuple(x.shape)}")
+    if x.dtype.kind in "biu":
+        x = x.astype(np.float64)
+    return x
+
+
+def _core(a: Tensor) -> Tensor:
+    """``(..., m, n)`` → ``(m, n, ...)`` (a view)."""
+    nd = a.ndim
+    if nd == 2:
+        return a
+    return _p.transpose(a, (nd - 2, nd - 1, *range(nd - 2)))
+
+
+def _batch_first(t: Tensor, core: int) -> Tensor:
+    """``(core axes..., batch...)`` → ``(batch..., core axes...)`` (a view)."""
+    nd = t.ndim
+    if nd == core:
+        return t
+    return _p.transpose(t, (*range(core, nd), *range(core)))
+
+
+def _swap(a: Tensor) -> Tensor:
+    nd = a.ndim
+    return _p.transpose(a, (*range(nd - 2), nd - 1, nd - 2))
+
+
+def _broadcast_batch(op: str, a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+    """Broadcast the batch axes of ``a`` and ``b`` against each other (NumPy rules)."""
+    tf = _tf()
+    try:
+        batch = np.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
+    except ValueError:
+        raise ShapeError(
+            f"linalg.{op}: batch axes {tuple(a.shape[:-2])} and {tuple(b.shape[:-2])} do not broadcast"
+        ) from None
+    if tuple(a.shape[:-2]) != batch:
+        a = tf.broadcast_to(a, (*batch, *a.shape[-2:]))
+    if tuple(b.shape[:-2]) != batch:
+        b = tf.broadcast_to(b, (*batch, *b.shape[-2:]))
+    return a, b
+
+
+def _common(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+    d = np.result_type(a.dtype, b.dtype)
+    if d.kind in "biu":
+        d = np.dtype(np.float64)
+    return (a if a.dtype == d else a.astype(d)), (b if b.dtype == d else b.astype(d))
+
+
+# ---------------------------------------------------------------------------------------------
+# decompositions
+# ---------------------------------------------------------------------------------------------
+
+
+def svd(a: ArrayLike, full_matrices: bool = True, eps: float = 1e-12) -> SVDResult:
+    """Singular value decomposition ``a = U @ diag(S) @ Vh``, as ``numpy.linalg.svd``.
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+        Shape ``(..., m, n)``; float32, float64, complex64 or complex128.
+    full_matrices : bool
+        ``U`` is ``(..., m, m)`` and ``Vh`` ``(..., n, n)``; else ``(..., m, k)`` and
+        ``(..., k, n)`` with ``k = min(m, n)``.
+    eps : float
+        Broadening of the derivative rules: ``1/(s_j² − s_i²)`` becomes
+        ``g/(g² + eps²)`` and ``1/s`` becomes ``s/(s² + eps²)`` (Townsend 2016; complex gauge
+        term after Wan & Zhang 2019 and JAX's ``svd_jvp_rule``). With ``full_matrices`` and
+        ``m != n`` the completing vectors get the tangent ``-U₁·dU₁ᴴ·U₂`` (gauge
+        ``U₂ᴴ·dU₂ = 0``).
+
+    Returns
+    -------
+    SVDResult
+        ``U``, ``S`` (real, non-increasing, shape ``(..., k)``), ``Vh``.
+
+    Raises
+    ------
+    ShapeError
+        For rank < 2.
+    LinAlgError
+        For non-finite input or non-convergence.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> U, S, Vh = tf.linalg.svd(tf.asarray([[3.0, 0.0], [0.0, -2.0]]))
+    >>> S.tolist()
+    [3.0, 2.0]
+    """
+    x = _core(_matrix("svd", a))
+    u, s, vh = _p.svd(x, bool(full_matrices), float(eps))
+    return SVDResult(_batch_first(u, 2), _batch_first(s, 1), _batch_first(vh, 2))
+
+
+def svdvals(a: ArrayLike, eps: float = 1e-12) -> Tensor:
+    """Singular values of ``a`` (shape ``(..., min(m, n))``, non-increasing), as
+    ``numpy.linalg.svdvals``; differentiable through :func:`svd`.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> tf.linalg.svdvals(tf.asarray([[0.0, 2.0], [1.0, 0.0]])).tolist()
+    [2.0, 1.0]
+    """
+    return svd(a, full_matrices=False, eps=eps).S
+
+
+def qr(a: ArrayLike, mode: str = "reduced") -> QRResult:
+    """QR decomposition ``a = Q @ R`` with a real non-negative diagonal of ``R``.
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+        Shape ``(..., m, n)``.
+    mode : {"reduced", "complete"}
+        ``"reduced"``: ``Q`` ``(..., m, k)``, ``R`` ``(..., k, n)``; ``"complete"``: ``Q``
+        ``(..., m, m)``, ``R`` ``(..., m, n)``.
+
+    Returns
+    -------
+    QRResult
+        ``Q`` with orthonormal columns, ``R`` upper triangular. Derivatives: Walter & Lehmann
+        2018 / JAX ``qr_jvp_rule`` for ``m >= n``, the split ``A = [X | Y]`` of PyTorch's
+        ``linalg_qr_backward`` for ``m < n``; ``"complete"`` with ``m > n`` has no derivative
+        (``UnsupportedAdRuleError``).
+
+    Raises
+    ------
+    ValueError
+        For another ``mode``.
+    LinAlgError
+        For non-finite input.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> Q, R = tf.linalg.qr(tf.asarray([[0.0, 1.0], [-2.0, 0.0]]))
+    >>> R.tolist()
+    [[2.0, 0.0], [0.0, 1.0]]
+    """
+    if mode not in ("reduced", "complete"):
+        raise ValueError(f"linalg.qr: mode must be 'reduced' or 'complete', got {mode!r}")
+    x = _core(_matrix("qr", a))
+    q, r = _p.qr(x, mode == "complete")
+    return QRResult(_batch_first(q, 2), _batch_first(r, 2))
+
+
+def eigh(a: ArrayLike, UPLO: str = "L", eps: float = 1e-12) -> EighResult:
+    """Eigendecomposition of Hermitian matrices, as ``numpy.linalg.eigh``.
+
+    Only the triangle named by ``UPLO`` is read (and the real part of the diagonal).
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+        Shape ``(..., n, n)``.
+    UPLO : {"L", "U"}
+        Triangle to read.
+    eps : float
+        Broadening of ``1/(λ_j − λ_i)`` in the derivative rules (Giles 2008; JAX
+        ``eigh_jvp_rule``).
+
+    Returns
+    -------
+    EighResult
+        ``eigenvalues`` (real, ascending, ``(..., n)``) and ``eigenvectors`` (columns).
+
+    Raises
+    ------
+    ShapeError
+        For non-square matrices.
+    LinAlgError
+        For non-finite input or non-convergence.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> w, V = tf.linalg.eigh(tf.asarray([[2.0, 1.0], [1.0, 2.0]]))
+    >>> w.tolist()
+    [1.0, 3.0]
+    """
+    if UPLO not in ("L", "U"):
+        raise ValueError(f"linalg.eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
+    x = _matrix("eigh", a, square=True)
+    if UPLO == "U":
+        x = _tf().conj(_swap(x))
+    w, v = _p.eigh(_core(x), float(eps))
+    return EighResult(_batch_first(w, 1), _batch_first(v, 2))
+
+
+def eigvalsh(a: ArrayLike, UPLO: str = "L", eps: float = 1e-12) -> Tensor:
+    """Eigenvalues of Hermitian matrices (ascending), as ``numpy.linalg.eigvalsh``.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> tf.linalg.eigvalsh(tf.asarray([[1.0, 0.0], [0.0, -1.0]])).tolist()
+    [-1.0, 1.0]
+    """
+    return eigh(a, UPLO, eps).eigenvalues
+
+
+def eig(a: ArrayLike) -> EigResult:
+    """Eigendecomposition of general square matrices: ``a @ V = V * w``.
+
+    Unlike NumPy the result is always complex (also for real input with real eigenvalues);
+    eigenvectors have unit 2-norm. Only the eigenvalues are differentiable (Giles 2008:
+    ``ā = V⁻ᴴ·diag(w̄)·Vᴴ``); derivatives through the eigenvectors raise
+    ``UnsupportedAdRuleError``.
+
+    Raises
+    ------
+    ShapeError
+        For non-square matrices.
+    LinAlgError
+        For non-finite input or non-convergence.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> w, V = tf.linalg.eig(tf.asarray([[0.0, -1.0], [1.0, 0.0]]))
+    >>> sorted(round(z.imag, 12) for z in w.tolist())
+    [-1.0, 1.0]
+    """
+    x = _core(_matrix("eig", a, square=True))
+    w, v = _p.eig(x)
+    return EigResult(_batch_first(w, 1), _batch_first(v, 2))
+
+
+def eigvals(a: ArrayLike) -> Tensor:
+    """Eigenvalues of general square matrices (complex), differentiable.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> sorted(z.real for z in tf.linalg.eigvals(tf.asarray([[2.0, 1.0], [0.0, 3.0]])).tolist())
+    [2.0, 3.0]
+    """
+    return eig(a).eigenvalues
+
+
+def cholesky(a: ArrayLike, upper: bool = False) -> Tensor:
+    """Cholesky factor of Hermitian positive-definite matrices, as ``numpy.linalg.cholesky``.
+
+    Reads the lower triangle (and the real part of the diagonal). Derivatives: Murray 2016.
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+        Shape ``(..., n, n)``.
+    upper : bool
+        Return ``U = Lᴴ`` (``a = Uᴴ @ U``) instead of ``L`` (``a = L @ Lᴴ``).
+
+    Raises
+    ------
+    ShapeError
+        For non-square matrices.
+    LinAlgError
+        If a matrix is not positive definite or not finite.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> tf.linalg.cholesky(tf.asarray([[4.0, 2.0], [2.0, 5.0]])).tolist()
+    [[2.0, 0.0], [1.0, 2.0]]
+    """
+    x = _core(_matrix("cholesky", a, square=True))
+    low = _batch_first(_p.cholesky(x), 2)
+    return _tf().conj(_swap(low)) if upper else low
+
+
+def lu(a: ArrayLike) -> LUResult:
+    """LU decomposition with partial pivoting ``a = P @ L @ U``, as ``scipy.linalg.lu``.
+
+    ``P`` is a permutation matrix of ``a``'s dtype, ``L`` ``(..., m, k)`` unit lower triangular,
+    ``U`` ``(..., k, n)`` upper triangular, ``k = min(m, n)``. Derivatives (square matrices):
+    PyTorch ``linalg_lu_backward``; ``P`` has zero derivative.
+
+    Raises
+    ------
+    LinAlgError
+        For non-finite input.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> P, L, U = tf.linalg.lu(tf.asarray([[1.0, 2.0], [3.0, 4.0]]))
+    >>> P.tolist(), U.tolist()
+    ([[0.0, 1.0], [1.0, 0.0]], [[3.0, 4.0], [0.0, 0.6666666666666667]])
+    """
+    x = _core(_matrix("lu", a))
+    p, low, up = _p.lu(x)
+    return LUResult(_batch_first(p, 2), _batch_first(low, 2), _batch_first(up, 2))
+
+
+def _solve_like(op: str, a: ArrayLike, b: ArrayLike, run: Any) -> Tensor:
+    tf = _tf()
+    x = _matrix(op, a, square=True)
+    y = b if isinstance(b, Tensor) else tf.asarray(b)
+    vector = y.ndim == 1
+    if vector:
+        y = tf.expand_dims(y, -1)
+    if y.ndim < 2:
+        raise ShapeError(f"linalg.{op}: b must have at least one dimension, got shape {tuple(y.shape)}")
+    if y.shape[-2] != x.shape[-1]:
+        raise ShapeError(
+            f"linalg.{op}: a has shape {tuple(x.shape)} but b has shape {tuple(y.shape) if not vector else tuple(y.shape[:-1])}: "
+            f"b needs {x.shape[-1]} rows"
+        )
+    x, y = _common(x, y)
+    x, y = _broadcast_batch(op, x, y)
+    out = _batch_first(run(_core(x), _core(y)), 2)
+    return out[..., 0] if vector else out
+
+
+def solve(a: ArrayLike, b: ArrayLike) -> Tensor:
+    """Solve ``a @ x = b``, as ``numpy.linalg.solve`` (NumPy 2: ``b`` is a vector only when 1-d).
+
+    LU with partial pivoting; zero pivots are detected. Derivatives: Giles 2008
+    (``b̄ = a⁻ᴴ·x̄``, ``ā = −b̄·xᴴ``).
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+        ``(..., n, n)``.
+    b : Tensor or array_like
+        ``(n,)`` or ``(..., n, k)``; batch axes broadcast with ``a``'s.
+
+    Raises
+    ------
+    ShapeError
+        For non-square ``a``, mismatched rows, batch axes that do not broadcast.
+    LinAlgError
+        For a singular ``a`` or non-finite input.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> tf.linalg.solve(tf.asarray([[2.0, 0.0], [0.0, 4.0]]), tf.asarray([2.0, 2.0])).tolist()
+    [1.0, 0.5]
+    """
+    return _solve_like("solve", a, b, _p.solve)
+
+
+def triangular_solve(a: ArrayLike, b: ArrayLike, lower: bool = True, left: bool = True) -> Tensor:
+    """Solve ``tri(a) @ x = b`` (``left=True``) or ``x @ tri(a) = b`` (``left=False``).
+
+    Only the lower (``lower=True``) or upper triangle of ``a`` is read. Derivatives: JAX's
+    ``triangular_solve`` rules.
+
+    Raises
+    ------
+    ShapeError
+        As :func:`solve`.
+    LinAlgError
+        For a zero on the diagonal or non-finite input.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> tf.linalg.triangular_solve(tf.asarray([[2.0, 0.0], [1.0, 1.0]]), tf.asarray([2.0, 3.0])).tolist()
+    [1.0, 2.0]
+    """
+    if left:
+        return _solve_like("triangular_solve", a, b, lambda x, y: _p.triangular_solve(x, y, bool(lower)))
+    x = _matrix("triangular_solve", a, square=True)
+    y = b if isinstance(b, Tensor) else _tf().asarray(b)
+    if y.ndim < 2:
+        raise ShapeError(f"linalg.triangular_solve: with left=False b must be a matrix, got shape {tuple(y.shape)}")
+    return _swap(_solve_like("triangular_solve", _swap(x), _swap(y), lambda p, q: _p.triangular_solve(p, q, not lower)))
+
+
+def inv(a: ArrayLike) -> Tensor:
+    """Inverse of square matrices, as ``numpy.linalg.inv`` (``solve(a, I)``).
+
+    Raises
+    ------
+    ShapeError
+        For non-square matrices.
+    LinAlgError
+        For singular matrices.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> tf.linalg.inv(tf.asarray([[2.0, 0.0], [0.0, 4.0]])).tolist()
+    [[0.5, 0.0], [0.0, 0.25]]
+    """
+    tf = _tf()
+    x = _matrix("inv", a, square=True)
+    n = x.shape[-1]
+    eye = tf.broadcast_to(tf.eye(n, dtype=x.dtype), tuple(x.shape))
+    return _solve_like("inv", x, eye, _p.solve)
+
+
+def slogdet(a: ArrayLike) -> SlogdetResult:
+    """Sign and natural log of the absolute determinant, as ``numpy.linalg.slogdet``.
+
+    ``sign`` has ``a``'s dtype (a unit phase for complex), ``logabsdet`` is real; a singular
+    matrix gives ``(0, -inf)``. Derivatives: ``d logabsdet = Re tr(a⁻¹·da)``, ``d sign =
+    sign·i·Im tr(a⁻¹·da)`` (Giles 2008).
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> s, l = tf.linalg.slogdet(tf.asarray([[-2.0, 0.0], [0.0, 1.0]]))
+    >>> float(s), round(float(l), 6)
+    (-1.0, 0.693147)
+    """
+    x = _core(_matrix("slogdet", a, square=True))
+    s, logabs = _p.slogdet(x)
+    return SlogdetResult(_batch_first(s, 0), _batch_first(logabs, 0))
+
+
+def det(a: ArrayLike) -> Tensor:
+    """Determinant, as ``numpy.linalg.det``: ``sign * exp(logabsdet)`` of :func:`slogdet`.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> round(float(tf.linalg.det(tf.asarray([[1.0, 2.0], [3.0, 4.0]]))), 12)
+    -2.0
+    """
+    tf = _tf()
+    s, logabs = slogdet(a)
+    return tf.multiply(s, tf.exp(logabs))
+
+
+def pinv(a: ArrayLike, rtol: float | None = None) -> Tensor:
+    """Moore–Penrose pseudo-inverse through :func:`svd`, as ``numpy.linalg.pinv``.
+
+    Singular values at or below ``rtol * max(S)`` are treated as zero; the default ``rtol`` is
+    ``max(m, n) * finfo(dtype).eps`` (NumPy 2 / array API).
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> tf.linalg.pinv(tf.asarray([[2.0, 0.0], [0.0, 0.0]])).tolist()
+    [[0.5, 0.0], [0.0, 0.0]]
+    """
+    tf = _tf()
+    x = _matrix("pinv", a)
+    m, n = x.shape[-2:]
+    if rtol is None:
+        rtol = max(m, n) * float(np.finfo(x.dtype).eps)
+    u, s, vh = svd(x, full_matrices=False)
+    if s.shape[-1] == 0:
+        return tf.zeros((*x.shape[:-2], n, m), dtype=x.dtype)
+    cutoff = tf.multiply(tf.max(s, axis=-1, keepdims=True), rtol)
+    keep = tf.greater(s, cutoff)
+    safe = tf.where(keep, s, tf.ones_like(s) if hasattr(tf, "ones_like") else 1.0)
+    sinv = tf.where(keep, tf.divide(1.0, safe), 0.0)
+    # V·diag(1/s)·Uᴴ.
+    v = tf.conj(_swap(vh))
+    return tf.matmul(tf.multiply(v, tf.expand_dims(sinv, -2)), tf.conj(_swap(u)))
+
+
+def _abs2(x: Tensor) -> Tensor:
+    tf = _tf()
+    if x.dtype.kind == "c":
+        return tf.add(tf.square(tf.real(x)), tf.square(tf.imag(x)))
+    return tf.square(x)
+
+
+def _vector_norm(x: Tensor, ord: Any, axis: int, keepdims: bool) -> Tensor:
+    tf = _tf()
+    if ord is None or ord == 2:
+        return tf.sqrt(tf.sum(_abs2(x), axis=axis, keepdims=keepdims))
+    ax = tf.abs(x)
+    if ord == math.inf:
+        return tf.max(ax, axis=axis, keepdims=keepdims)
+    if ord == -math.inf:
+        return tf.min(ax, axis=axis, keepdims=keepdims)
+    if ord == 0:
+        return tf.sum(tf.not_equal(x, 0), axis=axis, keepdims=keepdims).astype(ax.dtype)
+    if ord == 1:
+        return tf.sum(ax, axis=axis, keepdims=keepdims)
+    if isinstance(ord, str):
+        raise ValueError(f"linalg.norm: invalid norm order {ord!r} for vectors")
+    p = float(ord)
+    return tf.power(tf.sum(tf.power(ax, p), axis=axis, keepdims=keepdims), 1.0 / p)
+
+
+def _matrix_norm(x: Tensor, ord: Any, axes: tuple[int, int], keepdims: bool) -> Tensor:
+    tf = _tf()
+    r, c = axes
+    if ord is None or ord == "fro":
+        out = tf.sqrt(tf.sum(_abs2(x), axis=(r, c), keepdims=True))
+    elif ord in ("nuc", 2, -2):
+        # Singular values of the matrices in (r, c): move them last.
+        y = tf.moveaxis(x, (r, c), (-2, -1))
+        s = svdvals(y)
+        if ord == "nuc":
+            red = tf.sum(s, axis=-1)
+        elif ord == 2:
+            red = tf.max(s, axis=-1)
+        else:
+            red = tf.min(s, axis=-1)
+        out = tf.expand_dims(tf.expand_dims(red, -1), -1)
+        out = tf.moveaxis(out, (-2, -1), (r, c))
+    elif ord in (1, -1, math.inf, -math.inf):
+        # 1: max over columns of the column sums; inf: max over rows of the row sums.
+        sum_ax, red_ax = (r, c) if ord in (1, -1) else (c, r)
+        sums = tf.sum(tf.abs(x), axis=sum_ax, keepdims=True)
+        red = tf.max if ord in (1, math.inf) else tf.min
+        out = red(sums, axis=red_ax, keepdims=True)
+    else:
+        raise ValueError(f"linalg.norm: invalid norm order {ord!r} for matrices")
+    if not keepdims:
+        out = tf.squeeze(out, axis=(r, c))
+    return out
+
+
+def norm(x: ArrayLike, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """Vector or matrix norm, as ``numpy.linalg.norm``.
+
+    ``axis=None``: the 2-norm of the flattened input when ``ord`` is None, else the vector norm
+    of a 1-d or the matrix norm of a 2-d input. ``axis`` an int: vector norms (``ord`` in
+    ``None, inf, -inf, 0, 1, 2, p``). ``axis`` a pair: matrix norms (``None``/``"fro"``,
+    ``"nuc"``, ``1, -1, 2, -2, inf, -inf``; ``2``/``-2``/``"nuc"`` go through :func:`svd`).
+
+    Returns
+    -------
+    Tensor
+        Real (float32/float64); int and bool inputs give float64.
+
+    Raises
+    ------
+    ValueError
+        For an invalid ``ord``, or ``ord`` with ``axis=None`` on an input of rank > 2.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> x = tf.asarray([[3.0, 0.0], [0.0, -4.0]])
+    >>> float(tf.linalg.norm(x)), float(tf.linalg.norm(x, 2)), float(tf.linalg.norm(x, "nuc"))
+    (5.0, 4.0, 7.0)
+    >>> tf.linalg.norm(x, axis=1).tolist()
+    [3.0, 4.0]
+    """
+    tf = _tf()
+    t = x if isinstance(x, Tensor) else tf.asarray(x)
+    if t.dtype.kind in "biu":
+        t = t.astype(np.float64)
+    nd = t.ndim
+    if axis is None:
+        if ord is None:
+            r = tf.sqrt(tf.sum(_abs2(tf.reshape(t, (-1,)))))
+            if keepdims:
+                r = tf.reshape(r, (1,) * nd)
+            return r
+        if nd == 1:
+            return _vector_norm(t, ord, 0, keepdims)
+        if nd == 2:
+            return _matrix_norm(t, ord, (0, 1), keepdims)
+        raise ValueError("linalg.norm: improper number of dimensions to norm")
+    if isinstance(axis, int):
+        ax = axis % nd if -nd <= axis < nd else None
+        if ax is None:
+            raise tf.errors.AxisError(f"linalg.norm: axis {axis} is out of bounds for array of dimension {nd}")
+        return _vector_norm(t, ord, ax, keepdims)
+    axes = tuple(axis)
+    if len(axes) == 1:
+        return _vector_norm(t, ord, axes[0] % nd, keepdims)
+    if len(axes) == 2:
+        r, c = (a % nd for a in axes)
+        if r == c:
+            raise ValueError("linalg.norm: duplicate axes given")
+        return _matrix_norm(t, ord, (r, c), keepdims)
+    raise ValueError("linalg.norm: improper number of dimensions to norm")
+
+
+# ---------------------------------------------------------------------------------------------
+# structural helpers (NumPy 2 ``numpy.linalg`` names)
+# ---------------------------------------------------------------------------------------------
+
+
+def matrix_transpose(x: ArrayLike) -> Tensor:
+    """Swap the last two axes (a view), as ``numpy.linalg.matrix_transpose``.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> tf.linalg.matrix_transpose(tf.asarray([[1, 2, 3]])).shape
+    (3, 1)
+    """
+    t = x if isinstance(x, Tensor) else _tf().asarray(x)
+    if t.ndim < 2:
+        raise ShapeError(f"linalg.matrix_transpose: expected rank >= 2, got shape {tuple(t.shape)}")
+    return _swap(t)
+
+
+def trace(x: ArrayLike, offset: int = 0) -> Tensor:
+    """Sum of the diagonals of the last two axes, as ``numpy.linalg.trace``.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> tf.linalg.trace(tf.asarray([[1.0, 2.0], [3.0, 4.0]])).tolist()
+    5.0
+    """
+    return _tf().trace(x, offset=offset, axis1=-2, axis2=-1)
+
+
+def diagonal(x: ArrayLike, offset: int = 0) -> Tensor:
+    """Diagonals of the last two axes, as ``numpy.linalg.diagonal``.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> tf.linalg.diagonal(tf.asarray([[1.0, 2.0], [3.0, 4.0]])).tolist()
+    [1.0, 4.0]
+    """
+    return _tf().diagonal(x, offset=offset, axis1=-2, axis2=-1)
