@@ -437,8 +437,10 @@ def lu(a: ArrayLike) -> LUResult:
 
 def _solve_like(op: str, a: ArrayLike, b: ArrayLike, run: Any) -> Tensor:
     tf = _tf()
+    if isinstance(b, Tensor) and not isinstance(a, Tensor):
+        a = b.runtime.constant(np.asarray(a))
     x = _matrix(op, a, square=True)
-    y = b if isinstance(b, Tensor) else tf.asarray(b)
+    y = b if isinstance(b, Tensor) else x.runtime.constant(np.asarray(b))
     vector = y.ndim == 1
     if vector:
         y = tf.expand_dims(y, -1)
@@ -531,7 +533,7 @@ def inv(a: ArrayLike) -> Tensor:
     tf = _tf()
     x = _matrix("inv", a, square=True)
     n = x.shape[-1]
-    eye = tf.broadcast_to(tf.eye(n, dtype=x.dtype), tuple(x.shape))
+    eye = x.runtime.constant(np.broadcast_to(np.eye(n, dtype=x.dtype), tuple(x.shape)))
     return _solve_like("inv", x, eye, _p.solve)
 
 
@@ -589,9 +591,9 @@ def pinv(a: ArrayLike, rtol: float | None = None) -> Tensor:
     if s.shape[-1] == 0:
         return tf.zeros((*x.shape[:-2], n, m), dtype=x.dtype)
     cutoff = tf.multiply(tf.max(s, axis=-1, keepdims=True), rtol)
-    keep = tf.greater(s, cutoff)
-    safe = tf.where(keep, s, tf.ones_like(s) if hasattr(tf, "ones_like") else 1.0)
-    sinv = tf.where(keep, tf.divide(1.0, safe), 0.0)
+    keep = tf.greater(s, cutoff).astype(s.dtype)
+    # 1/s where kept, 0 elsewhere, without a division by zero (whose derivative would be inf).
+    sinv = tf.divide(keep, tf.add(s, tf.subtract(1.0, keep)))
     # V·diag(1/s)·Uᴴ.
     v = tf.conj(_swap(vh))
     return tf.matmul(tf.multiply(v, tf.expand_dims(sinv, -2)), tf.conj(_swap(u)))

@@ -225,13 +225,23 @@ fn lorentz(ctx: &Ctx<'_>, g: &Var, eps: f64) -> Result<Var> {
     super::ops::div(ctx, g, &den)
 }
 
-/// `F[i, j] = lorentz(v_j − v_i)` from `v[k, batch…]` (real).
+/// `F[i, j] = lorentz(v_j − v_i)` from `v[k, batch…]` (real), zero on the diagonal.
+///
+/// The diagonal is masked out explicitly (not only through `lorentz(0) = 0`): there the
+/// derivative of `lorentz` is `1/ε²`, and reverse mode over this matrix would add `±ū_ii/ε²`
+/// to `v̄_i` twice and cancel them in floating point, wiping out every other contribution.
 fn gap_matrix(ctx: &Ctx<'_>, v: &Var, eps: f64) -> Result<Var> {
     let k = v.value.shape()[0];
     let vj = by_col(ctx, v, k)?;
     let vi = by_row(ctx, v, k)?;
     let g = sub(ctx, &vj, &vi)?;
-    lorentz(ctx, &g, eps)
+    let f = lorentz(ctx, &g, eps)?;
+    let d = v.value.dtype();
+    let shape = f.value.shape().to_vec();
+    let ones = full(ctx, 1.0, d, &shape)?;
+    let eye = eye(ctx, k, &shape[2..], d)?;
+    let mask = sub(ctx, &ones, &eye)?;
+    mul(ctx, &f, &mask)
 }
 
 /// `½(tril(x) + tril(x, −1))`: the lower triangle with half the diagonal. `T + Tᴴ` is the

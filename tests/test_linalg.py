@@ -1,0 +1,492 @@
+"""``tf.linalg``: forward values against NumPy/SciPy up to gauge, derivative checks through
+gauge-invariant losses (``check_grads(order=2)``, forward and reverse, real and complex),
+degenerate inputs against independent values, errors, and the manifest of the ``linalg``
+family of the catalog."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+import scipy.linalg as sla
+
+import tenferro as tf
+from tenferro import _testing
+from tenferro.testing import assert_close, check_grads
+
+L = tf.linalg
+RNG = np.random.default_rng(11)
+DTYPES = ("float32", "float64", "complex64", "complex128")
+RC = ("float64", "complex128")
+TOL = {"float32": 2e-4, "complex64": 2e-4, "float64": 1e-10, "complex128": 1e-10}
+
+
+def rand(shape: tuple[int, ...], dtype: str) -> np.ndarray:
+    a = RNG.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        a = a + 1j * RNG.standard_normal(shape)
+    return a.astype(dtype)
+
+
+def spd(shape: tuple[int, ...], dtype: str) -> np.ndarray:
+    """Well-conditioned Hermitian positive-definite matrices."""
+    a = rand(shape, dtype)
+    n = shape[-1]
+    return (a @ np.conj(np.swapaxes(a, -1, -2)) + n * np.eye(n)).astype(dtype)
+
+
+def herm(shape: tuple[int, ...], dtype: str) -> np.ndarray:
+    a = rand(shape, dtype)
+    return ((a + np.conj(np.swapaxes(a, -1, -2))) / 2).astype(dtype)
+
+
+def well(shape: tuple[int, ...], dtype: str) -> np.ndarray:
+    """Well-conditioned square matrices."""
+    n = shape[-1]
+    return (rand(shape, dtype) + 3 * np.eye(n)).astype(dtype)
+
+
+def np_of(t: Any) -> np.ndarray:
+    return np.asarray(t)
+
+
+def H(x: np.ndarray) -> np.ndarray:
+    return np.conj(np.swapaxes(x, -1, -2))
+
+
+SHAPES = [(3, 3), (4, 2), (2, 5), (2, 3, 4, 3), (3, 2, 4)]
+
+
+# ---------------------------------------------------------------------------------------------
+# forward values
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("full", [True, False])
+def test_svd_forward(shape: tuple[int, ...], dtype: str, full: bool) -> None:
+    a = rand(shape, dtype)
+    u, s, vh = (np_of(x) for x in L.svd(a, full_matrices=full))
+    m, n = shape[-2:]
+    k = min(m, n)
+    assert u.shape == (*shape[:-2], m, m if full else k)
+    assert vh.shape == (*shape[:-2], n if full else k, n)
+    assert s.dtype == np.dtype(dtype).type(0).real.dtype
+    tol = TOL[dtype] * 10
+    np.testing.assert_allclose(s, np.linalg.svd(a, compute_uv=False), atol=tol, rtol=tol)
+    rec = (u[..., :k] * s[..., None, :]) @ vh[..., :k, :]
+    np.testing.assert_allclose(rec, a, atol=tol, rtol=tol)
+    np.testing.assert_allclose(H(u) @ u, np.broadcast_to(np.eye(u.shape[-1]), u.shape[:-2] + (u.shape[-1],) * 2), atol=tol)
+    np.testing.assert_allclose(vh @ H(vh), np.broadcast_to(np.eye(vh.shape[-2]), vh.shape[:-2] + (vh.shape[-2],) * 2), atol=tol)
+    assert_close(L.svdvals(a), np.linalg.svd(a, compute_uv=False), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("mode", ["reduced", "complete"])
+def test_qr_forward(shape: tuple[int, ...], dtype: str, mode: str) -> None:
+    a = rand(shape, dtype)
+    q, r = (np_of(x) for x in L.qr(a, mode=mode))
+    qn, rn = np.linalg.qr(a, mode=mode)
+    tol = TOL[dtype] * 10
+    np.testing.assert_allclose(q @ r, a, atol=tol, rtol=tol)
+    assert q.shape == qn.shape and r.shape == rn.shape
+    d = np.diagonal(r, axis1=-2, axis2=-1)
+    assert np.all(d.real >= 0) and np.allclose(d.imag, 0)
+    np.testing.assert_allclose(np.triu(r), r)
+    # Unique with a positive diagonal: equal to NumPy's after fixing its signs.
+    k = min(shape[-2:])
+    ph = np.diagonal(rn, axis1=-2, axis2=-1)[..., :k]
+    ph = np.where(ph == 0, 1, ph / np.abs(ph))
+    np.testing.assert_allclose(q[..., :k], qn[..., :k] * ph[..., None, :], atol=tol * 10, rtol=tol * 10)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4), (1, 1)], ids=str)
+def test_eigh_eig_cholesky_forward(shape: tuple[int, ...], dtype: str) -> None:
+    tol = TOL[dtype] * 100
+    a = herm(shape, dtype)
+    junk = a + np.triu(rand(shape, dtype), 1)  # only the lower triangle is read
+    w, v = (np_of(x) for x in L.eigh(junk))
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(a), atol=tol, rtol=tol)
+    np.testing.assert_allclose(a @ v, v * w[..., None, :], atol=tol, rtol=tol)
+    np.testing.assert_allclose(np_of(L.eigvalsh(H(junk), UPLO="U")), np.linalg.eigvalsh(a), atol=tol, rtol=tol)
+    g = well(shape, dtype)
+    we, ve = (np_of(x) for x in L.eig(g))
+    np.testing.assert_allclose(g @ ve, ve * we[..., None, :], atol=tol, rtol=tol)
+    np.testing.assert_allclose(np.sort_complex(we.reshape(-1, shape[-1])), np.sort_complex(np.linalg.eigvals(g).reshape(-1, shape[-1])), atol=tol, rtol=tol)
+    np.testing.assert_allclose(np_of(L.eigvals(g)), we)
+    p = spd(shape, dtype)
+    np.testing.assert_allclose(np_of(L.cholesky(p)), np.linalg.cholesky(p), atol=tol, rtol=tol)
+    np.testing.assert_allclose(np_of(L.cholesky(p, upper=True)), H(np.linalg.cholesky(p)), atol=tol, rtol=tol)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(3, 3), (4, 2), (2, 4), (2, 3, 3)], ids=str)
+def test_lu_forward(shape: tuple[int, ...], dtype: str) -> None:
+    a = rand(shape, dtype)
+    p, lo, up = (np_of(x) for x in L.lu(a))
+    tol = TOL[dtype] * 10
+    np.testing.assert_allclose(p @ lo @ up, a, atol=tol, rtol=tol)
+    for idx in np.ndindex(*shape[:-2]):
+        ps, ls, us = sla.lu(a[idx])
+        np.testing.assert_allclose(p[idx], ps)
+        np.testing.assert_allclose(lo[idx], ls, atol=tol, rtol=tol)
+        np.testing.assert_allclose(up[idx], us, atol=tol, rtol=tol)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_solve_inv_det_forward(dtype: str) -> None:
+    tol = TOL[dtype] * 100
+    a = well((2, 3, 3), dtype)
+    b = rand((3, 2), dtype)
+    np.testing.assert_allclose(np_of(L.solve(a, b)), np.linalg.solve(a, b), atol=tol, rtol=tol)
+    v = rand((3,), dtype)
+    np.testing.assert_allclose(np_of(L.solve(a[0], v)), np.linalg.solve(a[0], v), atol=tol, rtol=tol)
+    np.testing.assert_allclose(np_of(L.inv(a)), np.linalg.inv(a), atol=tol, rtol=tol)
+    np.testing.assert_allclose(np_of(L.det(a)), np.linalg.det(a), atol=tol, rtol=tol)
+    s, ld = L.slogdet(a)
+    sn, ldn = np.linalg.slogdet(a)
+    np.testing.assert_allclose(np_of(s), sn, atol=tol)
+    np.testing.assert_allclose(np_of(ld), ldn, atol=tol, rtol=tol)
+    for lower in (True, False):
+        tri = np.tril(a) if lower else np.triu(a)
+        x = np_of(L.triangular_solve(a, b, lower=lower))
+        np.testing.assert_allclose(x, sla.solve_triangular(tri, np.broadcast_to(b, (2, 3, 2)), lower=lower) if False else np.linalg.solve(tri, b), atol=tol, rtol=tol)
+        xr = np_of(L.triangular_solve(a, H(b)[..., :3], lower=lower, left=False))
+        np.testing.assert_allclose(xr @ tri, np.broadcast_to(H(b), (2, 2, 3)), atol=tol, rtol=tol)
+    np.testing.assert_allclose(np_of(L.pinv(rand((4, 3), dtype))).shape, (3, 4))
+    r = rand((4, 3), dtype)
+    np.testing.assert_allclose(np_of(L.pinv(r)), np.linalg.pinv(r), atol=tol, rtol=tol)
+
+
+def test_singular_determinant_and_transposed_views() -> None:
+    s, ld = L.slogdet(np.ones((3, 3)))
+    assert float(s) == 0.0 and float(ld) == -np.inf
+    assert float(L.det(np.ones((3, 3)))) == 0.0
+    # Strided (transposed, reversed) inputs reach the kernels as views.
+    a = tf.asarray(well((3, 4, 4), "float64"))
+    v = a.mT[::-1]
+    assert not v.is_contiguous
+    np.testing.assert_allclose(np_of(L.inv(v)), np.linalg.inv(np.asarray(v)), atol=1e-10)
+    np.testing.assert_allclose(np_of(L.svdvals(v)), np.linalg.svd(np.asarray(v), compute_uv=False), atol=1e-10)
+
+
+NORM_CASES: list[tuple[tuple[int, ...], Any, Any]] = [
+    ((5,), None, None),
+    ((5,), 1, None),
+    ((5,), np.inf, None),
+    ((5,), -np.inf, None),
+    ((5,), 0, None),
+    ((5,), 3, None),
+    ((3, 4), None, None),
+    ((3, 4), "fro", None),
+    ((3, 4), "nuc", None),
+    ((3, 4), 2, None),
+    ((3, 4), -2, None),
+    ((3, 4), 1, None),
+    ((3, 4), -1, None),
+    ((3, 4), np.inf, None),
+    ((3, 4), -np.inf, None),
+    ((2, 3, 4), None, 1),
+    ((2, 3, 4), 2, (2, 0)),
+    ((2, 3, 4), "fro", (0, 1)),
+    ((2, 3, 4), None, None),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+@pytest.mark.parametrize("case", NORM_CASES, ids=str)
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_norm_matches_numpy(case: tuple[Any, Any, Any], dtype: str, keepdims: bool) -> None:
+    shape, ord_, axis = case
+    x = rand(shape, dtype)
+    assert_close(L.norm(x, ord_, axis, keepdims), np.linalg.norm(x, ord_, axis, keepdims), rtol=1e-10, atol=1e-12)
+
+
+def test_structural_helpers() -> None:
+    x = rand((2, 3, 4), "float64")
+    assert_close(L.matrix_transpose(x), np.linalg.matrix_transpose(x))
+    assert_close(L.trace(x[:, :, :3]), np.linalg.trace(x[:, :, :3]))
+    assert_close(L.diagonal(x, offset=1), np.linalg.diagonal(x, offset=1))
+
+
+# ---------------------------------------------------------------------------------------------
+# derivatives: every catalog op of the family through gauge-invariant losses
+# ---------------------------------------------------------------------------------------------
+
+
+def _svd_uv(full: bool) -> Callable[[Any], Any]:
+    def f(a: Any) -> Any:
+        u, s, vh = L.svd(a, full_matrices=full)
+        k = s.shape[-1]
+        # U·diag(s²)·Vh and U·Uᴴ (the complement projector for full matrices): gauge invariant.
+        w = tf.matmul(u[..., :k] * (s * s)[..., None, :], vh[..., :k, :])
+        p = tf.matmul(u, L.matrix_transpose(tf.conj(u))[..., :, :]) if full else tf.matmul(u[..., :1], tf.conj(L.matrix_transpose(u[..., :1])))
+        return tf.concatenate([tf.reshape(w, (-1,)), tf.reshape(p, (-1,)), tf.reshape(s, (-1,)).astype(w.dtype)])
+
+    return f
+
+
+def _eigh_loss(a: Any) -> Any:
+    w, v = L.eigh(a)
+    m = tf.matmul(v * (w * w)[..., None, :], tf.conj(L.matrix_transpose(v)))
+    return tf.concatenate([tf.reshape(m, (-1,)), tf.reshape(w, (-1,)).astype(m.dtype)])
+
+
+def _qr_loss(mode: str) -> Callable[[Any], Any]:
+    def f(a: Any) -> Any:
+        q, r = L.qr(a, mode=mode)
+        return tf.concatenate([tf.reshape(q, (-1,)), tf.reshape(r, (-1,))])
+
+    return f
+
+
+def _lu_loss(a: Any) -> Any:
+    p, lo, up = L.lu(a)
+    return tf.concatenate([tf.reshape(lo, (-1,)), tf.reshape(up, (-1,)), tf.reshape(p, (-1,))])
+
+
+def _slogdet_loss(a: Any) -> Any:
+    s, ld = L.slogdet(a)
+    return tf.concatenate([tf.reshape(s, (-1,)), tf.reshape(ld, (-1,)).astype(s.dtype)])
+
+
+def _eig_loss(a: Any) -> Any:
+    w = L.eigvals(a)
+    return tf.sum(w * w * w, axis=-1)  # symmetric in the eigenvalues: order invariant
+
+
+Builder = Callable[[str], tuple[Callable[..., Any], list[np.ndarray]]]
+# case name -> (catalog op, order, builder)
+GRAD_CASES: dict[str, tuple[str, int, Builder]] = {
+    "svd_thin_tall": ("svd", 2, lambda d: (_svd_uv(False), [rand((2, 4, 3), d)])),
+    "svd_thin_wide": ("svd", 2, lambda d: (_svd_uv(False), [rand((3, 4), d)])),
+    "svd_full_tall": ("svd", 2, lambda d: (_svd_uv(True), [rand((4, 2), d)])),
+    "svd_full_wide": ("svd", 2, lambda d: (_svd_uv(True), [rand((2, 2, 3), d)])),
+    "svd_square": ("svd", 2, lambda d: (_svd_uv(True), [rand((3, 3), d)])),
+    "svdvals": ("svd", 2, lambda d: (lambda a: L.svdvals(a), [rand((3, 2), d)])),
+    "qr_tall": ("qr", 2, lambda d: (_qr_loss("reduced"), [rand((2, 4, 3), d)])),
+    "qr_square": ("qr", 2, lambda d: (_qr_loss("complete"), [rand((3, 3), d)])),
+    "qr_wide": ("qr", 2, lambda d: (_qr_loss("reduced"), [rand((2, 4), d)])),
+    "eigh": ("eigh", 2, lambda d: (_eigh_loss, [herm((2, 3, 3), d)])),
+    "eigh_upper": ("eigh", 2, lambda d: (lambda a: L.eigvalsh(a, UPLO="U"), [herm((3, 3), d)])),
+    "eig": ("eig", 1, lambda d: (_eig_loss, [well((2, 3, 3), d)])),
+    "cholesky": ("cholesky", 2, lambda d: (lambda a: L.cholesky(a), [spd((2, 3, 3), d)])),
+    "cholesky_upper": ("cholesky", 2, lambda d: (lambda a: L.cholesky(a, upper=True), [spd((3, 3), d)])),
+    "lu": ("lu", 2, lambda d: (_lu_loss, [rand((2, 3, 3), d)])),
+    "solve": ("solve", 2, lambda d: (lambda a, b: L.solve(a, b), [well((2, 3, 3), d), rand((3, 2), d)])),
+    "solve_vector": ("solve", 2, lambda d: (lambda a, b: L.solve(a.mT, b), [well((3, 3), d), rand((3,), d)])),
+    "triangular_solve": ("triangular_solve", 2, lambda d: (lambda a, b: L.triangular_solve(a, b), [well((2, 3, 3), d), rand((2, 3, 2), d)])),
+    "triangular_solve_upper_right": ("triangular_solve", 2, lambda d: (lambda a, b: L.triangular_solve(a, b, lower=False, left=False), [well((3, 3), d), rand((2, 3), d)])),
+    "inv": ("solve", 2, lambda d: (lambda a: L.inv(a), [well((2, 3, 3), d)])),
+    "slogdet": ("slogdet", 2, lambda d: (_slogdet_loss, [well((2, 3, 3), d)])),
+    "det": ("slogdet", 2, lambda d: (lambda a: L.det(a), [well((3, 3), d)])),
+    "pinv": ("svd", 2, lambda d: (lambda a: L.pinv(a), [rand((4, 3), d)])),
+    "norm_2": ("svd", 2, lambda d: (lambda a: L.norm(a, 2), [rand((3, 4), d)])),
+    "norm_nuc": ("svd", 2, lambda d: (lambda a: L.norm(a, "nuc"), [rand((3, 3), d)])),
+}
+
+PARAMS = [(c, d) for c in sorted(GRAD_CASES) for d in RC]
+
+
+@pytest.mark.parametrize(("case", "dtype"), PARAMS, ids=[f"{c}-{d}" for c, d in PARAMS])
+def test_check_grads(case: str, dtype: str) -> None:
+    _, order, build = GRAD_CASES[case]
+    f, args = build(dtype)
+    check_grads(f, args, order=order, modes=("fwd", "rev"))
+
+
+def test_manifest_every_linalg_op_has_derivative_cases() -> None:
+    family = {row.name for row in tf.prim.CATALOG if row.family == "linalg"}
+    assert family == {"svd", "qr", "eigh", "eig", "cholesky", "lu", "solve", "triangular_solve", "slogdet"}
+    rules = _testing.ad_rules()
+    assert all(rules[name] == "linearize" for name in family)
+    covered = {op for op, _, _ in GRAD_CASES.values()}
+    assert covered == family, family ^ covered
+
+
+def test_eig_eigenvectors_raise_unsupported() -> None:
+    a = tf.tensor(well((3, 3), "float64"), requires_grad=True)
+    _, v = L.eig(a)
+    loss = tf.sum(tf.abs(v))
+    with pytest.raises(tf.errors.UnsupportedAdRuleError, match="eig"):
+        loss.backward()
+
+
+def test_qr_complete_tall_has_no_rule() -> None:
+    a = tf.tensor(rand((4, 2), "float64"), requires_grad=True)
+    q, _ = L.qr(a, mode="complete")
+    with pytest.raises(tf.errors.UnsupportedAdRuleError, match="qr"):
+        tf.sum(q * q).backward()
+
+
+# ---------------------------------------------------------------------------------------------
+# degenerate inputs against independent values
+# ---------------------------------------------------------------------------------------------
+
+
+def _grad(f: Callable[[Any], Any], x: np.ndarray) -> np.ndarray:
+    t = tf.tensor(x, requires_grad=True)
+    f(t).backward()
+    return np.asarray(t.grad)
+
+
+def test_svd_reconstruction_norm_at_identity() -> None:
+    def f(a: Any) -> Any:
+        u, s, vh = L.svd(a)
+        r = tf.matmul(u * s[None, :], vh)
+        return tf.sum(r * r)
+
+    g = _grad(f, np.eye(3))
+    assert np.all(np.isfinite(g))
+    np.testing.assert_allclose(g, 2 * np.eye(3), atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", RC)
+@pytest.mark.parametrize("a", ["identity", "degenerate"])
+def test_svd_sum_of_singular_values_gradient_is_u_vh(dtype: str, a: str) -> None:
+    x = np.eye(3, dtype=dtype) if a == "identity" else np.diag([2.0, 2.0, 1.0]).astype(dtype)
+    if a == "degenerate":
+        q = np.linalg.qr(rand((3, 3), dtype))[0]
+        x = (q @ x @ H(np.linalg.qr(rand((3, 3), dtype))[0])).astype(dtype)
+    g = _grad(lambda t: tf.sum(L.svdvals(t)), x)
+    u, _, vh = np.linalg.svd(x)
+    np.testing.assert_allclose(g, u @ vh, atol=1e-10)
+
+
+def test_eigh_sum_of_squares_at_repeated_eigenvalue() -> None:
+    g = _grad(lambda t: tf.sum(L.eigvalsh(t) ** 2), np.diag([1.0, 1.0, 2.0]))
+    np.testing.assert_allclose(g, 2 * np.diag([1.0, 1.0, 2.0]), atol=1e-12)
+    # The full Hermitian gradient (2·A) lands in the lower triangle the op reads.
+    a = herm((3, 3), "complex128")
+    g = _grad(lambda t: tf.sum(L.eigvalsh(t) ** 2), a)
+    full = 2 * a.conj()  # d/dA of tr(A²) under the Hermitian convention: 2·conj(A)ᴴ = 2A... per entry
+    low = np.tril(2 * a) + np.tril(2 * a, -1)
+    np.testing.assert_allclose(g, low, atol=1e-10)
+    del full
+
+
+def _fd_grad(f: Callable[[np.ndarray], float], x: np.ndarray, h: float = 1e-7) -> np.ndarray:
+    g = np.zeros_like(x)
+    for idx in np.ndindex(*x.shape):
+        e = np.zeros_like(x)
+        e[idx] = h
+        g[idx] = (f(x + e) - f(x - e)) / (2 * h)
+    return g
+
+
+def test_near_degenerate_gradients_match_finite_differences() -> None:
+    q = np.linalg.qr(RNG.standard_normal((3, 3)))[0]
+    a = q @ np.diag([1.0, 1.0 + 1e-4, 2.0]) @ q.T
+    c = RNG.standard_normal((3, 3))
+
+    def eig_loss(t: Any) -> Any:
+        w, v = L.eigh(t)
+        return tf.sum(tf.matmul(v[:, :1], L.matrix_transpose(v[:, :1])) * c)
+
+    def eig_np(x: np.ndarray) -> float:
+        x = np.tril(x) + np.tril(x, -1).T
+        v = np.linalg.eigh(x)[1][:, :1]
+        return float(np.sum(v @ v.T * c))
+
+    np.testing.assert_allclose(_grad(eig_loss, a), _fd_grad(eig_np, a), rtol=1e-4, atol=1e-4)
+    b = q @ np.diag([2.0, 2.0 + 1e-4, 1.0]) @ np.linalg.qr(RNG.standard_normal((3, 3)))[0]
+
+    def svd_loss(t: Any) -> Any:
+        u, s, vh = L.svd(t)
+        return tf.sum(tf.matmul(u[:, :1], vh[:1, :]) * c)
+
+    def svd_np(x: np.ndarray) -> float:
+        u, _, vh = np.linalg.svd(x)
+        return float(np.sum(u[:, :1] @ vh[:1, :] * c))
+
+    np.testing.assert_allclose(_grad(svd_loss, b), _fd_grad(svd_np, b), rtol=1e-4, atol=1e-4)
+
+
+def test_peers_return_non_finite_on_degenerate_cases() -> None:
+    """Where PyTorch or JAX is installed, record that they give NaN/inf where tenferro is finite."""
+    seen = 0
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is not None:
+        x = torch.eye(3, dtype=torch.float64, requires_grad=True)
+        u, s, vh = torch.linalg.svd(x)
+        torch.sum((u * s) @ vh).backward()
+        assert not torch.all(torch.isfinite(x.grad))
+        seen += 1
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        jax = None
+    if jax is not None:
+        jax.config.update("jax_enable_x64", True)
+
+        def f(a: Any) -> Any:
+            u, s, vh = jnp.linalg.svd(a)
+            return jnp.sum((u * s) @ vh)
+
+        assert not np.all(np.isfinite(np.asarray(jax.grad(f)(jnp.eye(3)))))
+        seen += 1
+    if not seen:
+        pytest.skip("neither PyTorch nor JAX is installed (JAX lives in .venv-bench)")
+
+
+# ---------------------------------------------------------------------------------------------
+# errors
+# ---------------------------------------------------------------------------------------------
+
+
+def test_errors() -> None:
+    assert issubclass(L.LinAlgError, np.linalg.LinAlgError) and L.LinAlgError is tf.errors.LinAlgError
+    with pytest.raises(L.LinAlgError, match=r"solve: matrix 0 is singular"):
+        L.solve(np.zeros((2, 2)), np.ones(2))
+    with pytest.raises(L.LinAlgError, match=r"singular"):
+        L.inv(np.array([[1.0, 2.0], [2.0, 4.0]]))
+    with pytest.raises(L.LinAlgError, match=r"matrix 1 is not positive definite"):
+        L.cholesky(np.stack([np.eye(2), -np.eye(2)]))
+    with pytest.raises(L.LinAlgError, match=r"svd: non-finite value"):
+        L.svd(np.array([[np.nan, 1.0], [0.0, 1.0]]))
+    with pytest.raises(L.LinAlgError, match=r"eigh: non-finite value inf"):
+        L.eigh(np.array([[np.inf, 0.0], [0.0, 1.0]]))
+    with pytest.raises(L.LinAlgError, match=r"triangular_solve: matrix 0 is singular"):
+        L.triangular_solve(np.array([[1.0, 0.0], [1.0, 0.0]]), np.ones((2, 1)))
+    with pytest.raises(tf.errors.ShapeError, match=r"square"):
+        L.inv(np.ones((2, 3)))
+    with pytest.raises(tf.errors.ShapeError, match=r"eigh.*square"):
+        L.eigh(np.ones((2, 3)))
+    with pytest.raises(tf.errors.ShapeError, match=r"batch axes"):
+        L.solve(np.ones((2, 3, 3)), np.ones((4, 3, 1)))
+    with pytest.raises(tf.errors.ShapeError, match=r"rows"):
+        L.solve(np.eye(3), np.ones(4))
+    with pytest.raises(tf.errors.ShapeError, match=r"at least two dimensions"):
+        L.svd(np.ones(3))
+    with pytest.raises(ValueError, match=r"mode"):
+        L.qr(np.eye(2), mode="r")
+    with pytest.raises(tf.errors.ShapeError, match=r"slogdet: expected square"):
+        tf.prim.slogdet(np.ones((2, 3)))
+
+
+def test_gil_is_released_and_batches_run_in_parallel() -> None:
+    """Two Python threads factorizing concurrently both finish with correct results."""
+    import threading
+
+    a = well((64, 16, 16), "float64")
+    out: list[np.ndarray] = []
+
+    def work() -> None:
+        out.append(np.asarray(L.inv(a)))
+
+    ts = [threading.Thread(target=work) for _ in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    for o in out:
+        np.testing.assert_allclose(o, np.linalg.inv(a), atol=1e-10)
