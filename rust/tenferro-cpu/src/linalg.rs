@@ -324,6 +324,10 @@ fn svd<T: Scalar>(
                 set_identity(vh.rb_mut());
                 continue;
             }
+            // faer's QR-first path applies Householder reflections to the completing columns:
+            // they must start at zero.
+            u.fill(T::make(0.0, 0.0));
+            v.fill(T::make(0.0, 0.0));
             faer::linalg::svd::svd(
                 a,
                 s.as_diagonal_mut(),
