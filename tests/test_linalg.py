@@ -312,6 +312,26 @@ def test_manifest_every_linalg_op_has_derivative_cases() -> None:
     assert covered == family, family ^ covered
 
 
+#: Forward tests of each catalog op of the family (values against NumPy/SciPy up to gauge).
+FORWARD_TESTS: dict[str, Callable[..., None]] = {
+    "svd": test_svd_forward,
+    "qr": test_qr_forward,
+    "eigh": test_eigh_eig_cholesky_forward,
+    "eig": test_eigh_eig_cholesky_forward,
+    "cholesky": test_eigh_eig_cholesky_forward,
+    "lu": test_lu_forward,
+    "solve": test_solve_inv_det_forward,
+    "triangular_solve": test_solve_inv_det_forward,
+    "slogdet": test_solve_inv_det_forward,
+}
+
+
+def test_manifest_every_linalg_op_has_forward_tests() -> None:
+    family = {row.name for row in tf.prim.CATALOG if row.family == "linalg"}
+    assert set(FORWARD_TESTS) == family
+    assert all(row.implemented and set(row.dtypes) == {np.dtype(d) for d in DTYPES} for row in tf.prim.CATALOG if row.family == "linalg")
+
+
 def test_eig_eigenvectors_raise_unsupported() -> None:
     a = tf.tensor(well((3, 3), "float64"), requires_grad=True)
     _, v = L.eig(a)
