@@ -165,9 +165,9 @@ impl Node {
         match &mut self.kind {
             NodeKind::Op { inputs, .. }
             | NodeKind::Multi { inputs, .. }
-            | NodeKind::Output {
-                parent: inputs, ..
-            } => into.extend(inputs.drain(..).filter_map(|v| v.node)),
+            | NodeKind::Output { parent: inputs, .. } => {
+                into.extend(inputs.drain(..).filter_map(|v| v.node))
+            }
             NodeKind::Leaf { .. } => {}
         }
     }
@@ -416,7 +416,11 @@ pub fn vjp_graph(
                 let t0 = prof.enabled().then(std::time::Instant::now);
                 let grads = rules::vjp_multi(ctx, op, inputs, &outs, &out_cts)?;
                 if let Some(t0) = t0 {
-                    prof.add(op.name(), tenferro_runtime::profile::Phase::Backward, t0.elapsed());
+                    prof.add(
+                        op.name(),
+                        tenferro_runtime::profile::Phase::Backward,
+                        t0.elapsed(),
+                    );
                 }
                 (op, inputs, grads)
             }
@@ -435,7 +439,11 @@ pub fn vjp_graph(
                 let t0 = prof.enabled().then(std::time::Instant::now);
                 let grads = rules::vjp(ctx, op, inputs, &out_var, &ct)?;
                 if let Some(t0) = t0 {
-                    prof.add(op.name(), tenferro_runtime::profile::Phase::Backward, t0.elapsed());
+                    prof.add(
+                        op.name(),
+                        tenferro_runtime::profile::Phase::Backward,
+                        t0.elapsed(),
+                    );
                 }
                 (op, inputs, grads)
             }

@@ -229,7 +229,11 @@ fn scratch(req: StackReq) -> MemBuffer {
 fn set_identity<T: Scalar>(mut m: MatMut<'_, T>) {
     for j in 0..m.ncols() {
         for i in 0..m.nrows() {
-            m[(i, j)] = if i == j { T::make(1.0, 0.0) } else { T::make(0.0, 0.0) };
+            m[(i, j)] = if i == j {
+                T::make(1.0, 0.0)
+            } else {
+                T::make(0.0, 0.0)
+            };
         }
     }
 }
@@ -337,9 +341,7 @@ fn svd<T: Scalar>(
                 MemStack::new(&mut mem),
                 Default::default(),
             )
-            .map_err(|_| {
-                Error::linalg(name, format!("SVD did not converge for matrix {b}"))
-            })?;
+            .map_err(|_| Error::linalg(name, format!("SVD did not converge for matrix {b}")))?;
             for i in 0..k {
                 so_b[(i, 0)] = faer::traits::ComplexField::real_part_impl(&s[i]);
             }
@@ -372,9 +374,8 @@ fn qr<T: Scalar>(
     use faer::linalg::qr::no_pivoting::factor as qrf;
     let bs = qrf::recommended_block_size::<T>(m, n).max(1);
     for_batches(e, nb, m * n * k.max(1), |range, par| {
-        let req = qrf::qr_in_place_scratch::<T>(m, n, bs, par, Default::default()).or(
-            hh::apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(m, bs, qc),
-        );
+        let req = qrf::qr_in_place_scratch::<T>(m, n, bs, par, Default::default())
+            .or(hh::apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(m, bs, qc));
         let mut mem = scratch(req);
         let mut f = Mat::<T>::zeros(m, n);
         let mut coeff = Mat::<T>::zeros(bs, k);
@@ -450,7 +451,12 @@ fn qr<T: Scalar>(
     Ok(vec![qt, rt])
 }
 
-fn eigh<T: Scalar>(e: &CpuEngine, name: &str, a: &Tensor, metas: &[OutMeta]) -> Result<Vec<Tensor>> {
+fn eigh<T: Scalar>(
+    e: &CpuEngine,
+    name: &str,
+    a: &Tensor,
+    metas: &[OutMeta],
+) -> Result<Vec<Tensor>> {
     let ab = Batch::<T>::of(a);
     let n = ab.rows;
     let (wt, wo) = Out::<T::Real>::new(e, name, &metas[0], 1)?;
@@ -493,7 +499,10 @@ fn eigh<T: Scalar>(e: &CpuEngine, name: &str, a: &Tensor, metas: &[OutMeta]) -> 
                 Default::default(),
             )
             .map_err(|_| {
-                Error::linalg(name, format!("eigendecomposition did not converge for matrix {b}"))
+                Error::linalg(
+                    name,
+                    format!("eigendecomposition did not converge for matrix {b}"),
+                )
             })?;
             for i in 0..n {
                 w[(i, 0)] = faer::traits::ComplexField::real_part_impl(&s[i]);
@@ -504,10 +513,7 @@ fn eigh<T: Scalar>(e: &CpuEngine, name: &str, a: &Tensor, metas: &[OutMeta]) -> 
     Ok(vec![wt, vt])
 }
 
-fn eig<C: Scalar>(e: &CpuEngine, name: &str, a: &Tensor, metas: &[OutMeta]) -> Result<Vec<Tensor>>
-where
-    C: faer::traits::ComplexField,
-{
+fn eig<C: Scalar>(e: &CpuEngine, name: &str, a: &Tensor, metas: &[OutMeta]) -> Result<Vec<Tensor>> {
     let ab = Batch::<C>::of(a);
     let n = ab.rows;
     let (wt, wo) = Out::<C>::new(e, name, &metas[0], 1)?;
@@ -525,7 +531,10 @@ where
                 continue;
             }
             eig_one::<C>(a, &mut s, v.rb_mut(), par, &mut mem).map_err(|_| {
-                Error::linalg(name, format!("eigendecomposition did not converge for matrix {b}"))
+                Error::linalg(
+                    name,
+                    format!("eigendecomposition did not converge for matrix {b}"),
+                )
             })?;
             for i in 0..n {
                 w[(i, 0)] = s[i];
@@ -607,7 +616,11 @@ fn cholesky<T: Scalar>(
     let nb = ab.offsets.len();
     use faer::linalg::cholesky::llt::factor as llt;
     for_batches(e, nb, n * n * n.max(1), |range, par| {
-        let mut mem = scratch(llt::cholesky_in_place_scratch::<T>(n, par, Default::default()));
+        let mut mem = scratch(llt::cholesky_in_place_scratch::<T>(
+            n,
+            par,
+            Default::default(),
+        ));
         for b in range {
             let a = ab.mat(b);
             check_finite(name, a, b)?;
@@ -633,7 +646,9 @@ fn cholesky<T: Scalar>(
                 let faer::linalg::cholesky::llt::factor::LltError::NonPositivePivot { index } = err;
                 Error::linalg(
                     name,
-                    format!("matrix {b} is not positive definite (non-positive pivot at index {index})"),
+                    format!(
+                        "matrix {b} is not positive definite (non-positive pivot at index {index})"
+                    ),
                 )
             })?;
             for j in 0..n {

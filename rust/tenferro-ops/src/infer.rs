@@ -647,7 +647,10 @@ pub fn infer_outputs(op: &Op, inputs: &[(DType, &[usize])]) -> Result<Vec<OutMet
     Ok(match l {
         LinalgOp::Svd { full_matrices, eps } => {
             if !(eps.is_finite() && *eps >= 0.0) {
-                return Err(Error::value(name, format!("eps must be finite and >= 0, got {eps}")));
+                return Err(Error::value(
+                    name,
+                    format!("eps must be finite and >= 0, got {eps}"),
+                ));
             }
             let (uc, vr) = if *full_matrices { (m, n) } else { (k, k) };
             vec![meta(d, &[m, uc]), meta(real, &[k]), meta(d, &[vr, n])]
@@ -658,7 +661,10 @@ pub fn infer_outputs(op: &Op, inputs: &[(DType, &[usize])]) -> Result<Vec<OutMet
         }
         LinalgOp::Eigh { eps } => {
             if !(eps.is_finite() && *eps >= 0.0) {
-                return Err(Error::value(name, format!("eps must be finite and >= 0, got {eps}")));
+                return Err(Error::value(
+                    name,
+                    format!("eps must be finite and >= 0, got {eps}"),
+                ));
             }
             square()?;
             vec![meta(real, &[n]), meta(d, &[n, n])]

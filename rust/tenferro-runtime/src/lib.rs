@@ -30,8 +30,7 @@ pub trait Engine: Send + Sync {
     ///
     /// # Errors
     /// As [`Engine::execute`]; `LinAlg` for numerical failures.
-    fn execute_multi(&self, op: &Op, inputs: &[&Tensor], metas: &[OutMeta])
-        -> Result<Vec<Tensor>>;
+    fn execute_multi(&self, op: &Op, inputs: &[&Tensor], metas: &[OutMeta]) -> Result<Vec<Tensor>>;
     /// The engine's buffer pool.
     fn buffer_pool(&self) -> &Arc<BufferPool>;
     /// Who holds the engine.

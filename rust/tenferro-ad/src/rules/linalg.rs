@@ -539,7 +539,14 @@ pub fn svd_vjp(
     let cu = cts[0].as_ref().map(|c| to(ctx, c, dt)).transpose()?;
     let cv = cts[2].as_ref().map(|c| to(ctx, c, dt)).transpose()?;
     let g = if !(full_m && m != n) {
-        svd_vjp_reduced(ctx, u, s, vh, [cu.as_ref(), cts[1].as_ref(), cv.as_ref()], eps)?
+        svd_vjp_reduced(
+            ctx,
+            u,
+            s,
+            vh,
+            [cu.as_ref(), cts[1].as_ref(), cv.as_ref()],
+            eps,
+        )?
     } else if m > n {
         let u1 = take(ctx, u, 1, 0, k)?;
         let u2 = take(ctx, u, 1, k, m)?;
@@ -553,7 +560,14 @@ pub fn svd_vjp(
             }
             None => None,
         };
-        svd_vjp_reduced(ctx, &u1, s, vh, [cu1.as_ref(), cts[1].as_ref(), cv.as_ref()], eps)?
+        svd_vjp_reduced(
+            ctx,
+            &u1,
+            s,
+            vh,
+            [cu1.as_ref(), cts[1].as_ref(), cv.as_ref()],
+            eps,
+        )?
     } else {
         let v1 = take(ctx, vh, 0, 0, k)?;
         let v2 = take(ctx, vh, 0, k, n)?;
@@ -568,7 +582,14 @@ pub fn svd_vjp(
             }
             None => None,
         };
-        svd_vjp_reduced(ctx, u, s, &v1, [cu.as_ref(), cts[1].as_ref(), cv1.as_ref()], eps)?
+        svd_vjp_reduced(
+            ctx,
+            u,
+            s,
+            &v1,
+            [cu.as_ref(), cts[1].as_ref(), cv1.as_ref()],
+            eps,
+        )?
     };
     Ok(vec![Some(fit(ctx, &g, &inputs[0])?)])
 }
@@ -669,7 +690,10 @@ pub fn eig_jvp(
         return Ok(vec![None; 2]);
     };
     if wanted[1] {
-        return Err(unsupported(op, "eig eigenvectors (only eigenvalues are differentiable)"));
+        return Err(unsupported(
+            op,
+            "eig eigenvectors (only eigenvalues are differentiable)",
+        ));
     }
     let v = &outs[1];
     let da = to(ctx, da, v.value.dtype())?;
@@ -687,7 +711,10 @@ pub fn eig_vjp(
     cts: &[Option<Var>],
 ) -> Result<Vec<Option<Var>>> {
     if cts[1].is_some() {
-        return Err(unsupported(op, "eig eigenvectors (only eigenvalues are differentiable)"));
+        return Err(unsupported(
+            op,
+            "eig eigenvectors (only eigenvalues are differentiable)",
+        ));
     }
     let Some(wb) = &cts[0] else {
         return Ok(vec![None]);
@@ -758,7 +785,12 @@ fn qr_vjp_tall(ctx: &Ctx<'_>, q: &Var, r: &Var, qb: Option<&Var>, rb: Option<&Va
         Some(c) => c,
         None => {
             let n = r.value.shape()[0];
-            full(ctx, 0.0, q.value.dtype(), &[n, n].iter().chain(&batch(q)).copied().collect::<Vec<_>>())?
+            full(
+                ctx,
+                0.0,
+                q.value.dtype(),
+                &[n, n].iter().chain(&batch(q)).copied().collect::<Vec<_>>(),
+            )?
         }
     };
     let p = qr_phi(ctx, &cb, true)?;
@@ -794,7 +826,10 @@ pub fn qr_jvp(
     let (q, r) = (&outs[0], &outs[1]);
     let (m, n) = (q.value.shape()[0], r.value.shape()[1]);
     if qr_complete(op) && m > n {
-        return Err(unsupported(op, "qr with mode=\"complete\" and more rows than columns"));
+        return Err(unsupported(
+            op,
+            "qr with mode=\"complete\" and more rows than columns",
+        ));
     }
     let da = to(ctx, da, q.value.dtype())?;
     if m >= n {
@@ -825,7 +860,10 @@ pub fn qr_vjp(
     let (q, r) = (&outs[0], &outs[1]);
     let (m, n) = (q.value.shape()[0], r.value.shape()[1]);
     if qr_complete(op) && m > n {
-        return Err(unsupported(op, "qr with mode=\"complete\" and more rows than columns"));
+        return Err(unsupported(
+            op,
+            "qr with mode=\"complete\" and more rows than columns",
+        ));
     }
     let dt = q.value.dtype();
     let qb = cts[0].as_ref().map(|c| to(ctx, c, dt)).transpose()?;
@@ -967,7 +1005,11 @@ pub fn triangular_solve_jvp(
     let lower = tri_lower(op);
     let dax = match &ts[0] {
         Some(da) => {
-            let t = if lower { tril(ctx, da, 0)? } else { triu(ctx, da, 0)? };
+            let t = if lower {
+                tril(ctx, da, 0)?
+            } else {
+                triu(ctx, da, 0)?
+            };
             Some(neg(ctx, &mm(ctx, &t, out)?)?)
         }
         None => None,
@@ -992,7 +1034,11 @@ pub fn triangular_solve_vjp(
     let ct = to(ctx, ct, out.value.dtype())?;
     let bb = trisolve(ctx, &ah, &ct, !lower)?;
     let t = mmh(ctx, &bb, out)?;
-    let t = if lower { tril(ctx, &t, 0)? } else { triu(ctx, &t, 0)? };
+    let t = if lower {
+        tril(ctx, &t, 0)?
+    } else {
+        triu(ctx, &t, 0)?
+    };
     let ab = neg(ctx, &t)?;
     Ok(vec![
         Some(fit(ctx, &ab, &inputs[0])?),

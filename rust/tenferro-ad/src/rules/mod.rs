@@ -46,8 +46,8 @@ pub enum Rule {
 
 use contraction as c;
 use elementwise as e;
-use reduce as r;
 use linalg as la;
+use reduce as r;
 use structural as s;
 
 /// The table, keyed by op kind.
