@@ -555,3 +555,51 @@ pub fn reachable_leaves(output: &Var) -> Vec<Arc<Node>> {
         .filter(|n| matches!(n.kind, NodeKind::Leaf { .. }))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tenferro_ops::LinalgOp;
+
+    #[test]
+    fn multi_output_nodes_reverse_forward_and_teardown() {
+        let e = tenferro_cpu::CpuEngine::new(Some(1)).unwrap();
+        let ctx = Ctx {
+            engine: &e,
+            record: false,
+        };
+        let before = live_nodes();
+        {
+            let a = Tensor::from_vec(&[2, 2], vec![3.0f64, 1.0, 1.0, 3.0]).unwrap();
+            let leaf = Var {
+                value: a.clone(),
+                node: Some(Node::leaf(&a)),
+            };
+            let outs = ctx_record(&e)
+                .apply_multi(Op::Linalg(LinalgOp::Eigh { eps: 1e-12 }), &[&leaf])
+                .unwrap();
+            // Only the eigenvalues are used: d(sum w)/dA = I (lower-triangle convention).
+            let w = &outs[0];
+            let s = rules::ops::reduce_sum(&ctx_record(&e), w, &[0]).unwrap();
+            let seed = Var::constant(Tensor::from_vec(&[], vec![1.0f64]).unwrap());
+            let targets = [leaf.node.clone().unwrap()];
+            let g = vjp_graph(&ctx, &s, seed, &targets).unwrap();
+            let g = g[0].as_ref().unwrap().value.to_vec::<f64>();
+            assert!((g[0] - 1.0).abs() < 1e-12 && g[1].abs() < 1e-12 && (g[3] - 1.0).abs() < 1e-12);
+            let tangent =
+                Var::constant(Tensor::from_vec(&[2, 2], vec![1.0f64, 0.0, 0.0, 1.0]).unwrap());
+            let t = jvp_graph(&ctx, &s, &[(targets[0].clone(), tangent)])
+                .unwrap()
+                .unwrap();
+            assert!((t.value.to_vec::<f64>()[0] - 2.0).abs() < 1e-12);
+        }
+        assert_eq!(live_nodes(), before);
+    }
+
+    fn ctx_record(e: &tenferro_cpu::CpuEngine) -> Ctx<'_> {
+        Ctx {
+            engine: e,
+            record: true,
+        }
+    }
+}

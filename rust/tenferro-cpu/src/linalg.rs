@@ -893,3 +893,72 @@ fn slogdet<T: Scalar>(
     })?;
     Ok(vec![st, lt])
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::CpuEngine;
+    use tenferro_ops::{LinalgOp, Op};
+    use tenferro_runtime::{apply, apply_multi};
+    use tenferro_tensor::{Error, Tensor};
+
+    fn t(shape: &[usize], v: Vec<f64>) -> Tensor {
+        Tensor::from_vec(shape, v).unwrap()
+    }
+
+    #[test]
+    fn solve_reads_strided_batches_and_detects_zero_pivots() {
+        for threads in [1, 2] {
+            let e = CpuEngine::new(Some(threads)).unwrap();
+            // Two 2×2 matrices, batch last, read transposed (a strided view).
+            let a = t(&[2, 2, 2], vec![2., 0., 1., 4., 1., 0., 0., 1.]);
+            let at = a.transpose_view(&[1, 0, 2]).unwrap();
+            let b = t(&[2, 1, 2], vec![4., 8., 3., 5.]);
+            let x = apply(&e, &Op::Linalg(LinalgOp::Solve), &[&at, &b]).unwrap();
+            // batch 0: a = [[2, 1], [0, 4]] (column-major data), aᵀ·x = [4, 8] → x = [2, 1.5];
+            // batch 1: the identity.
+            assert_eq!(x.to_vec::<f64>(), vec![2., 1.5, 3., 5.]);
+            let singular = t(&[2, 2], vec![1., 2., 2., 4.]);
+            let err = apply(
+                &e,
+                &Op::Linalg(LinalgOp::Solve),
+                &[&singular, &t(&[2, 1], vec![1., 1.])],
+            );
+            assert!(matches!(err, Err(Error::LinAlg { .. })), "{err:?}");
+        }
+    }
+
+    #[test]
+    fn svd_of_a_batch_reconstructs_and_rejects_nan() {
+        let e = CpuEngine::new(Some(2)).unwrap();
+        let n = 40;
+        let vals: Vec<f64> = (0..3 * 2 * n)
+            .map(|i| ((i * 7919) % 13) as f64 - 6.0)
+            .collect();
+        let a = t(&[3, 2, n], vals.clone());
+        let op = Op::Linalg(LinalgOp::Svd {
+            full_matrices: false,
+            eps: 1e-12,
+        });
+        let outs = apply_multi(&e, &op, &[&a]).unwrap();
+        let (u, s, vh) = (
+            outs[0].to_vec::<f64>(),
+            outs[1].to_vec::<f64>(),
+            outs[2].to_vec::<f64>(),
+        );
+        for b in 0..n {
+            for j in 0..2 {
+                for i in 0..3 {
+                    let rec: f64 = (0..2)
+                        .map(|k| u[b * 6 + k * 3 + i] * s[b * 2 + k] * vh[b * 4 + j * 2 + k])
+                        .sum();
+                    assert!((rec - vals[b * 6 + j * 3 + i]).abs() < 1e-10);
+                }
+            }
+        }
+        let bad = t(&[1, 1], vec![f64::NAN]);
+        assert!(matches!(
+            apply_multi(&e, &op, &[&bad]),
+            Err(Error::LinAlg { .. })
+        ));
+    }
+}

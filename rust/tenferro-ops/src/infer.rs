@@ -758,4 +758,30 @@ mod tests {
         .unwrap_err();
         assert!(matches!(e, Error::Value { .. }));
     }
+
+    #[test]
+    fn linalg_outputs_and_shape_errors() {
+        let svd = Op::Linalg(LinalgOp::Svd {
+            full_matrices: false,
+            eps: 1e-12,
+        });
+        let o = infer_outputs(&svd, &[(DType::C64, &[5, 3, 7])]).unwrap();
+        assert_eq!(o[0].shape, vec![5, 3, 7]);
+        assert_eq!((o[1].dtype, o[1].shape.clone()), (DType::F64, vec![3, 7]));
+        assert_eq!(o[2].shape, vec![3, 3, 7]);
+        let e = infer_outputs(
+            &Op::Linalg(LinalgOp::Eigh { eps: 0.0 }),
+            &[(DType::F64, &[2, 3])],
+        );
+        assert!(matches!(e, Err(Error::Shape { .. })));
+        let e = infer_outputs(
+            &Op::Linalg(LinalgOp::Solve),
+            &[(DType::F64, &[2, 2, 4]), (DType::F64, &[2, 1, 3])],
+        );
+        assert!(matches!(e, Err(Error::Shape { .. })));
+        let e = infer_outputs(&Op::Linalg(LinalgOp::Cholesky), &[(DType::I64, &[2, 2])]);
+        assert!(matches!(e, Err(Error::DType { .. })));
+        let eig = infer_outputs(&Op::Linalg(LinalgOp::Eig), &[(DType::F32, &[2, 2])]).unwrap();
+        assert_eq!(eig[0].dtype, DType::C32);
+    }
 }
