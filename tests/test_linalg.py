@@ -303,6 +303,27 @@ def test_check_grads(case: str, dtype: str) -> None:
     check_grads(f, args, order=order, modes=("fwd", "rev"))
 
 
+def _inner(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.real(np.sum(np.conj(a) * b)))
+
+
+@pytest.mark.parametrize(("case", "dtype"), PARAMS, ids=[f"{c}-{d}" for c, d in PARAMS])
+def test_dot_product_identity(case: str, dtype: str) -> None:
+    """``<vjp(u), v> = <u, jvp(v)>`` directly between the two rules (no finite differences)."""
+    _, _, build = GRAD_CASES[case]
+    f, args = build(dtype)
+    rt = tf.Runtime()
+    xs = [rt.variable(a) for a in args]
+    y = f(*xs)
+    vs = [rand(a.shape, dtype) for a in args]
+    u = rand(tuple(y.shape), str(np.asarray(y).dtype))
+    t = np.asarray(rt.jvp(y, xs, [rt.constant(v) for v in vs]))
+    gs = rt.vjp(y, xs, rt.constant(u))
+    lhs = sum(_inner(np.asarray(g), v) for g, v in zip(gs, vs))
+    rhs = _inner(u, t)
+    assert abs(lhs - rhs) <= 1e-9 * (1 + abs(rhs)), (lhs, rhs)
+
+
 def test_manifest_every_linalg_op_has_derivative_cases() -> None:
     family = {row.name for row in tf.prim.CATALOG if row.family == "linalg"}
     assert family == {"svd", "qr", "eigh", "eig", "cholesky", "lu", "solve", "triangular_solve", "slogdet"}
@@ -358,15 +379,32 @@ def _grad(f: Callable[[Any], Any], x: np.ndarray) -> np.ndarray:
     return np.asarray(t.grad)
 
 
-def test_svd_reconstruction_norm_at_identity() -> None:
+def _sq(r: Any) -> Any:
+    return tf.sum(tf.real(r * tf.conj(r))) if r.dtype.kind == "c" else tf.sum(r * r)
+
+
+@pytest.mark.parametrize("dtype", RC)
+def test_svd_reconstruction_norm_at_identity(dtype: str) -> None:
+    """``L = ‖U S Vᴴ‖²`` at ``I₃`` (all singular values equal): the gradient is ``2I``."""
+
     def f(a: Any) -> Any:
         u, s, vh = L.svd(a)
-        r = tf.matmul(u * s[None, :], vh)
-        return tf.sum(r * r)
+        return _sq(tf.matmul(u * s[None, :], vh))
 
-    g = _grad(f, np.eye(3))
+    g = _grad(f, np.eye(3, dtype=dtype))
     assert np.all(np.isfinite(g))
     np.testing.assert_allclose(g, 2 * np.eye(3), atol=1e-12)
+
+
+def test_eigh_reconstruction_norm_at_repeated_eigenvalue() -> None:
+    """``L = ‖V diag(λ) Vᴴ‖² = ‖A‖²`` through the eigenvectors at ``diag(1, 1, 2)``: ``2A``."""
+
+    def f(a: Any) -> Any:
+        w, v = L.eigh(a)
+        return _sq(tf.matmul(v * w[None, :], L.matrix_transpose(v)))
+
+    g = _grad(f, np.diag([1.0, 1.0, 2.0]))
+    np.testing.assert_allclose(g, 2 * np.diag([1.0, 1.0, 2.0]), atol=1e-12)
 
 
 @pytest.mark.parametrize("dtype", RC)
@@ -440,7 +478,8 @@ def test_peers_return_non_finite_on_degenerate_cases() -> None:
     if torch is not None:
         x = torch.eye(3, dtype=torch.float64, requires_grad=True)
         u, s, vh = torch.linalg.svd(x)
-        torch.sum((u * s) @ vh).backward()
+        r = (u * s) @ vh
+        torch.sum(r * r).backward()
         assert not torch.all(torch.isfinite(x.grad))
         seen += 1
     try:
@@ -453,9 +492,16 @@ def test_peers_return_non_finite_on_degenerate_cases() -> None:
 
         def f(a: Any) -> Any:
             u, s, vh = jnp.linalg.svd(a)
-            return jnp.sum((u * s) @ vh)
+            r = (u * s) @ vh
+            return jnp.sum(r * r)
+
+        def g(a: Any) -> Any:
+            w, v = jnp.linalg.eigh(a)
+            r = (v * w) @ v.T
+            return jnp.sum(r * r)
 
         assert not np.all(np.isfinite(np.asarray(jax.grad(f)(jnp.eye(3)))))
+        assert not np.all(np.isfinite(np.asarray(jax.grad(g)(jnp.diag(jnp.array([1.0, 1.0, 2.0]))))))
         seen += 1
     if not seen:
         pytest.skip("neither PyTorch nor JAX is installed (JAX lives in .venv-bench)")
