@@ -372,14 +372,13 @@ fn qr<T: Scalar>(
     let nb = ab.offsets.len();
     use faer::linalg::householder as hh;
     use faer::linalg::qr::no_pivoting::factor as qrf;
-    let bs = qrf::recommended_block_size::<T>(m, n).max(1);
+    let bs = qrf::recommended_block_size::<T>(m, n).max(k.min(16)).max(1);
     for_batches(e, nb, m * n * k.max(1), |range, par| {
         let req = qrf::qr_in_place_scratch::<T>(m, n, bs, par, Default::default())
             .or(hh::apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(m, bs, qc));
         let mut mem = scratch(req);
         let mut f = Mat::<T>::zeros(m, n);
         let mut coeff = Mat::<T>::zeros(bs, k);
-        let mut basis = Mat::<T>::zeros(m, k);
         for b in range {
             let a = ab.mat(b);
             check_finite(name, a, b)?;
@@ -402,17 +401,9 @@ fn qr<T: Scalar>(
                 MemStack::new(&mut mem),
                 Default::default(),
             );
-            for j in 0..k {
-                for i in 0..m {
-                    basis[(i, j)] = match i.cmp(&j) {
-                        std::cmp::Ordering::Less => T::make(0.0, 0.0),
-                        std::cmp::Ordering::Equal => T::make(1.0, 0.0),
-                        std::cmp::Ordering::Greater => f[(i, j)],
-                    };
-                }
-            }
+            // The Householder basis is the strict lower part of `f` (unit diagonal implied).
             hh::apply_block_householder_sequence_on_the_left_in_place_with_conj(
-                basis.as_ref(),
+                f.as_ref().get(.., ..k),
                 coeff.as_ref(),
                 Conj::No,
                 q.rb_mut(),

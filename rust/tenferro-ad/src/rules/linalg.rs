@@ -397,6 +397,12 @@ fn svd_vjp_reduced(
 ) -> Result<Var> {
     let (m, n) = (u.value.shape()[0], vh.value.shape()[1]);
     let dt = u.value.dtype();
+    if let [None, Some(sb), None] = cts {
+        // Only the singular values: Ā = U·diag(s̄)·Vh, one product.
+        let sb = to(ctx, sb, dt)?;
+        let us = scale_cols(ctx, u, &sb)?;
+        return mm(ctx, &us, vh);
+    }
     let p = svd_parts(ctx, s, eps)?;
     let mut terms: Vec<Option<Var>> = Vec::new();
     if let Some(sb) = cts[1] {
