@@ -269,20 +269,46 @@ def test_single_operand_path() -> None:
     assert path == [(0,)]
 
 
-def test_plan_cache_hits() -> None:
-    einsum_mod._PLAN_CACHE.clear()
-    a, b = tf.asarray(np.ones((2, 3))), tf.asarray(np.ones((3, 4)))
-    tf.einsum("ij,jk->ik", a, b)
-    assert len(einsum_mod._PLAN_CACHE) == 1
-    plan = next(iter(einsum_mod._PLAN_CACHE.values()))
-    tf.einsum("ij,jk->ik", a, b)
-    assert len(einsum_mod._PLAN_CACHE) == 1 and next(iter(einsum_mod._PLAN_CACHE.values())) is plan
-    tf.einsum("ij,jk->ik", a, b, optimize=[(0, 1)])
-    tf.einsum("ij,jk->ik", a, tf.asarray(np.ones((3, 5))))
-    assert len(einsum_mod._PLAN_CACHE) == 3
-    for k in range(einsum_mod._CACHE_SIZE + 5):
-        einsum_mod._prepare(("i->", np.ones(k % 700 + 1)), False)
-    assert len(einsum_mod._PLAN_CACHE) <= einsum_mod._CACHE_SIZE
+def test_plan_cache_is_the_engines() -> None:
+    rt, cpu = tf.Runtime(), tf.CpuEngine(threads=1)
+    a = rt.constant(np.arange(6.0).reshape(2, 3))
+    b = rt.constant(np.arange(12.0).reshape(3, 4))
+    with rt.session(cpu) as s:
+        first = s.einsum("ij,jk->ik", a, b)
+        stats = cpu.cache_stats()
+        assert stats.entries >= 1 and stats.misses >= 1
+        again = s.einsum("ij,jk->ik", a, b)
+        stats2 = cpu.cache_stats()
+        # the einsum program (and the GEMM plan) are hits the second time; nothing new is built
+        assert stats2.misses == stats.misses and stats2.hits > stats.hits
+        assert stats2.entries == stats.entries
+        np.testing.assert_array_equal(np.asarray(first), np.asarray(again))
+        # a different path, shape or dtype is a different plan
+        s.einsum("ij,jk->ik", a, b, optimize=[(0, 1)])
+        s.einsum("ij,jk->ik", a, b, optimize=False)
+        s.einsum("ij,jk->ik", a, rt.constant(np.ones((3, 5))))
+        s.einsum("ij,jk->ik", a, rt.constant(np.ones((3, 4), np.complex128)))
+        assert cpu.cache_stats().entries > stats2.entries
+    np.testing.assert_allclose(np.asarray(first), np.arange(6.0).reshape(2, 3) @ np.arange(12.0).reshape(3, 4))
+    cpu.clear_caches()
+    cleared = cpu.cache_stats()
+    assert cleared.entries == 0 and cleared.clears == 1
+    # the implicit layer uses the default engine's cache
+    d = tf.default_engine()
+    h0 = d.cache_stats().hits
+    tf.einsum("ij->ji", np.ones((2, 3)))
+    tf.einsum("ij->ji", np.ones((2, 3)))
+    assert d.cache_stats().hits > h0
+
+
+def test_plan_cache_is_bounded() -> None:
+    rt, cpu = tf.Runtime(), tf.CpuEngine(threads=1)
+    with rt.session(cpu) as s:
+        for k in range(300):
+            y = s.einsum("i->", rt.constant(np.ones(k + 1)))
+            assert float(y) == k + 1
+    stats = cpu.cache_stats()
+    assert stats.entries <= 256 and stats.evictions >= 300 - 256
 
 
 # -- errors -----------------------------------------------------------------------------------

@@ -12,7 +12,10 @@ contraction path, ``opt_einsum``-style) and lowered to primitives only:
    operand carries, and ``embed_diag`` for labels repeated in the output (``i->ii``).
 
 Because only primitives are called, derivatives of any order come from the primitives' rules.
-Plans are memoised per ``(subscripts, shapes, dtypes, optimize)`` in a bounded LRU cache.
+The lowered plan is a flat program of primitive steps; it is cached in the executing engine's
+plan cache per ``(subscripts, shapes, dtypes, optimize)`` (``engine.cache_stats()``) and replayed
+by the Rust core in one call, which releases the GIL around large steps and checks for Ctrl-C
+between steps.
 
 Examples
 --------
@@ -28,21 +31,18 @@ import itertools
 import math
 import string
 import sys
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from . import prim as _p
-from ._tenferro import Tensor
+from ._tenferro import Session, Tensor, _einsum, _implicit_session
 from ._types import DotGeneralConfig
 from .errors import EinsumError
 
 __all__ = ["einsum", "einsum_path"]
 
-_CACHE_SIZE = 512
-_PLAN_CACHE: OrderedDict[Any, _Plan] = OrderedDict()
+_SESSION = _implicit_session()
 _OPTIMAL_MAX = 8
 _BOOL = np.dtype(bool)
 _I64 = np.dtype(np.int64)
@@ -636,44 +636,66 @@ class EinsumPathInfo:
 # entry points
 
 
-def _optimize_key(optimize: Any) -> Any:
-    if optimize is None or isinstance(optimize, (bool, str)):
-        return optimize
-    try:
-        return tuple(e if isinstance(e, str) else tuple(int(k) if isinstance(k, (int, np.integer)) else k for k in e)
-                     for e in optimize)
-    except TypeError:
-        raise EinsumError(f"einsum: invalid optimize {optimize!r}") from None
-
-
-def _prepare(args: tuple[Any, ...], optimize: Any) -> tuple[str, list[Tensor], _Plan]:
+def _split_args(args: Sequence[Any]) -> tuple[str, list[Any]]:
     if not args:
         raise EinsumError("einsum: no subscripts given")
     if isinstance(args[0], str):
-        subscripts, raw = args[0], list(args[1:])
-    else:
-        subscripts, raw = _interleaved(args)
-    rt = next((o.runtime for o in raw if isinstance(o, Tensor)), None)
-    ops = [o if isinstance(o, Tensor) else (rt.constant(o) if rt is not None else _tf().asarray(o)) for o in raw]
-    shapes = [o.shape for o in ops]
-    dtypes = [o.dtype for o in ops]
-    # NumPy dtype objects hash by value; formatting them (str) would dominate small calls.
-    key = (subscripts, tuple(shapes), tuple(dtypes), _optimize_key(optimize))
-    plan = _PLAN_CACHE.get(key)
-    if plan is None:
-        plan = _make_plan(subscripts, shapes, dtypes, optimize)
-        _PLAN_CACHE[key] = plan
-        if len(_PLAN_CACHE) > _CACHE_SIZE:
-            _PLAN_CACHE.popitem(last=False)
-    else:
-        _PLAN_CACHE.move_to_end(key)
-    return subscripts, ops, plan
+        return args[0], list(args[1:])
+    return _interleaved(args)
 
 
-def _apply(x: Tensor, ops: list[tuple[str, tuple[Any, ...]]]) -> Tensor:
-    for name, a in ops:
-        x = getattr(_p, name)(x, *a)
-    return x
+def _meta(x: Any) -> tuple[tuple[int, ...], np.dtype]:
+    shape = getattr(x, "shape", None)
+    dtype = getattr(x, "dtype", None)
+    if shape is not None and isinstance(dtype, np.dtype):
+        return tuple(shape), dtype
+    a = np.asarray(x)
+    return a.shape, a.dtype
+
+
+Instr = tuple[str, tuple[Any, ...], tuple[int, ...]]
+
+
+def _lower(subscripts: str, shapes: list[tuple[int, ...]], dtypes: list[np.dtype],
+           optimize: Any) -> tuple[list[Instr], int]:
+    """The flat program the Rust core caches (engine plan cache) and runs for one einsum call.
+
+    Returns ``(instructions, output_slot)``. Slots ``0..n`` hold the operands; instruction ``k``
+    writes slot ``n + k``. Each instruction is ``(primitive, arguments, input slots)``;
+    ``compare_ne_zero`` is ``compare(x, 0, "NE")`` (all-bool contractions).
+    """
+    plan = _make_plan(subscripts, shapes, dtypes, optimize)
+    n = len(shapes)
+    prog: list[Instr] = []
+
+    def emit(name: str, args: tuple[Any, ...], *ins: int) -> int:
+        prog.append((name, args, ins))
+        return n + len(prog) - 1
+
+    xs = list(range(n))
+    if plan.bool_out:
+        xs = [emit("convert", (_I64,), x) for x in xs]
+    for k, prep in enumerate(plan.prep):
+        for name, a in prep:
+            xs[k] = emit(name, a, xs[k])
+    for idx, pairs in plan.steps:
+        group = [xs[k] for k in idx]
+        for k in sorted(idx, reverse=True):
+            xs.pop(k)
+        acc = group[0]
+        for b, (pre_a, pre_b, cfg) in zip(group[1:], pairs):
+            if pre_a:
+                acc = emit("reduce_sum", (pre_a,), acc)
+            if pre_b:
+                b = emit("reduce_sum", (pre_b,), b)
+            acc = emit("dot_general", (cfg,), acc, b)
+        xs.append(acc)
+    out = xs[0]
+    for name, a in plan.final:
+        out = emit(name, a, out)
+    if plan.bool_out:
+        out = emit("compare_ne_zero", (), out)
+    return prog, out
 
 
 def einsum(*operands: Any, optimize: Any = "greedy") -> Tensor:
@@ -734,26 +756,7 @@ def einsum(*operands: Any, optimize: Any = "greedy") -> Tensor:
     >>> tf.einsum("...j,j", a, b).tolist()
     [5.0, 14.0]
     """
-    _, ops, plan = _prepare(operands, optimize)
-    if plan.bool_out:
-        ops = [_p.convert(o, _I64) for o in ops]
-    xs = [_apply(o, p) for o, p in zip(ops, plan.prep)]
-    for idx, pairs in plan.steps:
-        group = [xs[k] for k in idx]
-        for k in sorted(idx, reverse=True):
-            xs.pop(k)
-        acc = group[0]
-        for b, (pre_a, pre_b, cfg) in zip(group[1:], pairs):
-            if pre_a:
-                acc = _p.reduce_sum(acc, pre_a)
-            if pre_b:
-                b = _p.reduce_sum(b, pre_b)
-            acc = _p.dot_general(acc, b, cfg)
-        xs.append(acc)
-    out = _apply(xs[0], plan.final)
-    if plan.bool_out:
-        out = _p.compare(out, 0, "NE")
-    return out
+    return _einsum(_SESSION, operands, optimize)
 
 
 def einsum_path(*operands: Any, optimize: Any = "greedy") -> tuple[list[tuple[int, ...]], EinsumPathInfo]:
@@ -788,6 +791,29 @@ def einsum_path(*operands: Any, optimize: Any = "greedy") -> tuple[list[tuple[in
     >>> info.opt_cost, info.largest_intermediate
     (7560, 1200)
     """
-    _, _, plan = _prepare(operands, optimize)
+    subscripts, raw = _split_args(operands)
+    metas = [_meta(x) for x in raw]
+    plan = _make_plan(subscripts, [m[0] for m in metas], [m[1] for m in metas], optimize)
     assert plan.info is not None
     return list(plan.path), plan.info
+
+
+def _session_einsum(self: Session, *operands: Any, optimize: Any = "greedy") -> Tensor:
+    """``s.einsum(subscripts, *operands, optimize="greedy")``: :func:`einsum` on this session's
+    runtime and engine (the plan is cached in that engine's plan cache).
+
+    Parameters, returns and errors are those of :func:`tenferro.einsum`.
+
+    Examples
+    --------
+    >>> import numpy as np, tenferro as tf
+    >>> rt, cpu = tf.Runtime(), tf.CpuEngine(threads=1)
+    >>> with rt.session(cpu) as s:
+    ...     y = s.einsum("ij,j->i", rt.constant(np.eye(2)), rt.constant(np.array([1.0, 2.0])))
+    >>> y.tolist()
+    [1.0, 2.0]
+    """
+    return _einsum(self, operands, optimize)
+
+
+Session.einsum = _session_einsum  # type: ignore[attr-defined]
