@@ -114,10 +114,10 @@ def _parse_term(term: str, subscripts: str, offset: int) -> list[str]:
             labels.append("...")
             i += 3
             continue
-        if not ch.isalpha():
+        if ch in ",->":
             raise EinsumError(
                 f"einsum: subscripts {subscripts!r}: invalid label {ch!r} at position {offset + i} "
-                "(labels are letters)"
+                "(',', '-' and '>' only separate terms)"
             )
         labels.append(ch)
         i += 1
@@ -569,6 +569,14 @@ def _fmt_eq(parsed: _Parsed) -> str:
     return ",".join(_fmt(t) for t in parsed.inputs) + "->" + _fmt(parsed.output)
 
 
+def _sci(n: int) -> str:
+    """``n`` in scientific notation, also beyond the float range."""
+    digits = str(n)
+    if len(digits) <= 300:
+        return f"{n:.3e}"
+    return f"{digits[0]}.{digits[1:4]}e+{len(digits) - 1:02d}"
+
+
 class EinsumPathInfo:
     """What :func:`einsum_path` reports about a contraction (as ``opt_einsum.PathInfo``).
 
@@ -606,7 +614,10 @@ class EinsumPathInfo:
         self.contraction_list = rows
         self.note = note
         self.size_dict = sizes
-        self.speedup = naive_cost / opt_cost if opt_cost else 1.0
+        try:
+            self.speedup = naive_cost / opt_cost if opt_cost else 1.0
+        except OverflowError:  # naive costs of large networks exceed the float range
+            self.speedup = math.inf
 
     def __repr__(self) -> str:
         return (f"EinsumPathInfo(path={self.path!r}, opt_cost={self.opt_cost}, "
@@ -617,10 +628,10 @@ class EinsumPathInfo:
             f"  Complete contraction:  {self.eq}",
             f"         Naive scaling:  {len(self.size_dict)}",
             f"      Optimized method:  {self.method}",
-            f"      Naive FLOP count:  {self.naive_cost:.3e}",
-            f"  Optimized FLOP count:  {self.opt_cost:.3e}",
+            f"      Naive FLOP count:  {_sci(self.naive_cost)}",
+            f"  Optimized FLOP count:  {_sci(self.opt_cost)}",
             f"   Theoretical speedup:  {self.speedup:.3e}",
-            f"  Largest intermediate:  {self.largest_intermediate:.3e} elements",
+            f"  Largest intermediate:  {_sci(self.largest_intermediate)} elements",
         ]
         if self.note:
             lines.append(f"                  Note:  {self.note}")
@@ -708,8 +719,10 @@ def einsum(*operands: Any, optimize: Any = "greedy") -> Tensor:
     Subscripts follow NumPy: explicit (``"ij,jk->ik"``) or implicit output (the labels that
     appear exactly once, sorted, after the ``...`` axes), ``...`` broadcasting (size-1 axes
     broadcast), repeated labels within an operand (trace ``"ii->"``, diagonal ``"ii->i"``),
-    labels shared by three or more operands, rank-0 and zero-size operands. Beyond NumPy, any
-    Unicode letter is a label and an output label may repeat (``"i->ii"`` embeds a diagonal).
+    labels shared by three or more operands, rank-0 and zero-size operands, whitespace ignored.
+    Beyond NumPy, as in ``opt_einsum``, every character other than ``,-.>`` and whitespace is a
+    label (Unicode letters, digits, symbols), and an output label may repeat (``"i->ii"`` embeds
+    a diagonal).
 
     Parameters
     ----------
