@@ -27,7 +27,7 @@ Examples
 
 from __future__ import annotations
 
-import itertools
+import heapq
 import math
 import string
 import sys
@@ -246,34 +246,117 @@ def _pair_result(a: Sequence[str], b: Sequence[str], needed: set[str]) -> list[s
     return af + bf + batch
 
 
-def _needed(terms: Sequence[Sequence[str]], skip: Sequence[int], output: Sequence[str]) -> set[str]:
-    need = set(output)
-    for k, t in enumerate(terms):
-        if k not in skip:
-            need.update(t)
-    return need
+class _LabelCount:
+    """How many operands (of a changing collection) carry each label."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, terms: Sequence[Sequence[str]]) -> None:
+        self.n: dict[str, int] = {}
+        for t in terms:
+            self.add(t)
+
+    def add(self, term: Sequence[str]) -> None:
+        for lab in set(term):
+            self.n[lab] = self.n.get(lab, 0) + 1
+
+    def remove(self, term: Sequence[str]) -> None:
+        for lab in set(term):
+            self.n[lab] -= 1
+
+    def __getitem__(self, lab: str) -> int:
+        return self.n.get(lab, 0)
 
 
 def _greedy(terms: list[list[str]], output: list[str], sizes: dict[str, int]) -> list[tuple[int, ...]]:
-    terms = [list(t) for t in terms]
-    path: list[tuple[int, ...]] = []
-    if len(terms) == 1:
+    """Greedy pairwise path (the strategy of ``opt_einsum``'s ``greedy``): repeatedly contract the
+    pair sharing a label whose result grows the total size least (``size(result) - size(a) -
+    size(b)``, ties to the smaller result, then the older operands); when no remaining pair shares
+    a label, take the outer product of the two smallest operands.
+
+    Candidate pairs live in a heap with lazy deletion; a pair's result does not change when other
+    operands merge (a label stays needed outside the pair as long as some operand or the output
+    carries it), so each merge only adds the new operand's pairs: ``O(P log P)`` for ``P``
+    candidate pairs.
+    """
+    n = len(terms)
+    if n == 1:
         return [(0,)]
-    while len(terms) > 1:
-        best = None
-        for i, j in itertools.combinations(range(len(terms)), 2):
-            a, b = terms[i], terms[j]
-            res = _pair_result(a, b, _needed(terms, (i, j), output))
-            rs = _size(res, sizes)
-            key = (not (set(a) & set(b)), rs - _size(a, sizes) - _size(b, sizes), rs, i, j)
-            if best is None or key < best[0]:
-                best = (key, i, j, res)
-        assert best is not None
-        _, i, j, res = best
+    out = set(output)
+    sets: dict[int, frozenset[str]] = {k: frozenset(t) for k, t in enumerate(terms)}
+    size_of = {k: _size(sorted(t), sizes) for k, t in sets.items()}
+    count: dict[str, int] = {}
+    holders: dict[str, set[int]] = {}
+    for k, t in sets.items():
+        for lab in t:
+            count[lab] = count.get(lab, 0) + 1
+            holders.setdefault(lab, set()).add(k)
+
+    def result(a: int, b: int) -> frozenset[str]:
+        sa, sb = sets[a], sets[b]
+        return frozenset(lab for lab in sa | sb if lab in out or count[lab] > (lab in sa) + (lab in sb))
+
+    heap: list[tuple[int, int, int, int]] = []
+
+    def push(a: int, b: int) -> None:
+        a, b = min(a, b), max(a, b)
+        rs = _size(sorted(result(a, b)), sizes)
+        heapq.heappush(heap, (rs - size_of[a] - size_of[b], rs, a, b))
+
+    for k in range(n):
+        partners: set[int] = set()
+        for lab in sets[k]:
+            partners.update(j for j in holders[lab] if j > k)
+        for j in partners:
+            push(k, j)
+    alive = set(range(n))
+    ssa: list[tuple[int, int]] = []
+    nxt = n
+    while len(alive) > 1:
+        pair = None
+        while heap:
+            _, _, a, b = heapq.heappop(heap)
+            if a in alive and b in alive:
+                pair = (a, b)
+                break
+        if pair is None:  # disconnected: outer product of the two smallest
+            a, b = sorted(sorted(alive), key=lambda k: size_of[k])[:2]
+            pair = (min(a, b), max(a, b))
+        a, b = pair
+        r = result(a, b)
+        for k in (a, b):
+            alive.discard(k)
+            for lab in sets[k]:
+                count[lab] -= 1
+                holders[lab].discard(k)
+        sets[nxt] = r
+        size_of[nxt] = _size(sorted(r), sizes)
+        partners = set()
+        for lab in r:
+            count[lab] += 1
+            partners.update(holders[lab])
+            holders[lab].add(nxt)
+        alive.add(nxt)
+        for j in partners:
+            push(j, nxt)
+        ssa.append((a, b))
+        nxt += 1
+    return _linear_path(ssa, n)
+
+
+def _linear_path(ssa: list[tuple[int, int]], n: int) -> list[tuple[int, ...]]:
+    """Static-single-assignment pairs (operand ``n + k`` is the result of pair ``k``) to the
+    linear path format of ``numpy``/``opt_einsum`` (positions in the shrinking operand list)."""
+    ids = list(range(n))
+    path: list[tuple[int, ...]] = []
+    nxt = n
+    for x, y in ssa:
+        i, j = sorted((ids.index(x), ids.index(y)))
         path.append((i, j))
-        terms.pop(j)
-        terms.pop(i)
-        terms.append(res)
+        ids.pop(j)
+        ids.pop(i)
+        ids.append(nxt)
+        nxt += 1
     return path
 
 
@@ -328,17 +411,7 @@ def _optimal(terms: list[list[str]], output: list[str], sizes: dict[str, int]) -
         return counter[0] - 1
 
     walk(full)
-    ids = list(range(n))
-    path: list[tuple[int, ...]] = []
-    nxt = n
-    for x, y in ssa:
-        i, j = sorted((ids.index(x), ids.index(y)))
-        path.append((i, j))
-        ids.pop(j)
-        ids.pop(i)
-        ids.append(nxt)
-        nxt += 1
-    return path
+    return _linear_path(ssa, n)
 
 
 def _validate_path(path: Any, n: int, subscripts: str) -> list[tuple[int, ...]]:
@@ -388,9 +461,10 @@ class _Plan:
 
     def __init__(self) -> None:
         self.prep: list[list[tuple[str, tuple[Any, ...]]]] = []
-        # per path entry: the operand positions taken, then one (lhs sums, rhs sums, config)
-        # per pairwise dot_general
-        self.steps: list[tuple[tuple[int, ...], list[tuple[tuple[int, ...], tuple[int, ...], DotGeneralConfig]]]] = []
+        # per path entry: the operand positions taken, then per pairwise product
+        # (lhs sums, rhs sums, "dot_general", config) or (lhs sums, rhs sums, "mul",
+        # ((lhs transpose, result shape, broadcast dims), (rhs ...)))
+        self.steps: list[tuple[tuple[int, ...], list[tuple[tuple[int, ...], tuple[int, ...], str, Any]]]] = []
         self.final: list[tuple[str, tuple[Any, ...]]] = []
         self.path: list[tuple[int, ...]] = []
         self.info: EinsumPathInfo | None = None
@@ -432,11 +506,11 @@ def _make_plan(subscripts: str, shapes: list[tuple[int, ...]], dtypes: list[np.d
     n = len(shapes)
     plan = _Plan()
     terms: list[list[str]] = []
+    held = _LabelCount(parsed.inputs)
+    out_set = set(output)
     for k in range(n):
-        others = set(output)
-        for j in range(n):
-            if j != k:
-                others.update(parsed.inputs[j])
+        mine = set(parsed.inputs[k])
+        others = {lab for lab in mine if lab in out_set or held[lab] > 1}
         ops, labs = _prep_operand(parsed.inputs[k], shapes[k], others, sizes)
         plan.prep.append(ops)
         terms.append(labs)
@@ -473,19 +547,18 @@ def _make_plan(subscripts: str, shapes: list[tuple[int, ...]], dtypes: list[np.d
     rows: list[tuple[tuple[int, ...], str, int, int]] = []
     opt_cost = 0
     largest = max([_size(t, sizes) for t in cur] + [0])
+    live = _LabelCount(cur)  # operands holding each label, among those not yet contracted
     for entry in path:
         idx = sorted(entry, reverse=True)
         group = [cur[k] for k in sorted(entry)]
         for k in idx:
-            cur.pop(k)
-        need_outside = _needed(cur, (), output)
+            live.remove(cur.pop(k))
         acc = group[0]
-        pairs: list[tuple[tuple[int, ...], tuple[int, ...], DotGeneralConfig]] = []
+        pairs: list[tuple[tuple[int, ...], tuple[int, ...], str, Any]] = []
         for g, b in enumerate(group[1:], start=1):
-            need = set(need_outside)
-            for later in group[g + 1 :]:
-                need.update(later)
+            later = set().union(*group[g + 1 :])
             a = acc
+            need = {lab for lab in set(a) | set(b) if lab in out_set or live[lab] or lab in later}
             pre_a = [k for k, lab in enumerate(a) if lab not in b and lab not in need]
             pre_b = [k for k, lab in enumerate(b) if lab not in a and lab not in need]
             a2 = [lab for k, lab in enumerate(a) if k not in pre_a]
@@ -493,20 +566,33 @@ def _make_plan(subscripts: str, shapes: list[tuple[int, ...]], dtypes: list[np.d
             shared = [lab for lab in a2 if lab in b2]
             batch = [lab for lab in shared if lab in need]
             contr = [lab for lab in shared if lab not in need]
-            cfg = DotGeneralConfig(
-                lhs_contracting_dims=tuple(a2.index(lab) for lab in contr),
-                rhs_contracting_dims=tuple(b2.index(lab) for lab in contr),
-                lhs_batch_dims=tuple(a2.index(lab) for lab in batch),
-                rhs_batch_dims=tuple(b2.index(lab) for lab in batch),
-            )
             res = [lab for lab in a2 if lab not in shared] + [lab for lab in b2 if lab not in shared] + batch
-            pairs.append((tuple(pre_a), tuple(pre_b), cfg))
+            if contr:
+                cfg = DotGeneralConfig(
+                    lhs_contracting_dims=tuple(a2.index(lab) for lab in contr),
+                    rhs_contracting_dims=tuple(b2.index(lab) for lab in contr),
+                    lhs_batch_dims=tuple(a2.index(lab) for lab in batch),
+                    rhs_batch_dims=tuple(b2.index(lab) for lab in batch),
+                )
+                pairs.append((tuple(pre_a), tuple(pre_b), "dot_general", cfg))
+            else:
+                # Nothing summed (outer and elementwise products): both operands as broadcast
+                # views of the result's shape, then one `mul` -- a GEMM per batch element
+                # would cost a kernel call per element.
+                shape = tuple(sizes[lab] for lab in res)
+                views = []
+                for labs in (a2, b2):
+                    order = sorted(range(len(labs)), key=lambda k: res.index(labs[k]))
+                    dims = tuple(res.index(labs[k]) for k in order)
+                    views.append((tuple(order), shape, dims))
+                pairs.append((tuple(pre_a), tuple(pre_b), "mul", views))
             cost = _flops(set(a2) | set(b2), bool(contr), sizes)
             opt_cost += cost
             largest = max(largest, _size(res, sizes))
             rows.append((tuple(sorted(entry)), _fmt(a2) + "," + _fmt(b2) + "->" + _fmt(res), cost, _size(res, sizes)))
             acc = res
         cur.append(acc)
+        live.add(acc)
         plan.steps.append((tuple(sorted(entry)), pairs))
     final_labels = cur[0] if cur else []
 
@@ -694,12 +780,20 @@ def _lower(subscripts: str, shapes: list[tuple[int, ...]], dtypes: list[np.dtype
         for k in sorted(idx, reverse=True):
             xs.pop(k)
         acc = group[0]
-        for b, (pre_a, pre_b, cfg) in zip(group[1:], pairs):
+        for b, (pre_a, pre_b, kind, arg) in zip(group[1:], pairs):
             if pre_a:
                 acc = emit("reduce_sum", (pre_a,), acc)
             if pre_b:
                 b = emit("reduce_sum", (pre_b,), b)
-            acc = emit("dot_general", (cfg,), acc, b)
+            if kind == "dot_general":
+                acc = emit("dot_general", (arg,), acc, b)
+                continue
+            xy = []
+            for x, (order, shape, dims) in zip((acc, b), arg):
+                if order != tuple(range(len(order))):
+                    x = emit("transpose", (order,), x)
+                xy.append(emit("broadcast_in_dim", (shape, dims), x))
+            acc = emit("mul", (), *xy)
         xs.append(acc)
     out = xs[0]
     for name, a in plan.final:

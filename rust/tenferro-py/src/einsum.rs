@@ -16,7 +16,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyList, PySequence, PyString, PyTuple};
 use tenferro_ad::{record, Var};
 use tenferro_cpu::CpuEngine;
-use tenferro_ops::{CompareDir, Op, ReduceOp};
+use tenferro_ops::{BinaryOp, CompareDir, Op, ReduceOp};
 use tenferro_runtime::apply;
 use tenferro_tensor::dtype::DType;
 use tenferro_tensor::{Scalar, Tensor};
@@ -120,7 +120,6 @@ fn work(op: &Op, vals: &[&Tensor]) -> usize {
                 .saturating_mul(r.numel() / shared.max(1))
                 .max(largest)
         }
-        (Op::BroadcastInDim { shape, .. }, _) => shape.iter().product::<usize>().max(largest),
         _ => largest,
     }
 }
@@ -184,6 +183,7 @@ fn lower(
             },
             "dot_general" => Op::DotGeneral(dot_config(py, "einsum", &arg(0)?)?),
             "convert" => Op::Convert(dtype_from_py(py, "einsum", &arg(0)?)?),
+            "mul" => Op::Binary(BinaryOp::Mul),
             "compare_ne_zero" => Op::Compare(CompareDir::Ne),
             other => {
                 return Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
