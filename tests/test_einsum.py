@@ -459,3 +459,76 @@ def test_opt_einsum_dispatches_to_tenferro() -> None:
     # d/dx Σ|x M|² = 2 (x M) Mᴴ with M = b c (tenferro's convention: the conjugate gradient)
     m = b @ c
     np.testing.assert_allclose(np.asarray(x.grad), (2 * (a @ m) @ m.conj().T).real, rtol=1e-10)
+
+
+# -- regressions found by a hostile-input session ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("subscripts", "arrays"),
+    [
+        ("i,j->", [np.array([True, False, True]), np.arange(3.0)]),
+        ("i,i,->", [np.array([True, False, True]), np.array([True, True, True]), 2.0]),
+        ("ii,j->j", [np.eye(2, dtype=bool), np.arange(3.0)]),
+        ("i,i->i", [np.array([True, False]), np.array([3, 4], np.int32)]),
+    ],
+)
+def test_bool_mixed_with_other_dtypes(subscripts: str, arrays: list[Any]) -> None:
+    expected = np.einsum(subscripts, *arrays)
+    got = tf.einsum(subscripts, *arrays)
+    assert np.dtype(got.dtype) == expected.dtype
+    np.testing.assert_array_equal(np.asarray(got), expected)
+
+
+def test_all_bool_counts_never_wrap() -> None:
+    t = np.ones(1 << 16, bool)
+    assert bool(tf.einsum("i,j,k,l->", t, t, t, t)) is True  # 2**64 true products
+    ops: list[Any] = []
+    for k in range(64):
+        ops += [np.ones(2, bool), [k]]
+    assert bool(tf.einsum(*ops, [])) is True
+    assert bool(tf.einsum("i,i->", np.array([True, False]), np.array([False, True]))) is False
+
+
+@pytest.mark.parametrize(("subscripts", "shape"), [("ii->i", (1, 3)), ("ii", (3, 1)), ("iij->ij", (1, 2, 3))])
+def test_diagonal_needs_equal_sizes(subscripts: str, shape: tuple[int, ...]) -> None:
+    with pytest.raises(tf.errors.EinsumError, match="repeated in operand 0 with sizes"):
+        tf.einsum(subscripts, np.ones(shape))
+
+
+def test_path_entries_are_validated_on_cache_hits_too() -> None:
+    a = np.ones((2, 2))
+    tf.einsum("ij,jk->ik", a, a, optimize=[(0, 1)])  # cached
+    with pytest.raises(tf.errors.EinsumError, match="invalid path entry 0"):
+        tf.einsum("ij,jk->ik", a, a, optimize=[(False, True)])
+
+
+def test_large_interleaved_labels() -> None:
+    m = np.arange(6.0).reshape(2, 3)
+    for k in (35328, 36000, 1_000_000):  # around and above the surrogate range
+        np.testing.assert_array_equal(np.asarray(tf.einsum(m, [0, k], [0])), m.sum(1))
+        assert tf.einsum_path(m, [0, k], [0])[0] == [(0,)]
+    with pytest.raises(tf.errors.EinsumError, match="too large"):
+        tf.einsum(m, [0, 2**70], [0])
+
+
+def test_error_positions_count_in_the_given_string() -> None:
+    with pytest.raises(tf.errors.EinsumError, match="position 3"):
+        tf.einsum("  i.j", np.ones((2, 2)))
+    with pytest.raises(tf.errors.EinsumError, match="'-' at position 10"):
+        tf.einsum("ij, jk ->i-k", np.ones((2, 2)), np.ones((2, 2)))
+
+
+@pytest.mark.parametrize("optimize", [1, 0, 1.5, object(), np.True_])
+def test_non_path_optimize_is_an_einsum_error(optimize: Any) -> None:
+    with pytest.raises(tf.errors.EinsumError, match="invalid optimize"):
+        tf.einsum("ij->ji", np.ones((2, 2)), optimize=optimize)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64], ids=str)
+def test_grads_single_precision_with_default_tolerances(dtype: Any) -> None:
+    """check_grads picks a step and tolerances suited to single precision by default."""
+    rng = np.random.default_rng(14)
+    args = [rand(rng, (3, 4), dtype), rand(rng, (4, 2), dtype)]
+    tf.testing.check_grads(lambda a, b: tf.einsum("ij,jk->ki", a, b), args, order=2)
+    tf.testing.check_grads(lambda p, q: p * q, [rand(rng, (3,), dtype)] * 2, order=1)

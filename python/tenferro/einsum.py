@@ -45,7 +45,7 @@ __all__ = ["einsum", "einsum_path"]
 _SESSION = _implicit_session()
 _OPTIMAL_MAX = 8
 _BOOL = np.dtype(bool)
-_I64 = np.dtype(np.int64)
+_F64 = np.dtype(np.float64)
 
 
 def _tf() -> Any:
@@ -64,7 +64,16 @@ def _label_of_int(k: Any, subscripts: str) -> str:
     k = int(k)
     if k < 52:
         return string.ascii_letters[k]
-    return chr(0x4E00 + k)  # CJK ideographs: alphabetic, never ASCII
+    # Code points from U+4E00 (CJK ideographs, never ASCII), skipping the surrogates.
+    cp = 0x4E00 + (k - 52)
+    if cp >= 0xD800:
+        cp += 0x800
+    if cp > 0x10FFFF:
+        raise EinsumError(
+            f"einsum: interleaved sublist {subscripts}: label {k} is too large "
+            f"(at most {0x10FFFF - 0x800 - 0x4E00 + 52})"
+        )
+    return chr(cp)
 
 
 def _interleaved(args: Sequence[Any]) -> tuple[str, list[Any]]:
@@ -94,8 +103,9 @@ def _interleaved(args: Sequence[Any]) -> tuple[str, list[Any]]:
     return subs, operands
 
 
-def _parse_term(term: str, subscripts: str, offset: int) -> list[str]:
-    """Labels of one term; ``'...'`` kept as the token ``'...'``."""
+def _parse_term(term: str, subscripts: str, offset: int, where: Sequence[int]) -> list[str]:
+    """Labels of one term; ``'...'`` kept as the token ``'...'``. ``term`` starts at ``offset``
+    of the whitespace-free subscripts; ``where`` maps those positions to the original string."""
     labels: list[str] = []
     i = 0
     while i < len(term):
@@ -103,20 +113,20 @@ def _parse_term(term: str, subscripts: str, offset: int) -> list[str]:
         if ch == ".":
             if term[i : i + 3] != "...":
                 raise EinsumError(
-                    f"einsum: subscripts {subscripts!r}: invalid '.' at position {offset + i} "
+                    f"einsum: subscripts {subscripts!r}: invalid '.' at position {where[offset + i]} "
                     "(an ellipsis is exactly '...')"
                 )
             if "..." in labels:
                 raise EinsumError(
                     f"einsum: subscripts {subscripts!r}: more than one ellipsis in one term at "
-                    f"position {offset + i}"
+                    f"position {where[offset + i]}"
                 )
             labels.append("...")
             i += 3
             continue
         if ch in ",->":
             raise EinsumError(
-                f"einsum: subscripts {subscripts!r}: invalid label {ch!r} at position {offset + i} "
+                f"einsum: subscripts {subscripts!r}: invalid label {ch!r} at position {where[offset + i]} "
                 "(',', '-' and '>' only separate terms)"
             )
         labels.append(ch)
@@ -144,7 +154,8 @@ def _ell(r: int) -> str:
 def _parse(subscripts: str, shapes: Sequence[tuple[int, ...]]) -> _Parsed:
     if not isinstance(subscripts, str):
         raise EinsumError(f"einsum: subscripts must be a str, got {type(subscripts).__name__}")
-    s = "".join(subscripts.split())
+    where = [i for i, ch in enumerate(subscripts) if not ch.isspace()]
+    s = "".join(subscripts[i] for i in where)
     if s.count("->") > 1:
         raise EinsumError(f"einsum: subscripts {subscripts!r}: more than one '->'")
     explicit = "->" in s
@@ -157,9 +168,9 @@ def _parse(subscripts: str, shapes: Sequence[tuple[int, ...]]) -> _Parsed:
     raw: list[list[str]] = []
     off = 0
     for t in terms:
-        raw.append(_parse_term(t, subscripts, off))
+        raw.append(_parse_term(t, subscripts, off, where))
         off += len(t) + 1
-    out_raw = _parse_term(rhs, subscripts, len(lhs) + 2) if explicit else None
+    out_raw = _parse_term(rhs, subscripts, len(lhs) + 2, where) if explicit else None
 
     n_ell = 0
     inputs: list[list[str]] = []
@@ -184,7 +195,13 @@ def _parse(subscripts: str, shapes: Sequence[tuple[int, ...]]) -> _Parsed:
                     f"{terms[k]!r} has {len(named)} labels"
                 )
             full = labels
+        mine: dict[str, int] = {}
         for lab, n in zip(full, shape):
+            if mine.setdefault(lab, n) != n:
+                raise EinsumError(
+                    f"einsum: subscripts {subscripts!r}: label {lab!r} repeated in operand {k} "
+                    f"with sizes {mine[lab]} and {n} (a diagonal needs equal sizes)"
+                )
             if lab not in sizes or (sizes[lab] == 1 and n != 1):
                 sizes[lab] = n
                 where[lab] = k
@@ -415,7 +432,13 @@ def _optimal(terms: list[list[str]], output: list[str], sizes: dict[str, int]) -
 
 
 def _validate_path(path: Any, n: int, subscripts: str) -> list[tuple[int, ...]]:
-    entries = list(path)
+    try:
+        entries = list(path)
+    except TypeError:
+        raise EinsumError(
+            f"einsum: subscripts {subscripts!r}: invalid optimize {path!r} "
+            "(False, True, 'greedy', 'optimal' or a path)"
+        ) from None
     if entries and isinstance(entries[0], str):
         if entries[0] != "einsum_path":
             raise EinsumError(
@@ -763,7 +786,7 @@ def _lower(subscripts: str, shapes: list[tuple[int, ...]], dtypes: list[np.dtype
 
     Returns ``(instructions, output_slot)``. Slots ``0..n`` hold the operands; instruction ``k``
     writes slot ``n + k``. Each instruction is ``(primitive, arguments, input slots)``;
-    ``compare_ne_zero`` is ``compare(x, 0, "NE")`` (all-bool contractions).
+    ``compare_ne_zero`` is ``compare(x, 0, "NE")`` (all-bool contractions, counted in float64).
     """
     plan = _make_plan(subscripts, shapes, dtypes, optimize)
     n = len(shapes)
@@ -774,8 +797,10 @@ def _lower(subscripts: str, shapes: list[tuple[int, ...]], dtypes: list[np.dtype
         return n + len(prog) - 1
 
     xs = list(range(n))
-    if plan.bool_out:
-        xs = [emit("convert", (_I64,), x) for x in xs]
+    # Bool operands: all-bool contractions count in float64 (never wraps; positive stays
+    # positive) and test != 0 at the end; with other dtypes, bools convert to the result type.
+    to = _F64 if plan.bool_out else np.result_type(*dtypes) if dtypes else None
+    xs = [emit("convert", (to,), x) if dtypes[x] == _BOOL else x for x in xs]
     for k, prep in enumerate(plan.prep):
         for name, a in prep:
             xs[k] = emit(name, a, xs[k])

@@ -195,8 +195,8 @@ fn lower(
         if zero && consts.is_empty() {
             consts.push(crate::convert::scalar_tensor(
                 "einsum",
-                Scalar::Int(0),
-                DType::I64,
+                Scalar::Float(0.0),
+                DType::F64,
             )?);
         }
         raw.push((op, ins, zero));
@@ -275,7 +275,17 @@ fn plan_key(
                 key.push(-1);
                 continue;
             }
-            let idx: Vec<i64> = entry.extract().ok()?;
+            // Entries must be sequences of integers; bools and anything else go through the
+            // planner uncached, which names what is wrong with them.
+            let entry = entry.cast::<PySequence>().ok()?;
+            let mut idx: Vec<i64> = Vec::new();
+            for k in entry.try_iter().ok()? {
+                let k = k.ok()?;
+                if k.is_instance_of::<PyBool>() {
+                    return None;
+                }
+                idx.push(k.extract().ok()?);
+            }
             key.push(idx.len() as i64);
             key.extend(idx);
         }
