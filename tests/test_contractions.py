@@ -334,3 +334,24 @@ def test_batch_innermost_contractions(dtype: Any, subscripts: str, shapes: list[
     np.testing.assert_allclose(
         np.asarray(tf.einsum(subscripts, *sub)), np.einsum(subscripts, *[a[::2] for a in arrays]), rtol=tol, atol=tol
     )
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=str)
+@pytest.mark.parametrize(
+    ("subscripts", "shapes"),
+    [
+        ("abc,bcd->ad", [(4, 5, 6), (5, 6, 7)]),
+        ("xabc,xbcd->xad", [(3, 4, 5, 6), (3, 5, 6, 7)]),
+        ("abcd,cdef->abef", [(2, 3, 4, 5), (4, 5, 3, 2)]),
+    ],
+)
+def test_c_ordered_multi_axis_groups_read_in_place(dtype: Any, subscripts: str, shapes: list[tuple[int, ...]]) -> None:
+    """NumPy arrays read in place (C order) whose contracted/free axis groups span several axes
+    are contracted on their axis-reversed (column-major) views: no operand copy."""
+    rng = np.random.default_rng(15)
+    arrays = [rng.normal(size=s).astype(dtype) for s in shapes]
+    engine = tf.default_engine()
+    before = engine.operand_copies
+    got = tf.einsum(subscripts, *[tf.asarray(a, copy=False) for a in arrays])
+    assert engine.operand_copies == before
+    np.testing.assert_allclose(np.asarray(got), np.einsum(subscripts, *arrays), rtol=1e-12, atol=1e-12)

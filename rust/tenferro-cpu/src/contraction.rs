@@ -366,6 +366,12 @@ pub(crate) fn dot_general(
     if out.numel() == 0 || k == 0 {
         return Ok(out);
     }
+    // C-ordered operands whose multi-axis groups do not merge in axis order (NumPy arrays read
+    // in place): compute on the axis-reversed views, which are column-major, and permute the
+    // result back — no operand copy where the reversed views read in place.
+    if let Some(t) = reversed_axes(e, name, cfg, lhs, rhs, conj, out_shape, (&lfree, &rfree))? {
+        return Ok(t);
+    }
     // Both operands row-major (C-ordered NumPy memory, transposed views): compute the swapped
     // product Bᵀ·Aᵀ per batch, whose operands are column-major, into a compact buffer and return
     // its axes permuted back — row-major result blocks, as NumPy gives for C-ordered operands.
@@ -438,6 +444,61 @@ pub(crate) fn dot_general(
         DType::Bool => naive_batches::<bool>(&l, &r, &out, m, n, k),
     }
     Ok(out)
+}
+
+/// Whether reading `t` as a `rows × cols` matrix (batch axes apart) needs a compacting copy.
+fn needs_copy(t: &Tensor, rows: &[usize], cols: &[usize]) -> bool {
+    plan_layout(t.shape(), t.strides(), rows, cols, &[])
+        .copy_perm
+        .is_some()
+}
+
+/// The axis-reversal path of [`dot_general`]: `None` unless some operand would be copied as
+/// given but neither is after reversing both operands' axes (C-ordered → column-major views).
+#[allow(clippy::too_many_arguments)]
+fn reversed_axes(
+    e: &CpuEngine,
+    name: &str,
+    cfg: &DotGeneralConfig,
+    lhs: &Tensor,
+    rhs: &Tensor,
+    conj: (bool, bool),
+    out_shape: &[usize],
+    (lfree, rfree): (&[usize], &[usize]),
+) -> Result<Option<Tensor>> {
+    let (lc, rc) = (&cfg.lhs_contracting_dims, &cfg.rhs_contracting_dims);
+    if !needs_copy(lhs, lfree, lc) && !needs_copy(rhs, rc, rfree) {
+        return Ok(None);
+    }
+    let (lr, rr) = (lhs.ndim(), rhs.ndim());
+    let flip =
+        |r: usize, dims: &[usize]| -> Vec<usize> { dims.iter().map(|&d| r - 1 - d).collect() };
+    // Contracting pairs listed in reverse, so that groups contiguous in C order chain.
+    let rev_cfg = DotGeneralConfig {
+        lhs_contracting_dims: flip(lr, lc).into_iter().rev().collect(),
+        rhs_contracting_dims: flip(rr, rc).into_iter().rev().collect(),
+        lhs_batch_dims: flip(lr, &cfg.lhs_batch_dims),
+        rhs_batch_dims: flip(rr, &cfg.rhs_batch_dims),
+    };
+    let rev = |t: &Tensor| t.transpose_view(&(0..t.ndim()).rev().collect::<Vec<_>>());
+    let (l2, r2) = (rev(lhs)?, rev(rhs)?);
+    let (lf2, rf2) = (rev_cfg.lhs_free(lr), rev_cfg.rhs_free(rr));
+    if needs_copy(&l2, &lf2, &rev_cfg.lhs_contracting_dims)
+        || needs_copy(&r2, &rev_cfg.rhs_contracting_dims, &rf2)
+    {
+        return Ok(None);
+    }
+    let (nl, nr) = (lfree.len(), rfree.len());
+    let mut shape2: Vec<usize> = out_shape[..nl].iter().rev().copied().collect();
+    shape2.extend(out_shape[nl..nl + nr].iter().rev());
+    shape2.extend_from_slice(&out_shape[nl + nr..]);
+    let t = dot_general(e, name, &rev_cfg, &l2, &r2, conj, &shape2)?;
+    let perm: Vec<usize> = (0..nl)
+        .rev()
+        .chain((nl..nl + nr).rev())
+        .chain(nl + nr..out_shape.len())
+        .collect();
+    Ok(Some(t.transpose_view(&perm)?))
 }
 
 /// `scale_real(x, r)`: floats and complex multiply; integers round the product; bool keeps
