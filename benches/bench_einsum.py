@@ -24,6 +24,10 @@ path search
     ``tf.einsum_path(..., optimize="greedy")`` against ``opt_einsum.contract_path(...,
     optimize="greedy")`` on the same networks (shapes only, no contraction).
 
+Operands: every library reads the same C-ordered NumPy memory (tenferro through zero-copy
+``tf.asarray(a, copy=False)`` views; ``tf.asarray(a)`` would first copy into tenferro's
+column-major layout, which is not timed either way).
+
 Timing: per round, each library runs a few calls back to back (timed together), libraries in
 round-robin with a short sleep between them and the garbage collector off while timing; the
 best round counts. Cases slower than a second get a single round. Ratios are tenferro/peer:
@@ -123,7 +127,7 @@ def case_transfer(bond: int, dtype: Any, rounds: int) -> Case:
     case = Case(f"MPS transfer {subs} D={bond} {np.dtype(dtype).name}", "us", ("numpy",))
     rng = np.random.default_rng(bond)
     arrays = [_rand(rng, (bond, bond), dtype), _rand(rng, (bond, 2, bond), dtype), _rand(rng, (bond, 2, bond), dtype)]
-    ts = [tf.asarray(a) for a in arrays]
+    ts = [tf.asarray(a, copy=False) for a in arrays]  # the memory NumPy and opt_einsum read
     fns: dict[str, Callable[[], Any]] = {
         "tenferro": lambda: tf.einsum(subs, *ts),
         "numpy": lambda: np.einsum(subs, *arrays, optimize=True),
@@ -152,7 +156,7 @@ def case_instance(path: pathlib.Path, rounds: int) -> tuple[Case, Case]:
     subs, arrays, stored = load(path)
     unit = "s" if path.name in HEAVY else "ms"
     case = Case(f"{path.stem} (stored path)", unit, ("numpy", "opt_einsum"))
-    ts = [tf.asarray(a) for a in arrays]
+    ts = [tf.asarray(a, copy=False) for a in arrays]  # the memory NumPy and opt_einsum read
     fns: dict[str, Callable[[], Any]] = {
         "tenferro": lambda: tf.einsum(subs, *ts, optimize=stored),
         "opt_einsum": lambda: oe.contract(subs, *arrays, optimize=stored),
