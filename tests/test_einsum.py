@@ -190,10 +190,12 @@ def test_random_vs_numpy(problem: tuple[str, list[tuple[int, ...]], Any], dtype:
     rng = np.random.default_rng(0)
     arrays = [rand(rng, s, dtype) for s in shapes]
     check(subs, *arrays, optimize=optimize)
-    # opt_einsum (the acceptance oracle) agrees too
+    # opt_einsum (the acceptance oracle) agrees too, on column-major copies and on zero-copy
+    # views of the C-ordered arrays (the planner orders products by memory layout)
     expected = opt_einsum.contract(subs, *arrays)
-    got = tf.einsum(subs, *[tf.asarray(a) for a in arrays], optimize=optimize)
-    np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-10, atol=1e-10)
+    for copy in (True, False):
+        got = tf.einsum(subs, *[tf.asarray(a, copy=copy) for a in arrays], optimize=optimize)
+        np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-10, atol=1e-10)
 
 
 # -- derivatives ------------------------------------------------------------------------------

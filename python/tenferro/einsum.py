@@ -523,7 +523,11 @@ def _prep_operand(labels: list[str], shape: tuple[int, ...], others: set[str],
     return ops, labels
 
 
-def _make_plan(subscripts: str, shapes: list[tuple[int, ...]], dtypes: list[np.dtype], optimize: Any) -> _Plan:
+def _make_plan(subscripts: str, shapes: list[tuple[int, ...]], dtypes: list[np.dtype], optimize: Any,
+               c_order: Sequence[bool] | None = None) -> _Plan:
+    """Parse, plan and lower one contraction. ``c_order[k]`` says operand ``k`` is laid out
+    row-major (NumPy memory read in place); it only steers the axis order of products with
+    nothing summed, so that they walk the larger operand's memory contiguously."""
     parsed = _parse(subscripts, shapes)
     sizes, output = parsed.sizes, parsed.output
     n = len(shapes)
@@ -566,6 +570,9 @@ def _make_plan(subscripts: str, shapes: list[tuple[int, ...]], dtypes: list[np.d
 
     # pairwise lowering along the path
     cur = [list(t) for t in terms]
+    # per operand: memory order is the reverse of the axis order (untouched row-major inputs;
+    # every computed intermediate is column-major)
+    cur_c = [bool(c_order[k]) and not plan.prep[k] if c_order else False for k in range(n)]
     ids = list(range(n))  # slot index in the runtime list
     rows: list[tuple[tuple[int, ...], str, int, int]] = []
     opt_cost = 0
@@ -574,13 +581,15 @@ def _make_plan(subscripts: str, shapes: list[tuple[int, ...]], dtypes: list[np.d
     for entry in path:
         idx = sorted(entry, reverse=True)
         group = [cur[k] for k in sorted(entry)]
+        group_c = [cur_c[k] for k in sorted(entry)]
         for k in idx:
             live.remove(cur.pop(k))
+            cur_c.pop(k)
         acc = group[0]
         pairs: list[tuple[tuple[int, ...], tuple[int, ...], str, Any]] = []
         for g, b in enumerate(group[1:], start=1):
             later = set().union(*group[g + 1 :])
-            a = acc
+            a, a_c, b_c = acc, group_c[0] if g == 1 else False, group_c[g]
             need = {lab for lab in set(a) | set(b) if lab in out_set or live[lab] or lab in later}
             pre_a = [k for k, lab in enumerate(a) if lab not in b and lab not in need]
             pre_b = [k for k, lab in enumerate(b) if lab not in a and lab not in need]
@@ -604,7 +613,9 @@ def _make_plan(subscripts: str, shapes: list[tuple[int, ...]], dtypes: list[np.d
                 # would cost a kernel call per element. The result keeps the larger operand's
                 # axis order (its memory order for tenferro's column-major tensors), so that
                 # operand and the output are walked contiguously.
-                big, small = (a2, b2) if _size(a2, sizes) >= _size(b2, sizes) else (b2, a2)
+                mem_a = a2[::-1] if a_c and not pre_a else a2
+                mem_b = b2[::-1] if b_c and not pre_b else b2
+                big, small = (mem_a, mem_b) if _size(a2, sizes) >= _size(b2, sizes) else (mem_b, mem_a)
                 res = list(big) + [lab for lab in small if lab not in big]
                 shape = tuple(sizes[lab] for lab in res)
                 views = []
@@ -619,6 +630,7 @@ def _make_plan(subscripts: str, shapes: list[tuple[int, ...]], dtypes: list[np.d
             rows.append((tuple(sorted(entry)), _fmt(a2) + "," + _fmt(b2) + "->" + _fmt(res), cost, _size(res, sizes)))
             acc = res
         cur.append(acc)
+        cur_c.append(False)
         live.add(acc)
         plan.steps.append((tuple(sorted(entry)), pairs))
     final_labels = cur[0] if cur else []
@@ -781,14 +793,15 @@ Instr = tuple[str, tuple[Any, ...], tuple[int, ...]]
 
 
 def _lower(subscripts: str, shapes: list[tuple[int, ...]], dtypes: list[np.dtype],
-           optimize: Any) -> tuple[list[Instr], int]:
+           optimize: Any, c_order: Sequence[bool] | None = None) -> tuple[list[Instr], int]:
     """The flat program the Rust core caches (engine plan cache) and runs for one einsum call.
 
     Returns ``(instructions, output_slot)``. Slots ``0..n`` hold the operands; instruction ``k``
-    writes slot ``n + k``. Each instruction is ``(primitive, arguments, input slots)``;
+    writes slot ``n + k``. ``c_order`` flags row-major operands (see :func:`_make_plan`; part of
+    the plan-cache key). Each instruction is ``(primitive, arguments, input slots)``;
     ``compare_ne_zero`` is ``compare(x, 0, "NE")`` (all-bool contractions, counted in float64).
     """
-    plan = _make_plan(subscripts, shapes, dtypes, optimize)
+    plan = _make_plan(subscripts, shapes, dtypes, optimize, c_order)
     n = len(shapes)
     prog: list[Instr] = []
 

@@ -151,11 +151,14 @@ fn lower(
 ) -> PyResult<EinsumProgram> {
     let shapes = PyList::empty(py);
     let dtypes = PyList::empty(py);
+    let c_order = PyList::empty(py);
     for t in tensors {
         shapes.append(PyTuple::new(py, t.shape())?)?;
         dtypes.append(crate::convert::np_dtype(py, t.dtype())?)?;
+        c_order.append(row_major_like(t))?;
     }
-    let res = einsum_fn(py, &LOWER, "_lower")?.call1((subscripts, shapes, dtypes, optimize))?;
+    let res =
+        einsum_fn(py, &LOWER, "_lower")?.call1((subscripts, shapes, dtypes, optimize, c_order))?;
     let (prog, output): (Bound<'_, PyList>, usize) = res.extract()?;
     let n = tensors.len();
     let mut consts: Vec<Tensor> = Vec::new();
@@ -242,6 +245,19 @@ fn lower(
     })
 }
 
+/// Whether `t`'s axes (those longer than 1, at least two) have strictly decreasing strides: NumPy's
+/// C order read in place. The planner then keeps products in that memory order.
+fn row_major_like(t: &Tensor) -> bool {
+    let s: Vec<usize> = t
+        .shape()
+        .iter()
+        .zip(t.strides())
+        .filter(|(&n, _)| n > 1)
+        .map(|(_, &st)| st.unsigned_abs())
+        .collect();
+    s.len() >= 2 && s.windows(2).all(|w| w[0] > w[1])
+}
+
 /// The plan-cache key of a call, or `None` when `optimize` has no integer encoding (the call
 /// then plans without the cache, and the planner reports what is wrong with it).
 fn plan_key(
@@ -252,6 +268,7 @@ fn plan_key(
     let mut key = vec![KEY_TAG, tensors.len() as i64];
     for t in tensors {
         key.push(t.dtype() as i64);
+        key.push(i64::from(row_major_like(t)));
         key.push(t.ndim() as i64);
         key.extend(t.shape().iter().map(|&d| d as i64));
     }
