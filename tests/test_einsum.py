@@ -194,7 +194,7 @@ def test_random_vs_numpy(problem: tuple[str, list[tuple[int, ...]], Any], dtype:
     # views of the C-ordered arrays (the planner orders products by memory layout)
     expected = opt_einsum.contract(subs, *arrays)
     for copy in (True, False):
-        got = tf.einsum(subs, *[tf.asarray(a, copy=copy) for a in arrays], optimize=optimize)
+        got = tf.einsum(subs, *[tf.asarray(np.asarray(a), copy=copy) for a in arrays], optimize=optimize)
         np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-10, atol=1e-10)
 
 
