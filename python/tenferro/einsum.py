@@ -868,7 +868,9 @@ def einsum(*operands: Any, optimize: Any = "greedy") -> Tensor:
         The operands; dtypes are combined by the primitives' promotion (NumPy's
         ``result_type``). All-bool operands give a bool result (``any`` of products).
     optimize : {"greedy", "optimal", False} or path, optional
-        Contraction order: ``False`` left to right, ``"greedy"`` (default, ``opt_einsum``'s
+        Contraction order: ``False`` pairwise left to right (no reordering; unlike NumPy's
+        unoptimised loop it forms intermediates, which outer products can make large),
+        ``"greedy"`` (default, ``opt_einsum``'s
         greedy), ``"optimal"`` (exhaustive up to 8 operands, greedy above), or an explicit path
         (a list of index tuples, or NumPy's ``["einsum_path", (0, 1), ...]``).
 
