@@ -314,21 +314,49 @@ def _greedy(terms: list[list[str]], output: list[str], sizes: dict[str, int]) ->
         return frozenset(lab for lab in sa | sb if lab in out or count[lab] > (lab in sa) + (lab in sb))
 
     heap: list[tuple[int, int, int, int]] = []
+    alive = set(range(n))
+    ssa: list[tuple[int, int]] = []
+    nxt = n
+
+    def merge(a: int, b: int) -> frozenset[str]:
+        nonlocal nxt
+        r = result(a, b)
+        for k in (a, b):
+            alive.discard(k)
+            for lab in sets[k]:
+                count[lab] -= 1
+                holders[lab].discard(k)
+        sets[nxt] = r
+        size_of[nxt] = _size(sorted(r), sizes)
+        for lab in r:
+            count[lab] += 1
+            holders[lab].add(nxt)
+        alive.add(nxt)
+        ssa.append((a, b))
+        nxt += 1
+        return r
+
+    # Operands with the same labels first (Hadamard products never grow anything), as
+    # opt_einsum's greedy does.
+    same: dict[frozenset[str], int] = {}
+    for k in range(n):
+        if sets[k] in same:
+            merge(same[sets[k]], k)
+            same[sets[k]] = nxt - 1
+        else:
+            same[sets[k]] = k
 
     def push(a: int, b: int) -> None:
         a, b = min(a, b), max(a, b)
         rs = _size(sorted(result(a, b)), sizes)
         heapq.heappush(heap, (rs - size_of[a] - size_of[b], rs, a, b))
 
-    for k in range(n):
+    for k in sorted(alive):
         partners: set[int] = set()
         for lab in sets[k]:
             partners.update(j for j in holders[lab] if j > k)
         for j in partners:
             push(k, j)
-    alive = set(range(n))
-    ssa: list[tuple[int, int]] = []
-    nxt = n
     while len(alive) > 1:
         pair = None
         while heap:
@@ -339,25 +367,13 @@ def _greedy(terms: list[list[str]], output: list[str], sizes: dict[str, int]) ->
         if pair is None:  # disconnected: outer product of the two smallest
             a, b = sorted(sorted(alive), key=lambda k: size_of[k])[:2]
             pair = (min(a, b), max(a, b))
-        a, b = pair
-        r = result(a, b)
-        for k in (a, b):
-            alive.discard(k)
-            for lab in sets[k]:
-                count[lab] -= 1
-                holders[lab].discard(k)
-        sets[nxt] = r
-        size_of[nxt] = _size(sorted(r), sizes)
+        r = merge(*pair)
         partners = set()
         for lab in r:
-            count[lab] += 1
             partners.update(holders[lab])
-            holders[lab].add(nxt)
-        alive.add(nxt)
+        partners.discard(nxt - 1)
         for j in partners:
-            push(j, nxt)
-        ssa.append((a, b))
-        nxt += 1
+            push(j, nxt - 1)
     return _linear_path(ssa, n)
 
 
