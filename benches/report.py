@@ -1,0 +1,140 @@
+"""Turn the benches' results into ``docs/benchmarks.md`` (tables) and ``docs/benchmarks.png``.
+
+Reads every ``benches/results/*.json`` present (written by the benches through
+``_harness.write_results``; format in ``benches/_harness.py``) and writes one table per bench —
+case, unit, tenferro, peer, the peer's value, the ratio tenferro/peer, the target — with the
+machine and date of each run, plus a horizontal bar chart of the ratios on a log scale (for times,
+bars left of 1 mean tenferro is faster; throughput ratios are inverted so the same holds).
+``make bench`` runs it last; ``python benches/report.py`` re-runs it alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+ORDER = ("bench_tfim", "bench_ad", "bench_ops", "bench_engines", "bench_einsum", "bench_linalg")
+TITLES = {
+    "bench_tfim": "Main job: TFIM variational MPS, one energy+gradient evaluation",
+    "bench_ad": "Eager automatic differentiation",
+    "bench_ops": "Primitive ops and contractions",
+    "bench_engines": "Thread scaling of the CPU engine",
+    "bench_einsum": "einsum",
+    "bench_linalg": "Linear algebra",
+}
+
+
+def _fmt(v: float | None) -> str:
+    if v is None:
+        return "n/a"
+    return f"{v:.3g}" if abs(v) < 100 else f"{v:.0f}"
+
+
+def load(results_dir: Path) -> list[dict[str, Any]]:
+    found = {p.stem: json.loads(p.read_text()) for p in sorted(results_dir.glob("*.json"))}
+    names = [n for n in ORDER if n in found] + sorted(n for n in found if n not in ORDER)
+    return [found[n] for n in names]
+
+
+def _speed_ratio(row: dict[str, Any]) -> float | None:
+    """time(tenferro)/time(peer): < 1 means tenferro is faster, whatever the unit."""
+    r = row.get("ratio")
+    if not r:
+        return None
+    return 1.0 / r if row.get("higher_is_better") else r
+
+
+def markdown(results: list[dict[str, Any]], png_name: str | None) -> str:
+    out = [
+        "# Benchmarks",
+        "",
+        "Produced by `make bench` (the benches in `benches/`, then `benches/report.py`); do not edit "
+        "by hand. Every peer runs in the same process on the same machine, on the CPU, in float64 / "
+        "complex128 (JAX with `jax_enable_x64`). **ratio = tenferro / peer** in the row's unit: for "
+        "times (ms, µs) below 1 means tenferro is faster; for throughputs (GFLOP/s, marked ↑) above "
+        "1 means tenferro is faster. Targets are the project's goals, printed, never asserted.",
+        "",
+    ]
+    if png_name:
+        out += [f"![tenferro / peer time ratios (log scale; left of 1 = tenferro faster)]({png_name})", ""]
+    for res in results:
+        m = res.get("machine", {})
+        title = TITLES.get(res["bench"], res["bench"])
+        out += [f"## {title} (`benches/{res['bench']}.py`)", ""]
+        libs = ", ".join(f"{k} {m[k]}" for k in ("tenferro", "numpy", "jax", "torch") if k in m)
+        out += [f"Machine: {m.get('cpu', '?')} ({m.get('machine', '?')}), {m.get('allowed_cpus', '?')} "
+                f"of {m.get('cpus', '?')} CPUs usable; Python {m.get('python', '?')}; {libs}. "
+                f"Run: {m.get('date', '?')}.", ""]
+        out += ["| case | unit | tenferro | peer | peer value | ratio | target |",
+                "| --- | --- | ---: | --- | ---: | ---: | --- |"]
+        for r in res["rows"]:
+            unit = r["unit"] + (" ↑" if r.get("higher_is_better") else "")
+            ratio = f"{r['ratio']:.3g}×" if r.get("ratio") else "n/a"
+            out.append(f"| {r['case']} | {unit} | {_fmt(r.get('ours'))} | {r.get('peer') or '—'} | "
+                       f"{_fmt(r.get('peer_value'))} | {ratio} | {r.get('target') or ''} |")
+        out.append("")
+    return "\n".join(out)
+
+
+def chart(results: list[dict[str, Any]], path: Path) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not installed: no chart", file=sys.stderr)
+        return False
+    labels, ratios, colors = [], [], []
+    palette = {"jax": "#1f77b4", "jax.jit": "#9467bd", "torch": "#d62728", "numpy": "#2ca02c"}
+    for res in results:
+        for r in res["rows"]:
+            v = _speed_ratio(r)
+            if v is None:
+                continue
+            labels.append(f"{r['case']}  vs {r['peer']}")
+            ratios.append(v)
+            colors.append(palette.get(r["peer"], "#7f7f7f"))
+    if not ratios:
+        return False
+    fig, ax = plt.subplots(figsize=(9, 0.28 * len(ratios) + 1.4), layout="constrained")
+    y = range(len(ratios))[::-1]
+    ax.barh(list(y), ratios, color=colors)
+    ax.set_xscale("log")
+    ax.axvline(1.0, color="black", lw=0.8)
+    ax.set_yticks(list(y), labels, fontsize=7)
+    ax.set_xlabel("time ratio tenferro / peer (log scale; < 1: tenferro faster)")
+    date = results[0].get("machine", {}).get("date", "")
+    cpu = results[0].get("machine", {}).get("cpu", "")
+    ax.set_title(f"tenferro vs peers — {cpu}, {date}", fontsize=9)
+    ax.grid(True, axis="x", which="both", alpha=0.3)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--results", type=Path, default=HERE / "results")
+    p.add_argument("--out", type=Path, default=ROOT / "docs")
+    args = p.parse_args(argv)
+    results = load(args.results)
+    if not results:
+        print(f"no results in {args.results}: run the benches first", file=sys.stderr)
+        return 1
+    args.out.mkdir(parents=True, exist_ok=True)
+    png = args.out / "benchmarks.png"
+    has_png = chart(results, png)
+    md = args.out / "benchmarks.md"
+    md.write_text(markdown(results, png.name if has_png else None))
+    print(f"wrote {md}" + (f" and {png}" if has_png else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
