@@ -5,7 +5,8 @@ Reads every ``benches/results/*.json`` present (written by the benches through
 case, unit, tenferro, peer, the peer's value, the ratio tenferro/peer, the target — with the
 machine and date of each run, plus a horizontal bar chart of the ratios on a log scale (for times,
 bars left of 1 mean tenferro is faster; throughput ratios are inverted so the same holds).
-``make bench`` runs it last; ``python benches/report.py`` re-runs it alone.
+The headline benches' tables also replace the text between ``<!-- bench:begin -->`` and
+``<!-- bench:end -->`` in ``README.md``. ``make bench`` runs it last; ``python benches/report.py`` re-runs it alone.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+README_BENCHES = ("bench_tfim", "bench_ad")  # the headline table in README.md
+BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 ORDER = ("bench_tfim", "bench_ad", "bench_ops", "bench_engines", "bench_einsum", "bench_linalg")
 TITLES = {
     "bench_tfim": "Main job: TFIM variational MPS, one energy+gradient evaluation",
@@ -66,19 +69,49 @@ def markdown(results: list[dict[str, Any]], png_name: str | None) -> str:
         m = res.get("machine", {})
         title = TITLES.get(res["bench"], res["bench"])
         out += [f"## {title} (`benches/{res['bench']}.py`)", ""]
-        libs = ", ".join(f"{k} {m[k]}" for k in ("tenferro", "numpy", "jax", "torch") if k in m)
-        out += [f"Machine: {m.get('cpu', '?')} ({m.get('machine', '?')}), {m.get('allowed_cpus', '?')} "
-                f"of {m.get('cpus', '?')} CPUs usable; Python {m.get('python', '?')}; {libs}. "
-                f"Run: {m.get('date', '?')}.", ""]
-        out += ["| case | unit | tenferro | peer | peer value | ratio | target |",
-                "| --- | --- | ---: | --- | ---: | ---: | --- |"]
-        for r in res["rows"]:
-            unit = r["unit"] + (" ↑" if r.get("higher_is_better") else "")
-            ratio = f"{r['ratio']:.3g}×" if r.get("ratio") else "n/a"
-            out.append(f"| {r['case']} | {unit} | {_fmt(r.get('ours'))} | {r.get('peer') or '—'} | "
-                       f"{_fmt(r.get('peer_value'))} | {ratio} | {r.get('target') or ''} |")
+        out += [f"Machine: {_machine(m)}.", ""]
+        out += _table(res["rows"])
         out.append("")
     return "\n".join(out)
+
+
+def _table(rows: list[dict[str, Any]]) -> list[str]:
+    out = ["| case | unit | tenferro | peer | peer value | ratio | target |",
+           "| --- | --- | ---: | --- | ---: | ---: | --- |"]
+    for r in rows:
+        unit = r["unit"] + (" ↑" if r.get("higher_is_better") else "")
+        ratio = f"{r['ratio']:.3g}×" if r.get("ratio") else "n/a"
+        out.append(f"| {r['case']} | {unit} | {_fmt(r.get('ours'))} | {r.get('peer') or '—'} | "
+                   f"{_fmt(r.get('peer_value'))} | {ratio} | {r.get('target') or ''} |")
+    return out
+
+
+def _machine(m: dict[str, Any]) -> str:
+    libs = ", ".join(f"{k} {m[k]}" for k in ("tenferro", "numpy", "jax", "torch") if k in m)
+    return (f"{m.get('cpu', '?')} ({m.get('machine', '?')}), {m.get('allowed_cpus', '?')} of "
+            f"{m.get('cpus', '?')} CPUs usable; Python {m.get('python', '?')}; {libs}; "
+            f"run {m.get('date', '?')}")
+
+
+def update_readme(results: list[dict[str, Any]], readme: Path) -> bool:
+    """Replace the text between the bench markers of README.md by the headline table."""
+    if not readme.exists():
+        return False
+    text = readme.read_text()
+    if BEGIN not in text or END not in text:
+        return False
+    head = [r for r in results if r["bench"] in README_BENCHES]
+    if not head:
+        return False
+    lines: list[str] = []
+    for res in head:
+        lines.append(f"**{TITLES.get(res['bench'], res['bench'])}** — {_machine(res.get('machine', {}))}.")
+        lines.append("")
+        lines += _table(res["rows"])
+        lines.append("")
+    a, b = text.index(BEGIN) + len(BEGIN), text.index(END)
+    readme.write_text(text[:a] + "\n" + "\n".join(lines) + text[b:])
+    return True
 
 
 def chart(results: list[dict[str, Any]], path: Path) -> bool:
@@ -90,7 +123,7 @@ def chart(results: list[dict[str, Any]], path: Path) -> bool:
     except ImportError:
         print("matplotlib not installed: no chart", file=sys.stderr)
         return False
-    labels, ratios, colors = [], [], []
+    labels, ratios, colors, colors_peers = [], [], [], []
     palette = {"jax": "#1f77b4", "jax.jit": "#9467bd", "torch": "#d62728", "numpy": "#2ca02c"}
     for res in results:
         for r in res["rows"]:
@@ -100,13 +133,25 @@ def chart(results: list[dict[str, Any]], path: Path) -> bool:
             labels.append(f"{r['case']}  vs {r['peer']}")
             ratios.append(v)
             colors.append(palette.get(r["peer"], "#7f7f7f"))
+            colors_peers.append(r["peer"])
     if not ratios:
         return False
     fig, ax = plt.subplots(figsize=(9, 0.28 * len(ratios) + 1.4), layout="constrained")
-    y = range(len(ratios))[::-1]
-    ax.barh(list(y), ratios, color=colors)
+    y = list(range(len(ratios)))[::-1]
+    # Bars grow from 1 (parity) towards the ratio: left = tenferro faster, right = slower.
+    ax.barh(y, [r - 1.0 for r in ratios], left=1.0, color=colors)
     ax.set_xscale("log")
     ax.axvline(1.0, color="black", lw=0.8)
+    lo, hi = min(ratios + [1.0]), max(ratios + [1.0])
+    ax.set_xlim(lo / 2.5, hi * 2.5)
+    for yy, r in zip(y, ratios):
+        ax.text(r * (0.92 if r < 1 else 1.08), yy, f"{r:.3g}×", va="center",
+                ha="right" if r < 1 else "left", fontsize=7)
+    from matplotlib.patches import Patch
+
+    used = [p for p in palette if p in {c for c in colors_peers}]
+    ax.legend([Patch(color=palette[p]) for p in used], [f"vs {p}" for p in used], fontsize=7,
+              loc="lower right")
     ax.set_yticks(list(y), labels, fontsize=7)
     ax.set_xlabel("time ratio tenferro / peer (log scale; < 1: tenferro faster)")
     date = results[0].get("machine", {}).get("date", "")
@@ -122,6 +167,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--results", type=Path, default=HERE / "results")
     p.add_argument("--out", type=Path, default=ROOT / "docs")
+    p.add_argument("--readme", type=Path, default=ROOT / "README.md",
+                   help="README whose bench markers get the headline table")
     args = p.parse_args(argv)
     results = load(args.results)
     if not results:
@@ -133,6 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     md = args.out / "benchmarks.md"
     md.write_text(markdown(results, png.name if has_png else None))
     print(f"wrote {md}" + (f" and {png}" if has_png else ""))
+    if args.readme is not None and update_readme(results, args.readme):
+        print(f"updated the benchmark table of {args.readme}")
     return 0
 
 
