@@ -98,9 +98,7 @@ def measure_case(peers: h.Peers, sites: int, bond: int, dtype: str, rounds: int)
     rt = tf.Runtime()
     problem = tfim.TfimProblem(sites, bond, 1.0, 1.0, dtype, runtime=rt)
     x = problem.pack(tfim.random_mps(sites, bond, seed=0, dtype=dtype))
-    session = rt.session(engine)
-    session.__enter__()
-    try:
+    with rt.session(engine):
         fns: dict[str, Callable[[np.ndarray], tuple[float, np.ndarray]]] = {
             "tenferro": problem.value_and_grad
         }
@@ -114,12 +112,9 @@ def measure_case(peers: h.Peers, sites: int, bond: int, dtype: str, rounds: int)
             assert abs(e - e_ref) <= 1e-10 * abs(e_ref), (lib, e, e_ref)
             err = np.linalg.norm(g - g_ref) / np.linalg.norm(g_ref)
             assert err <= 1e-8, (lib, err)
-        # The slow eager peers get fewer calls per round; every library sees the same x.
+        # The slow eager peer gets fewer calls per round; every library sees the same x.
         calls = {lib: (lambda fn=fn: fn(x)) for lib, fn in fns.items()}
-        inner = 10 if sites <= 16 else 3
-        secs = _round_robin_mixed(calls, rounds, inner)
-    finally:
-        session.__exit__(None, None, None)
+        secs = _round_robin_mixed(calls, rounds, inner=10 if sites <= 16 else 3)
     return {lib: s * 1e3 for lib, s in secs.items()}
 
 
@@ -169,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print("targets:")
     print("\n".join(verdicts))
-    h.write_results("bench_tfim", rows, peers)
+    h.write_results("bench_tfim", rows, peers, {"quick": args.quick})
     return 0
 
 

@@ -116,10 +116,8 @@ def update_readme(results: list[dict[str, Any]], readme: Path) -> bool:
 
 def chart(results: list[dict[str, Any]], path: Path) -> bool:
     try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from matplotlib.figure import Figure
+        from matplotlib.patches import Patch
     except ImportError:
         print("matplotlib not installed: no chart", file=sys.stderr)
         return False
@@ -136,7 +134,8 @@ def chart(results: list[dict[str, Any]], path: Path) -> bool:
             colors_peers.append(r["peer"])
     if not ratios:
         return False
-    fig, ax = plt.subplots(figsize=(9, 0.28 * len(ratios) + 1.4), layout="constrained")
+    fig = Figure(figsize=(9, 0.28 * len(ratios) + 1.4), layout="constrained")
+    ax = fig.subplots()
     y = list(range(len(ratios)))[::-1]
     # Bars grow from 1 (parity) towards the ratio: left = tenferro faster, right = slower.
     ax.barh(y, [r - 1.0 for r in ratios], left=1.0, color=colors)
@@ -147,8 +146,6 @@ def chart(results: list[dict[str, Any]], path: Path) -> bool:
     for yy, r in zip(y, ratios):
         ax.text(r * (0.92 if r < 1 else 1.08), yy, f"{r:.3g}×", va="center",
                 ha="right" if r < 1 else "left", fontsize=7)
-    from matplotlib.patches import Patch
-
     used = [p for p in palette if p in {c for c in colors_peers}]
     ax.legend([Patch(color=palette[p]) for p in used], [f"vs {p}" for p in used], fontsize=7,
               loc="lower right")
@@ -159,7 +156,6 @@ def chart(results: list[dict[str, Any]], path: Path) -> bool:
     ax.set_title(f"tenferro vs peers — {cpu}, {date}", fontsize=9)
     ax.grid(True, axis="x", which="both", alpha=0.3)
     fig.savefig(path, dpi=110)
-    plt.close(fig)
     return True
 
 

@@ -447,15 +447,14 @@ def ground_state(
 def save_plot(result: Result, path: str) -> None:
     """Log-scale convergence plot: relative error and gradient norm against evaluation number.
 
-    Annotated with sites, bond, dtype and ms/eval; written with matplotlib's Agg backend (no
-    display needed). The format follows the file extension (``.png``, ``.pdf``, ``.svg``...).
+    Annotated with sites, bond, dtype and ms/eval; drawn on a bare ``matplotlib.figure.Figure``
+    (no pyplot state, no display needed). The format follows the file extension (``.png``,
+    ``.pdf``, ``.svg``...).
     """
-    import matplotlib
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.2), layout="constrained")
+    fig = Figure(figsize=(7, 4.2), layout="constrained")
+    ax = fig.subplots()
     n = np.arange(1, result.evals + 1)
     ax.semilogy(n, np.maximum(result.rel_errors, 1e-17), label="relative error |E - E0| / |E0|")
     ax.semilogy(n, result.grad_norms, label="gradient norm ‖∂E/∂x‖", alpha=0.7)
@@ -473,7 +472,6 @@ def save_plot(result: Result, path: str) -> None:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(loc="lower left", fontsize=9)
     fig.savefig(path, dpi=120)
-    plt.close(fig)
 
 
 def _parser() -> argparse.ArgumentParser:
