@@ -269,3 +269,34 @@ def test_tensordot_errors() -> None:
         tf.tensordot(np.ones((2, 3)), np.ones((3,)), axes=([2], [0]))
     with pytest.raises(ValueError, match="tensordot"):
         tf.tensordot(np.ones(2), np.ones(2), axes=-1)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128, np.float32, np.int32, np.bool_], ids=str)
+@pytest.mark.parametrize(
+    ("shape", "perm", "step"),
+    [
+        ((40, 33), (0, 1), None),  # C-ordered: the tiled path
+        ((5, 17, 20), (1, 0, 2), None),
+        ((3, 64, 18), (1, 2, 0), -1),  # negative first stride, offset
+        ((4, 20, 2, 18), (1, 0, 3, 2), 2),
+        ((17, 0, 16), (0, 1, 2), None),  # zero-size
+        ((2, 300), (0, 1), None),  # short first axis
+        ((40, 33), (1, 0), None),  # F-ordered view: the run-wise path
+        ((5, 3, 7), (0, 1, 2), None),  # unit axis too short to tile
+    ],
+)
+def test_transposing_copies_match_numpy(dtype: Any, shape: tuple[int, ...], perm: tuple[int, ...], step: Any) -> None:
+    """Materialising views whose unit-stride axis is not the first (the tiled copy path of
+    ``map::transpose_copy``), including negative steps, offsets and zero-size axes, and views
+    that take the run-wise path, against NumPy."""
+    rng = np.random.default_rng(11)
+    a = (rng.normal(size=shape) * 10).astype(dtype)
+    t = tf.asarray(a, copy=False)
+    v = tf.prim.transpose(t, perm)
+    expected = a.transpose(perm)
+    if step is not None:
+        v = v[::step]
+        expected = expected[::step]
+    got = tf.asarray(v, copy=True)
+    assert np.asarray(got).flags.f_contiguous
+    np.testing.assert_array_equal(np.asarray(got), expected)

@@ -3,8 +3,9 @@
 //! Each batch of a `dot_general` is one GEMM `[M×K]·[K×N]` where `M`/`N` merge the free axes and
 //! `K` the contracting axes of each operand. When an operand's axes chain (column-major merge),
 //! faer reads it in place through its strides — transposed, F- or C-ordered, negative steps —
-//! without a copy; only operands whose axes cannot merge are copied once into a compact layout
-//! (counted in `CpuEngine::operand_copies`). The output is compact with batch axes last, so each
+//! without a copy; only operands whose axes cannot merge, or whose matrices have no unit-stride
+//! direction (batch-innermost layouts), are copied once into a compact layout (counted in
+//! `CpuEngine::operand_copies`). The output is compact with batch axes last, so each
 //! batch is a contiguous `M×N` column-major block. Layout decisions are cached in the engine's
 //! plan cache. Floats go through faer's GEMM (explicit `Par` inside the engine's pool); integer
 //! and bool contractions use a plain strided loop.
@@ -77,13 +78,22 @@ fn plan_layout(
     cols: &[usize],
     batch: &[usize],
 ) -> Layout {
-    if merge(t_shape, t_strides, rows).is_some() && merge(t_shape, t_strides, cols).is_some() {
-        return Layout {
-            copy_perm: None,
-            rows: rows.to_vec(),
-            cols: cols.to_vec(),
-            batch: batch.to_vec(),
-        };
+    // In place when both axis groups merge and one of them is unit-stride (faer's kernels need
+    // a unit-stride direction; without one — e.g. batch-innermost layouts, the column-major copy
+    // of a C-ordered `(B, n, n)` array — its GEMM runs ~3× slower than after a compact copy).
+    let unit = |axes: &[usize]| {
+        merge(t_shape, t_strides, axes)
+            .map(|(size, stride)| size <= 1 || stride.unsigned_abs() == 1)
+    };
+    if let (Some(r), Some(c)) = (unit(rows), unit(cols)) {
+        if r || c {
+            return Layout {
+                copy_perm: None,
+                rows: rows.to_vec(),
+                cols: cols.to_vec(),
+                batch: batch.to_vec(),
+            };
+        }
     }
     let perm: Vec<usize> = rows.iter().chain(cols).chain(batch).copied().collect();
     let (r, c) = (rows.len(), cols.len());
