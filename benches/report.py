@@ -1,10 +1,12 @@
-"""Turn the benches' results into ``docs/benchmarks.md`` (tables) and ``docs/benchmarks.png``.
+"""Turn the benches' results into ``docs/benchmarks.md`` (tables) and bar charts of the ratios.
 
 Reads every ``benches/results/*.json`` present (written by the benches through
 ``_harness.write_results``; format in ``benches/_harness.py``) and writes one table per bench —
 case, unit, tenferro, peer, the peer's value, the ratio tenferro/peer, the target — with the
-machine and date of each run, plus a horizontal bar chart of the ratios on a log scale (for times,
-bars left of 1 mean tenferro is faster; throughput ratios are inverted so the same holds).
+machine and date of each run, plus horizontal bar charts of the ratios on a log scale (for times,
+bars left of 1 mean tenferro is faster; throughput ratios are inverted so the same holds):
+``docs/benchmarks.png`` for the headline benches (embedded in the README) and
+``docs/benchmarks_all.png`` for every row.
 The headline benches' tables also replace the text between ``<!-- bench:begin -->`` and
 ``<!-- bench:end -->`` in ``README.md``. ``make bench`` runs it last; ``python benches/report.py`` re-runs it alone.
 """
@@ -52,7 +54,7 @@ def _speed_ratio(row: dict[str, Any]) -> float | None:
     return 1.0 / r if row.get("higher_is_better") else r
 
 
-def markdown(results: list[dict[str, Any]], png_name: str | None) -> str:
+def markdown(results: list[dict[str, Any]], png_name: str | None, all_png_name: str | None = None) -> str:
     out = [
         "# Benchmarks",
         "",
@@ -64,7 +66,10 @@ def markdown(results: list[dict[str, Any]], png_name: str | None) -> str:
         "",
     ]
     if png_name:
-        out += [f"![tenferro / peer time ratios (log scale; left of 1 = tenferro faster)]({png_name})", ""]
+        out += [f"![tenferro / peer time ratios of the headline benches (log scale; left of 1 = "
+                f"tenferro faster)]({png_name})", ""]
+    if all_png_name:
+        out += [f"Every row of every bench as one chart: [{all_png_name}]({all_png_name}).", ""]
     for res in results:
         m = res.get("machine", {})
         title = TITLES.get(res["bench"], res["bench"])
@@ -171,11 +176,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no results in {args.results}: run the benches first", file=sys.stderr)
         return 1
     args.out.mkdir(parents=True, exist_ok=True)
-    png = args.out / "benchmarks.png"
-    has_png = chart(results, png)
+    png = args.out / "benchmarks.png"  # the headline benches (README)
+    headline = [r for r in results if r["bench"] in README_BENCHES] or results
+    has_png = chart(headline, png)
+    all_png = args.out / "benchmarks_all.png"  # every row
+    has_all = len(headline) < len(results) and chart(results, all_png)
     md = args.out / "benchmarks.md"
-    md.write_text(markdown(results, png.name if has_png else None))
-    print(f"wrote {md}" + (f" and {png}" if has_png else ""))
+    md.write_text(markdown(results, png.name if has_png else None, all_png.name if has_all else None))
+    print(f"wrote {md}" + (f", {png}" if has_png else "") + (f", {all_png}" if has_all else ""))
     if args.readme is not None and update_readme(results, args.readme):
         print(f"updated the benchmark table of {args.readme}")
     return 0
