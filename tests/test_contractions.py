@@ -300,3 +300,37 @@ def test_transposing_copies_match_numpy(dtype: Any, shape: tuple[int, ...], perm
     got = tf.asarray(v, copy=True)
     assert np.asarray(got).flags.f_contiguous
     np.testing.assert_array_equal(np.asarray(got), expected)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128], ids=str)
+@pytest.mark.parametrize(
+    ("subscripts", "shapes"),
+    [
+        ("bij,bjk->bik", [(70, 3, 4), (70, 4, 5)]),  # batch not a multiple of the block width
+        ("bij,bjk->bik", [(33, 1, 1), (33, 1, 1)]),
+        ("bcij,bcjk->bcik", [(5, 7, 2, 3), (5, 7, 3, 2)]),  # two batch axes merging
+        ("bipq,bpqk->bik", [(40, 3, 2, 4), (40, 2, 4, 3)]),  # two contracting axes
+        ("bi,bi->b", [(100, 6), (100, 6)]),  # vector operands
+        ("bij,bjk->bik", [(64, 16, 16), (64, 16, 16)]),
+    ],
+)
+def test_batch_innermost_contractions(dtype: Any, subscripts: str, shapes: list[tuple[int, ...]]) -> None:
+    """Batch axes leading in NumPy's C order become the unit-stride axes of tenferro's
+    column-major copies (``tf.asarray``): the batch-vectorised kernel path, against NumPy."""
+    rng = np.random.default_rng(12)
+    arrays = []
+    for sh in shapes:
+        x = rng.normal(size=sh)
+        if np.dtype(dtype).kind == "c":
+            x = x + 1j * rng.normal(size=sh)
+        arrays.append(x.astype(dtype))
+    ts = [tf.asarray(a) for a in arrays]  # column-major copies: batch stride 1
+    got = tf.einsum(subscripts, *ts)
+    expected = np.einsum(subscripts, *arrays)
+    tol = 1e-4 if np.dtype(dtype).itemsize <= 8 and np.dtype(dtype).kind != "c" or dtype == np.complex64 else 1e-12
+    np.testing.assert_allclose(np.asarray(got), expected, rtol=tol, atol=tol)
+    # strided batch views (every other batch element) take the GEMM path and agree too
+    sub = [t[::2] for t in ts]
+    np.testing.assert_allclose(
+        np.asarray(tf.einsum(subscripts, *sub)), np.einsum(subscripts, *[a[::2] for a in arrays]), rtol=tol, atol=tol
+    )

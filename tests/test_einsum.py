@@ -442,3 +442,20 @@ def test_invalid_paths(path: Any, fragment: str) -> None:
 def test_unknown_optimize() -> None:
     with pytest.raises(tf.errors.EinsumError, match="unknown optimize"):
         tf.einsum("ij,jk", np.ones((2, 2)), np.ones((2, 2)), optimize="dp")
+
+
+def test_opt_einsum_dispatches_to_tenferro() -> None:
+    """opt_einsum picks the backend from ``type(x).__module__`` (python-api.md): contracting
+    tenferro tensors stays in tenferro, and gradients flow through it."""
+    rng = np.random.default_rng(13)
+    a, b, c = rand(rng, (3, 4)), rand(rng, (4, 5), np.complex128), rand(rng, (5, 2))
+    rt = tf.Runtime()
+    x = rt.variable(a)
+    out = opt_einsum.contract("ij,jk,kl->il", x, rt.constant(b), rt.constant(c))
+    assert isinstance(out, tf.Tensor)
+    np.testing.assert_allclose(np.asarray(out), a @ b @ c, rtol=1e-12)
+    loss = (out * tf.conj(out)).real.sum()
+    loss.backward()
+    # d/dx Σ|x M|² = 2 (x M) Mᴴ with M = b c (tenferro's convention: the conjugate gradient)
+    m = b @ c
+    np.testing.assert_allclose(np.asarray(x.grad), (2 * (a @ m) @ m.conj().T).real, rtol=1e-10)

@@ -578,7 +578,11 @@ def _make_plan(subscripts: str, shapes: list[tuple[int, ...]], dtypes: list[np.d
             else:
                 # Nothing summed (outer and elementwise products): both operands as broadcast
                 # views of the result's shape, then one `mul` -- a GEMM per batch element
-                # would cost a kernel call per element.
+                # would cost a kernel call per element. The result keeps the larger operand's
+                # axis order (its memory order for tenferro's column-major tensors), so that
+                # operand and the output are walked contiguously.
+                big, small = (a2, b2) if _size(a2, sizes) >= _size(b2, sizes) else (b2, a2)
+                res = list(big) + [lab for lab in small if lab not in big]
                 shape = tuple(sizes[lab] for lab in res)
                 views = []
                 for labs in (a2, b2):

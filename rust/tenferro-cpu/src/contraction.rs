@@ -389,6 +389,19 @@ pub(crate) fn dot_general(
             .collect();
         return t.transpose_view(&perm);
     }
+    if let Some(t) = batch_inner(
+        e,
+        name,
+        cfg,
+        lhs,
+        rhs,
+        conj,
+        out_shape,
+        (&lfree, &rfree),
+        (m, n, k),
+    )? {
+        return Ok(t);
+    }
     let extra = i64::from(conj.0) + 2 * i64::from(conj.1);
     let plan = e.plan_cache.get_or_build(
         plan_key(1, cfg, lhs, rhs, extra),
@@ -472,5 +485,208 @@ pub(crate) fn scale_complex(e: &CpuEngine, name: &str, x: &Tensor, c: Complex64)
             name,
             format!("scale_complex needs a complex tensor, got {d}"),
         )),
+    }
+}
+
+/// Largest `M`, `N`, `K` handled by [`batch_inner`]: below this, per-matrix GEMM calls and the
+/// compacting copies of batch-innermost operands cost more than vectorising across the batch.
+const BATCH_INNER_MAX_DIM: usize = 16;
+/// Batch elements per [`batch_inner`] block: the accumulator (32 lanes) stays in registers.
+const BATCH_INNER_BLOCK: usize = 32;
+
+/// `out[b, i, j] = Σ_q a[b, i, q] · b[b, q, j]` when every operand's batch axes merge into one
+/// unit-stride (innermost) dimension — NumPy's `(B, n, n)` C-ordered arrays copied into
+/// tenferro's column-major layout, or views of them — and the matrices are small: the kernel
+/// vectorises across the batch instead of calling a GEMM per batch element, reads the operands
+/// in place and writes a batch-innermost output (returned as a view with the batch axes last).
+/// `None` when the layout or sizes do not qualify.
+#[allow(clippy::too_many_arguments)]
+fn batch_inner(
+    e: &CpuEngine,
+    name: &str,
+    cfg: &DotGeneralConfig,
+    lhs: &Tensor,
+    rhs: &Tensor,
+    conj: (bool, bool),
+    out_shape: &[usize],
+    (lfree, rfree): (&[usize], &[usize]),
+    (m, n, k): (usize, usize, usize),
+) -> Result<Option<Tensor>> {
+    let nbatch = cfg.lhs_batch_dims.len();
+    if nbatch == 0
+        || conj != (false, false)
+        || m.max(n).max(k) > BATCH_INNER_MAX_DIM
+        || !matches!(
+            lhs.dtype(),
+            DType::F32 | DType::F64 | DType::C32 | DType::C64
+        )
+    {
+        return Ok(None);
+    }
+    let unit_batch = |t: &Tensor, axes: &[usize]| {
+        merge(t.shape(), t.strides(), axes).is_some_and(|(size, s)| size > 1 && s == 1)
+    };
+    if !unit_batch(lhs, &cfg.lhs_batch_dims) || !unit_batch(rhs, &cfg.rhs_batch_dims) {
+        return Ok(None);
+    }
+    let (Some((_, lrs)), Some((_, lcs))) = (
+        merge(lhs.shape(), lhs.strides(), lfree),
+        merge(lhs.shape(), lhs.strides(), &cfg.lhs_contracting_dims),
+    ) else {
+        return Ok(None);
+    };
+    let (Some((_, rrs)), Some((_, rcs))) = (
+        merge(rhs.shape(), rhs.strides(), &cfg.rhs_contracting_dims),
+        merge(rhs.shape(), rhs.strides(), rfree),
+    ) else {
+        return Ok(None);
+    };
+    let nb: usize = cfg.lhs_batch_dims.iter().map(|&a| lhs.shape()[a]).product();
+    // Compact output with the batch axes first, viewed back as [lhs free…, rhs free…, batch…].
+    let nfree = out_shape.len() - nbatch;
+    let mut t_shape: Vec<usize> = out_shape[nfree..].to_vec();
+    t_shape.extend_from_slice(&out_shape[..nfree]);
+    let out = Tensor::empty(name, lhs.dtype(), &t_shape, Some(&e.buffer_pool), false)?;
+    let geo = Geometry {
+        nb,
+        m,
+        n,
+        k,
+        l: (lhs.offset() as isize, lrs, lcs),
+        r: (rhs.offset() as isize, rrs, rcs),
+    };
+    match lhs.dtype() {
+        DType::F32 => batch_inner_run::<f32>(e, &geo, lhs, rhs, &out),
+        DType::F64 => batch_inner_run::<f64>(e, &geo, lhs, rhs, &out),
+        DType::C32 => batch_inner_run::<Complex32>(e, &geo, lhs, rhs, &out),
+        _ => batch_inner_run::<Complex64>(e, &geo, lhs, rhs, &out),
+    }
+    let perm: Vec<usize> = (nbatch..out_shape.len()).chain(0..nbatch).collect();
+    Ok(Some(out.transpose_view(&perm)?))
+}
+
+/// Sizes and `(offset, row stride, column stride)` of the operands of [`batch_inner`].
+struct Geometry {
+    nb: usize,
+    m: usize,
+    n: usize,
+    k: usize,
+    l: (isize, isize, isize),
+    r: (isize, isize, isize),
+}
+
+fn batch_inner_run<T>(e: &CpuEngine, g: &Geometry, lhs: &Tensor, rhs: &Tensor, out: &Tensor)
+where
+    T: Element + std::ops::Mul<Output = T> + std::ops::Add<Output = T>,
+{
+    let p = Ptrs {
+        lhs: lhs.storage().as_ptr() as *const T,
+        rhs: rhs.storage().as_ptr() as *const T,
+        out: out.storage().as_mut_ptr() as *mut T,
+    };
+    let blocks = g.nb.div_ceil(BATCH_INNER_BLOCK);
+    let scratch = || vec![T::default(); (g.m * g.k + g.k * g.n) * BATCH_INNER_BLOCK];
+    let block = |buf: &mut Vec<T>, blk: usize| {
+        // SAFETY: the geometry describes in-bounds views of live storages (batch stride 1);
+        // block `blk` writes only its own batch range of the fresh output.
+        unsafe { batch_inner_block::<T>(g, p, blk, buf) }
+    };
+    let work = g.nb * g.m * g.n * g.k;
+    match e.parallel_pool() {
+        Some(pool) if blocks >= 2 && work >= 1 << 15 => {
+            pool.install(|| (0..blocks).into_par_iter().for_each_init(scratch, block));
+        }
+        _ => {
+            let mut buf = scratch();
+            (0..blocks).for_each(|b| block(&mut buf, b));
+        }
+    }
+}
+
+/// One block of batch elements; dispatches to an AVX2/FMA build of the same loop when the CPU
+/// has it (the loops are written for the compiler's auto-vectoriser).
+unsafe fn batch_inner_block<T>(g: &Geometry, p: Ptrs<T>, blk: usize, buf: &mut [T])
+where
+    T: Element + std::ops::Mul<Output = T> + std::ops::Add<Output = T>,
+{
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
+            // SAFETY: the CPU supports the enabled features; the caller's contract holds.
+            return unsafe { batch_inner_block_avx2(g, p, blk, buf) };
+        }
+    }
+    // SAFETY: the caller's contract.
+    unsafe { batch_inner_block_generic(g, p, blk, buf) }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn batch_inner_block_avx2<T>(g: &Geometry, p: Ptrs<T>, blk: usize, buf: &mut [T])
+where
+    T: Element + std::ops::Mul<Output = T> + std::ops::Add<Output = T>,
+{
+    // SAFETY: the caller's contract.
+    unsafe { batch_inner_block_generic(g, p, blk, buf) }
+}
+
+/// Pack the block's `A[·, i, q]` and `B[·, q, j]` lanes into `buf` (contiguous, zero-padded to
+/// the block width — operand strides that are multiples of 4 KiB would otherwise alias in the
+/// L1 cache), then accumulate each output lane vector in registers.
+#[inline(always)]
+unsafe fn batch_inner_block_generic<T>(g: &Geometry, p: Ptrs<T>, blk: usize, buf: &mut [T])
+where
+    T: Element + std::ops::Mul<Output = T> + std::ops::Add<Output = T>,
+{
+    const W: usize = BATCH_INNER_BLOCK;
+    let b0 = blk * W;
+    let bc = W.min(g.nb - b0);
+    let (lo, lrs, lcs) = g.l;
+    let (ro, rrs, rcs) = g.r;
+    let (pa, pb) = buf.split_at_mut(g.m * g.k * W);
+    let pack = |dst: &mut [T], src: *const T, off: isize| {
+        // SAFETY: `bc` lanes (stride 1) from an in-bounds position of the operand view.
+        let lanes = unsafe { std::slice::from_raw_parts(src.offset(off + b0 as isize), bc) };
+        dst[..bc].copy_from_slice(lanes);
+        dst[bc..].fill(T::default());
+    };
+    for i in 0..g.m {
+        for q in 0..g.k {
+            let at = (i * g.k + q) * W;
+            pack(
+                &mut pa[at..at + W],
+                p.lhs(),
+                lo + i as isize * lrs + q as isize * lcs,
+            );
+        }
+    }
+    for q in 0..g.k {
+        for j in 0..g.n {
+            let at = (q * g.n + j) * W;
+            pack(
+                &mut pb[at..at + W],
+                p.rhs(),
+                ro + q as isize * rrs + j as isize * rcs,
+            );
+        }
+    }
+    for j in 0..g.n {
+        for i in 0..g.m {
+            let mut acc = [T::default(); W];
+            for q in 0..g.k {
+                let (x, y) = ((i * g.k + q) * W, (q * g.n + j) * W);
+                let (a, b) = (&pa[x..x + W], &pb[y..y + W]);
+                for ((c, &u), &v) in acc.iter_mut().zip(a).zip(b) {
+                    *c = *c + u * v;
+                }
+            }
+            // Output lanes (b0.., i, j) of the compact [batch, M, N] buffer; only this block
+            // writes them.
+            let o = unsafe {
+                std::slice::from_raw_parts_mut(p.out().add(b0 + g.nb * (i + g.m * j)), bc)
+            };
+            o.copy_from_slice(&acc[..bc]);
+        }
     }
 }
