@@ -196,6 +196,18 @@ def report(cases: list[Case]) -> None:
         print(row)
 
 
+def write_results(cases: list[Case]) -> None:
+    """Rows for ``benches/report.py`` (``benches/results/bench_einsum.json``), one per peer."""
+    import _harness as h
+
+    rows: list[h.Row] = []
+    for c in cases:
+        target = f"<= 1.0x {'/'.join(c.versus)}"
+        rows += h.rows_from_results(c.name, c.unit, c.results, LIBS[1:],
+                                    {p: target for p in c.versus} | {"": target})
+    h.write_results("bench_einsum", rows, h.import_peers())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer rounds, skip the three heavy networks")
@@ -215,6 +227,7 @@ def main() -> None:
         cases.append(c)
         searches.append(s)
     report(cases + searches)
+    write_results(cases + searches)
 
 
 if __name__ == "__main__":
