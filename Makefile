@@ -6,7 +6,7 @@ BENCH_VENV := .venv-bench
 export CARGO_TARGET_DIR := $(CURDIR)/target
 export PYO3_PYTHON := $(CURDIR)/$(PY)
 
-.PHONY: all venv develop test lint rust-test py-test stubtest demo bench clean
+.PHONY: all venv develop test lint rust-test py-test stubtest demo examples bench bench-report clean
 
 all: test
 
@@ -38,8 +38,15 @@ stubtest: develop
 
 test: develop lint rust-test py-test stubtest
 
+# The main job: variational MPS ground state of the transverse-field Ising chain (defaults:
+# 16 sites, bond 8, g = 1, tol 1e-6, seed 0); exits non-zero when the tolerance is not reached.
 demo: develop
+	$(PY) examples/tfim_ground_state.py --plot tfim_convergence.png
+
+# The other runnable examples (each exits non-zero when its check fails).
+examples: develop
 	$(PY) examples/quickstart.py
+	$(PY) examples/digits_softmax.py
 
 $(BENCH_VENV)/.installed: benches/requirements-bench.txt
 	$(PYTHON) -m venv $(BENCH_VENV)
@@ -53,7 +60,14 @@ bench: $(BENCH_VENV)/.installed
 	$(BENCH_VENV)/bin/python benches/bench_ops.py
 	$(BENCH_VENV)/bin/python benches/bench_engines.py
 	$(BENCH_VENV)/bin/python benches/bench_ad.py
+	$(BENCH_VENV)/bin/python benches/bench_einsum.py
+	$(BENCH_VENV)/bin/python benches/bench_tfim.py
 	$(BENCH_VENV)/bin/python benches/bench_linalg.py
+	$(BENCH_VENV)/bin/python benches/report.py
+
+# Rebuild docs/benchmarks.md and docs/benchmarks.png from the results already in benches/results/.
+bench-report: $(BENCH_VENV)/.installed
+	$(BENCH_VENV)/bin/python benches/report.py
 
 clean:
 	rm -rf $(VENV) $(BENCH_VENV) target

@@ -33,31 +33,18 @@ means tenferro is faster. Targets are printed, never asserted (testing.md).
 from __future__ import annotations
 
 import argparse
-import gc
-import os
-import platform
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+import _harness as h
 import tenferro as tf
 
-try:  # optional peer
-    import jax
-
-    jax.config.update("jax_enable_x64", True)
-    jax.config.update("jax_platforms", "cpu")
-    import jax.numpy as jnp
-except Exception:  # noqa: BLE001 - any import failure means "not available"
-    jax = jnp = None
-
-try:  # optional peer, best effort
-    import torch
-except Exception:  # noqa: BLE001
-    torch = None
+PEERS = h.import_peers()
+jax, jnp, torch = PEERS.jax, PEERS.jnp, PEERS.torch
 
 LIBS = ("tenferro", "jax", "jax.jit", "torch")
 CHAIN = 1000
@@ -73,38 +60,11 @@ class Case:
     results: dict[str, float] = field(default_factory=dict)
 
 
-def _progress(iterable: Any, total: int) -> Any:
-    if sys.stderr.isatty():
-        try:
-            from tqdm import tqdm
-
-            return tqdm(iterable, total=total, desc="bench_ad", leave=False)
-        except ImportError:
-            pass
-    return iterable
-
-
 def measure(case: Case, fns: dict[str, Callable[[], Any]], rounds: int, inner: int) -> None:
     """Round-robin: per round, each library runs ``inner`` calls back to back (timed together);
-    the best round counts."""
+    the best round counts (``_harness.round_robin`` with ``stat="min"``)."""
     scale = 1e6 if case.unit == "us" else 1e3
-    best = {lib: float("inf") for lib in fns}
-    for fn in fns.values():  # warm-up: pools, JAX tracing and compilation caches
-        for _ in range(3):
-            fn()
-    for _ in _progress(range(rounds), rounds):
-        for lib, fn in fns.items():
-            time.sleep(0.02)
-            gc.collect()
-            gc.disable()  # as timeit: a collection triggered by a peer's garbage is not ours
-            try:
-                t0 = time.perf_counter()
-                for _ in range(inner):
-                    fn()
-                elapsed = time.perf_counter() - t0
-            finally:
-                gc.enable()
-            best[lib] = min(best[lib], elapsed / inner)
+    best = h.round_robin(fns, rounds, inner, stat="min", warmup=3, sleep=0.02, desc="bench_ad")
     case.results = {lib: t * scale / case.per for lib, t in best.items()}
 
 
@@ -263,21 +223,12 @@ def case_mps(rounds: int) -> Case:
 # ------------------------------------------------------------------------------------ report
 
 
-def _fmt(v: float | None) -> str:
-    if v is None:
-        return "n/a"
-    return f"{v:.3g}" if v < 100 else f"{v:.0f}"
+_fmt = h.fmt
 
 
 def report(cases: list[Case]) -> None:
-    versions = [
-        f"tenferro {getattr(tf, '__version__', '?')} ({tf.default_engine().num_threads} threads)",
-        f"numpy {np.__version__}",
-        f"jax {jax.__version__} (cpu, x64)" if jax is not None else "jax n/a",
-        f"torch {torch.__version__} ({torch.get_num_threads()} threads)" if torch else "torch n/a",
-    ]
-    print(" | ".join(versions))
-    print(f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
+    print(h.versions_line(PEERS, tf))
+    print(h.machine_line(h.machine_info(PEERS)))
     print()
     head = f"{'case':<36} {'unit':<4}" + "".join(f"{lib:>10}" for lib in LIBS)
     head += "".join(f"{'tf/' + lib:>12}" for lib in LIBS[1:])
@@ -306,6 +257,12 @@ def main(argv: list[str] | None = None) -> int:
     rounds = 3 if args.quick else 10
     cases = [case_tiny(rounds), *case_chain(rounds), case_mps(rounds)]
     report(cases)
+    rows: list[h.Row] = []
+    for c in cases:
+        target = f"<= {c.target:g} {c.unit}"
+        rows += h.rows_from_results(c.name, c.unit, c.results, LIBS[1:],
+                                    {"": target, **{p: target for p in LIBS[1:]}})
+    h.write_results("bench_ad", rows, PEERS)
     return 0
 
 

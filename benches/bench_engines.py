@@ -24,33 +24,19 @@ gain. Numbers are printed, never asserted.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import sys
-import time
-import timeit
-from collections.abc import Callable
 
 import numpy as np
 
+import _harness as h
 import tenferro as tf
 
-
-def best_ms(fn: Callable[[], object], repeat: int) -> float:
-    fn()  # warm-up: fills the buffer pool, faults the pages in
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-        del out
-    return best * 1e3
+best_ms = h.time_best  # best single call of `repeat` (after a warm-up), in ms
 
 
-def tiny_us(fn: Callable[[], object]) -> float:
-    timer = timeit.Timer(fn)
-    number, _ = timer.autorange()
-    return min(timer.repeat(repeat=3, number=number)) / number * 1e6
+def tiny_us(fn):
+    """Best of 3 ``timeit`` runs (``autorange`` sizes them), µs per call."""
+    return h.time_tiny(fn, number=None, repeat=3)
 
 
 def main() -> None:
@@ -65,8 +51,8 @@ def main() -> None:
     small_a, small_b = np.ones(8), np.ones(8)
     has_matmul = hasattr(tf, "matmul")
 
-    print(f"tenferro {tf.__version__} | Python {platform.python_version()} | "
-          f"{platform.machine()} | allowed CPUs {tf.allowed_cpus()} (os.cpu_count={os.cpu_count()})")
+    print(f"tenferro {tf.__version__} | allowed CPUs {tf.allowed_cpus()}")
+    print(h.machine_line())
     rows: dict[str, dict[int, float]] = {"elementwise 1e7 (ms)": {}, "gemm 2048 (ms)": {},
                                          "tiny add (us)": {}}
     engines = {threads: tf.CpuEngine(threads=threads) for threads in (1, 2)}
@@ -101,6 +87,10 @@ def main() -> None:
             note = "should stay ~1.0 (no worker wake-up)"
         print(f"{name:<24}{r[1]:>12.3f}{r[2]:>12.3f}{ratio:>8.2f}  {note}")
     sys.stdout.flush()
+    out = [h.Row(f"{name.rsplit(' (', 1)[0]}, 2 threads", name.rsplit("(", 1)[1].rstrip(")"),
+                 r[2], "1 thread", r[1], "tiny: ~1.0x" if name.startswith("tiny") else "")
+           for name, r in rows.items() if r]
+    h.write_results("bench_engines", out)
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import _harness as h
 import numpy as np
 import tenferro as tf
 
@@ -215,6 +216,11 @@ def main(argv: list[str] | None = None) -> int:
         cases.extend(case_svd(n, rounds))
     cases.extend(case_batched(rounds))
     report(cases)
+    rows: list[h.Row] = []
+    for c in cases:
+        target = f"<= {c.target:g} ms" if c.target is not None else ("<= numpy" if "batched" in c.name else "")
+        rows += h.rows_from_results(c.name, "ms", c.results, LIBS[1:], {"": target, **{p: target for p in LIBS[1:]}})
+    h.write_results("bench_linalg", rows)
     return 0
 
 

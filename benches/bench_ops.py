@@ -32,31 +32,18 @@ Ratios are ours/peer: below 1 means tenferro is faster. The targets are printed,
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import sys
-import time
-import timeit
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+import _harness as h
 import tenferro as tf
 
-try:  # optional peer
-    import jax
-
-    jax.config.update("jax_enable_x64", True)
-    jax.config.update("jax_platforms", "cpu")
-    import jax.numpy as jnp
-except Exception:  # noqa: BLE001 - any import failure means "not available"
-    jax = jnp = None
-
-try:  # optional peer, best effort
-    import torch
-except Exception:  # noqa: BLE001
-    torch = None
+PEERS = h.import_peers()
+jax, jnp, torch = PEERS.jax, PEERS.jnp, PEERS.torch
 
 LIBS = ("tenferro", "numpy", "jax", "torch")
 
@@ -70,40 +57,8 @@ class Case:
     note: str = ""
 
 
-def _progress(iterable: Any, total: int) -> Any:
-    """tqdm progress on a terminal (optional dependency), the plain iterable otherwise."""
-    if sys.stderr.isatty():
-        try:
-            from tqdm import tqdm
-
-            return tqdm(iterable, total=total, desc="bench", leave=False)
-        except ImportError:
-            pass
-    return iterable
-
-
-def time_tiny(stmt: str, env: dict[str, Any], number: int, repeat: int) -> float:
-    """Best mean time of ``stmt`` over ``repeat`` runs of ``number`` executions, in microseconds.
-
-    ``timeit`` compiles ``stmt`` into its loop, so no Python call overhead is added.
-    """
-    timer = timeit.Timer(stmt, globals=env)
-    timer.timeit(number=max(number // 100, 10))  # warm up (JAX compiles on first use)
-    return min(timer.repeat(repeat=repeat, number=number)) / number * 1e6
-
-
-def time_big(fn: Callable[[], Any], repeat: int) -> float:
-    """Best time of one call over ``repeat`` calls, in milliseconds (result dropped untimed)."""
-    result = fn()  # warm up
-    del result
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        result = fn()
-        t1 = time.perf_counter()
-        del result
-        best = min(best, t1 - t0)
-    return best * 1e3
+time_tiny = h.time_tiny  # best mean of `repeat` timeit runs of `number` executions, in µs
+time_big = h.time_best  # best single call of `repeat` (after a warm-up), in ms
 
 
 def _pool_stats() -> Any:
@@ -174,7 +129,7 @@ def run(quick: bool) -> list[Case]:
     for lib, fn in fns.items():
         tasks.append((ex, lib, lambda fn=fn: time_big(fn, exp_r)))
 
-    for case, lib, measure in _progress(tasks, total=len(tasks)):
+    for case, lib, measure in h.progress(tasks, total=len(tasks), desc="bench_ops"):
         before = _pool_stats() if (lib == "tenferro" and case is big) else None
         case.results[lib] = measure()
         if before is not None:
@@ -186,25 +141,12 @@ def run(quick: bool) -> list[Case]:
     return cases
 
 
-def _fmt(value: float | None) -> str:
-    if value is None:
-        return "n/a"
-    return f"{value:.3g}" if value < 100 else f"{value:.0f}"
+_fmt = h.fmt
 
 
 def report(cases: list[Case]) -> None:
-    try:
-        threads = tf.default_engine().num_threads
-    except AttributeError:  # pragma: no cover
-        threads = "?"
-    versions = [
-        f"tenferro {getattr(tf, '__version__', '?')} ({threads} threads)",
-        f"numpy {np.__version__}",
-        f"jax {jax.__version__} (cpu, x64)" if jax is not None else "jax n/a",
-        f"torch {torch.__version__} ({torch.get_num_threads()} threads)" if torch else "torch n/a",
-    ]
-    print(" | ".join(versions))
-    print(f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
+    print(h.versions_line(PEERS, tf))
+    print(h.machine_line(h.machine_info(PEERS)))
     print()
     head = f"{'case':<30} {'unit':<4}" + "".join(f"{lib:>10}" for lib in LIBS)
     head += "".join(f"{'tf/' + lib[:5]:>10}" for lib in LIBS[1:])
@@ -255,20 +197,13 @@ def run_contractions(quick: bool) -> list[Gemm]:
 
     def measure(row: Gemm, fns: dict[str, Callable[[], Any]]) -> None:
         # Round-robin over the libraries, best of `reps` rounds each: slow drifts of a shared
-        # machine then hit every library alike.
-        best = {lib: float("inf") for lib in fns}
+        # machine then hit every library alike; the 50 ms sleep lets the previous library's
+        # worker threads (OpenBLAS, rayon) stop spinning.
         for fn in fns.values():
             del_ = fn()  # warm-up (plans, pools, JIT caches)
             del del_
         before = engine.operand_copies
-        for _ in range(reps):
-            for lib, fn in fns.items():
-                # Let the previous library's worker threads (OpenBLAS, rayon) stop spinning.
-                time.sleep(0.05)
-                t0 = time.perf_counter()
-                result = fn()
-                best[lib] = min(best[lib], time.perf_counter() - t0)
-                del result
+        best = h.round_robin(fns, reps, stat="min", warmup=0, sleep=0.05, desc="gemm")
         row.copies = engine.operand_copies - before
         row.gflops = {lib: row.flops / t / 1e9 for lib, t in best.items()}
         rows.append(row)
@@ -341,8 +276,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (a smoke run)")
     args = parser.parse_args(argv)
-    report(run(args.quick))
-    report_contractions(run_contractions(args.quick))
+    cases = run(args.quick)
+    report(cases)
+    gemms = run_contractions(args.quick)
+    report_contractions(gemms)
+    rows: list[h.Row] = []
+    for case in cases:
+        rows += h.rows_from_results(case.name, case.unit, case.results, LIBS[1:],
+                                    {"": case.target, **{p: case.target for p in LIBS[1:]}})
+    for g in gemms:
+        rows += h.rows_from_results(g.name, "GFLOP/s", g.gflops, LIBS[1:],
+                                    {"numpy": f">= {g.target}x numpy, 0 copies (got {g.copies})"},
+                                    higher_is_better=True)
+    h.write_results("bench_ops", rows, PEERS)
     return 0
 
 

@@ -269,3 +269,89 @@ def test_tensordot_errors() -> None:
         tf.tensordot(np.ones((2, 3)), np.ones((3,)), axes=([2], [0]))
     with pytest.raises(ValueError, match="tensordot"):
         tf.tensordot(np.ones(2), np.ones(2), axes=-1)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128, np.float32, np.int32, np.bool_], ids=str)
+@pytest.mark.parametrize(
+    ("shape", "perm", "step"),
+    [
+        ((40, 33), (0, 1), None),  # C-ordered: the tiled path
+        ((5, 17, 20), (1, 0, 2), None),
+        ((3, 64, 18), (1, 2, 0), -1),  # negative first stride, offset
+        ((4, 20, 2, 18), (1, 0, 3, 2), 2),
+        ((17, 0, 16), (0, 1, 2), None),  # zero-size
+        ((2, 300), (0, 1), None),  # short first axis
+        ((40, 33), (1, 0), None),  # F-ordered view: the run-wise path
+        ((5, 3, 7), (0, 1, 2), None),  # unit axis too short to tile
+    ],
+)
+def test_transposing_copies_match_numpy(dtype: Any, shape: tuple[int, ...], perm: tuple[int, ...], step: Any) -> None:
+    """Materialising views whose unit-stride axis is not the first (the tiled copy path of
+    ``map::transpose_copy``), including negative steps, offsets and zero-size axes, and views
+    that take the run-wise path, against NumPy."""
+    rng = np.random.default_rng(11)
+    a = (rng.normal(size=shape) * 10).astype(dtype)
+    t = tf.asarray(a, copy=False)
+    v = tf.prim.transpose(t, perm)
+    expected = a.transpose(perm)
+    if step is not None:
+        v = v[::step]
+        expected = expected[::step]
+    got = tf.asarray(v, copy=True)
+    assert np.asarray(got).flags.f_contiguous
+    np.testing.assert_array_equal(np.asarray(got), expected)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128], ids=str)
+@pytest.mark.parametrize(
+    ("subscripts", "shapes"),
+    [
+        ("bij,bjk->bik", [(70, 3, 4), (70, 4, 5)]),  # batch not a multiple of the block width
+        ("bij,bjk->bik", [(33, 1, 1), (33, 1, 1)]),
+        ("bcij,bcjk->bcik", [(5, 7, 2, 3), (5, 7, 3, 2)]),  # two batch axes merging
+        ("bipq,bpqk->bik", [(40, 3, 2, 4), (40, 2, 4, 3)]),  # two contracting axes
+        ("bi,bi->b", [(100, 6), (100, 6)]),  # vector operands
+        ("bij,bjk->bik", [(64, 16, 16), (64, 16, 16)]),
+    ],
+)
+def test_batch_innermost_contractions(dtype: Any, subscripts: str, shapes: list[tuple[int, ...]]) -> None:
+    """Batch axes leading in NumPy's C order become the unit-stride axes of tenferro's
+    column-major copies (``tf.asarray``): the batch-vectorised kernel path, against NumPy."""
+    rng = np.random.default_rng(12)
+    arrays = []
+    for sh in shapes:
+        x = rng.normal(size=sh)
+        if np.dtype(dtype).kind == "c":
+            x = x + 1j * rng.normal(size=sh)
+        arrays.append(x.astype(dtype))
+    ts = [tf.asarray(a) for a in arrays]  # column-major copies: batch stride 1
+    got = tf.einsum(subscripts, *ts)
+    expected = np.einsum(subscripts, *arrays)
+    tol = 1e-4 if np.dtype(dtype).itemsize <= 8 and np.dtype(dtype).kind != "c" or dtype == np.complex64 else 1e-12
+    np.testing.assert_allclose(np.asarray(got), expected, rtol=tol, atol=tol)
+    # strided batch views (every other batch element) take the GEMM path and agree too
+    sub = [t[::2] for t in ts]
+    np.testing.assert_allclose(
+        np.asarray(tf.einsum(subscripts, *sub)), np.einsum(subscripts, *[a[::2] for a in arrays]), rtol=tol, atol=tol
+    )
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=str)
+@pytest.mark.parametrize(
+    ("subscripts", "shapes"),
+    [
+        ("abc,bcd->ad", [(4, 5, 6), (5, 6, 7)]),
+        ("xabc,xbcd->xad", [(3, 4, 5, 6), (3, 5, 6, 7)]),
+        ("abcd,cdef->abef", [(2, 3, 4, 5), (4, 5, 3, 2)]),
+    ],
+)
+def test_c_ordered_multi_axis_groups_read_in_place(dtype: Any, subscripts: str, shapes: list[tuple[int, ...]]) -> None:
+    """NumPy arrays read in place (C order) whose contracted/free axis groups span several axes
+    are contracted on their axis-reversed (column-major) views: no operand copy."""
+    rng = np.random.default_rng(15)
+    arrays = [rng.normal(size=s).astype(dtype) for s in shapes]
+    engine = tf.default_engine()
+    before = engine.operand_copies
+    got = tf.einsum(subscripts, *[tf.asarray(a, copy=False) for a in arrays])
+    assert engine.operand_copies == before
+    np.testing.assert_allclose(np.asarray(got), np.einsum(subscripts, *arrays), rtol=1e-12, atol=1e-12)

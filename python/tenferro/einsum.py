@@ -12,7 +12,10 @@ contraction path, ``opt_einsum``-style) and lowered to primitives only:
    operand carries, and ``embed_diag`` for labels repeated in the output (``i->ii``).
 
 Because only primitives are called, derivatives of any order come from the primitives' rules.
-Plans are memoised per ``(subscripts, shapes, dtypes, optimize)`` in a bounded LRU cache.
+The lowered plan is a flat program of primitive steps; it is cached in the executing engine's
+plan cache per ``(subscripts, shapes, dtypes, optimize)`` (``engine.cache_stats()``) and replayed
+by the Rust core in one call, which releases the GIL around large steps and checks for Ctrl-C
+between steps.
 
 Examples
 --------
@@ -24,28 +27,25 @@ Examples
 
 from __future__ import annotations
 
-import itertools
+import heapq
 import math
 import string
 import sys
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from . import prim as _p
-from ._tenferro import Tensor
+from ._tenferro import Session, Tensor, _einsum, _implicit_session
 from ._types import DotGeneralConfig
 from .errors import EinsumError
 
 __all__ = ["einsum", "einsum_path"]
 
-_CACHE_SIZE = 512
-_PLAN_CACHE: OrderedDict[Any, _Plan] = OrderedDict()
+_SESSION = _implicit_session()
 _OPTIMAL_MAX = 8
 _BOOL = np.dtype(bool)
-_I64 = np.dtype(np.int64)
+_F64 = np.dtype(np.float64)
 
 
 def _tf() -> Any:
@@ -64,7 +64,16 @@ def _label_of_int(k: Any, subscripts: str) -> str:
     k = int(k)
     if k < 52:
         return string.ascii_letters[k]
-    return chr(0x4E00 + k)  # CJK ideographs: alphabetic, never ASCII
+    # Code points from U+4E00 (CJK ideographs, never ASCII), skipping the surrogates.
+    cp = 0x4E00 + (k - 52)
+    if cp >= 0xD800:
+        cp += 0x800
+    if cp > 0x10FFFF:
+        raise EinsumError(
+            f"einsum: interleaved sublist {subscripts}: label {k} is too large "
+            f"(at most {0x10FFFF - 0x800 - 0x4E00 + 52})"
+        )
+    return chr(cp)
 
 
 def _interleaved(args: Sequence[Any]) -> tuple[str, list[Any]]:
@@ -94,8 +103,9 @@ def _interleaved(args: Sequence[Any]) -> tuple[str, list[Any]]:
     return subs, operands
 
 
-def _parse_term(term: str, subscripts: str, offset: int) -> list[str]:
-    """Labels of one term; ``'...'`` kept as the token ``'...'``."""
+def _parse_term(term: str, subscripts: str, offset: int, where: Sequence[int]) -> list[str]:
+    """Labels of one term; ``'...'`` kept as the token ``'...'``. ``term`` starts at ``offset``
+    of the whitespace-free subscripts; ``where`` maps those positions to the original string."""
     labels: list[str] = []
     i = 0
     while i < len(term):
@@ -103,21 +113,21 @@ def _parse_term(term: str, subscripts: str, offset: int) -> list[str]:
         if ch == ".":
             if term[i : i + 3] != "...":
                 raise EinsumError(
-                    f"einsum: subscripts {subscripts!r}: invalid '.' at position {offset + i} "
+                    f"einsum: subscripts {subscripts!r}: invalid '.' at position {where[offset + i]} "
                     "(an ellipsis is exactly '...')"
                 )
             if "..." in labels:
                 raise EinsumError(
                     f"einsum: subscripts {subscripts!r}: more than one ellipsis in one term at "
-                    f"position {offset + i}"
+                    f"position {where[offset + i]}"
                 )
             labels.append("...")
             i += 3
             continue
-        if not ch.isalpha():
+        if ch in ",->":
             raise EinsumError(
-                f"einsum: subscripts {subscripts!r}: invalid label {ch!r} at position {offset + i} "
-                "(labels are letters)"
+                f"einsum: subscripts {subscripts!r}: invalid label {ch!r} at position {where[offset + i]} "
+                "(',', '-' and '>' only separate terms)"
             )
         labels.append(ch)
         i += 1
@@ -144,7 +154,8 @@ def _ell(r: int) -> str:
 def _parse(subscripts: str, shapes: Sequence[tuple[int, ...]]) -> _Parsed:
     if not isinstance(subscripts, str):
         raise EinsumError(f"einsum: subscripts must be a str, got {type(subscripts).__name__}")
-    s = "".join(subscripts.split())
+    where = [i for i, ch in enumerate(subscripts) if not ch.isspace()]
+    s = "".join(subscripts[i] for i in where)
     if s.count("->") > 1:
         raise EinsumError(f"einsum: subscripts {subscripts!r}: more than one '->'")
     explicit = "->" in s
@@ -157,9 +168,9 @@ def _parse(subscripts: str, shapes: Sequence[tuple[int, ...]]) -> _Parsed:
     raw: list[list[str]] = []
     off = 0
     for t in terms:
-        raw.append(_parse_term(t, subscripts, off))
+        raw.append(_parse_term(t, subscripts, off, where))
         off += len(t) + 1
-    out_raw = _parse_term(rhs, subscripts, len(lhs) + 2) if explicit else None
+    out_raw = _parse_term(rhs, subscripts, len(lhs) + 2, where) if explicit else None
 
     n_ell = 0
     inputs: list[list[str]] = []
@@ -184,7 +195,13 @@ def _parse(subscripts: str, shapes: Sequence[tuple[int, ...]]) -> _Parsed:
                     f"{terms[k]!r} has {len(named)} labels"
                 )
             full = labels
+        mine: dict[str, int] = {}
         for lab, n in zip(full, shape):
+            if mine.setdefault(lab, n) != n:
+                raise EinsumError(
+                    f"einsum: subscripts {subscripts!r}: label {lab!r} repeated in operand {k} "
+                    f"with sizes {mine[lab]} and {n} (a diagonal needs equal sizes)"
+                )
             if lab not in sizes or (sizes[lab] == 1 and n != 1):
                 sizes[lab] = n
                 where[lab] = k
@@ -246,34 +263,133 @@ def _pair_result(a: Sequence[str], b: Sequence[str], needed: set[str]) -> list[s
     return af + bf + batch
 
 
-def _needed(terms: Sequence[Sequence[str]], skip: Sequence[int], output: Sequence[str]) -> set[str]:
-    need = set(output)
-    for k, t in enumerate(terms):
-        if k not in skip:
-            need.update(t)
-    return need
+class _LabelCount:
+    """How many operands (of a changing collection) carry each label."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, terms: Sequence[Sequence[str]]) -> None:
+        self.n: dict[str, int] = {}
+        for t in terms:
+            self.add(t)
+
+    def add(self, term: Sequence[str]) -> None:
+        for lab in set(term):
+            self.n[lab] = self.n.get(lab, 0) + 1
+
+    def remove(self, term: Sequence[str]) -> None:
+        for lab in set(term):
+            self.n[lab] -= 1
+
+    def __getitem__(self, lab: str) -> int:
+        return self.n.get(lab, 0)
 
 
 def _greedy(terms: list[list[str]], output: list[str], sizes: dict[str, int]) -> list[tuple[int, ...]]:
-    terms = [list(t) for t in terms]
-    path: list[tuple[int, ...]] = []
-    if len(terms) == 1:
+    """Greedy pairwise path (the strategy of ``opt_einsum``'s ``greedy``): repeatedly contract the
+    pair sharing a label whose result grows the total size least (``size(result) - size(a) -
+    size(b)``, ties to the smaller result, then the older operands); when no remaining pair shares
+    a label, take the outer product of the two smallest operands.
+
+    Candidate pairs live in a heap with lazy deletion; a pair's result does not change when other
+    operands merge (a label stays needed outside the pair as long as some operand or the output
+    carries it), so each merge only adds the new operand's pairs: ``O(P log P)`` for ``P``
+    candidate pairs.
+    """
+    n = len(terms)
+    if n == 1:
         return [(0,)]
-    while len(terms) > 1:
-        best = None
-        for i, j in itertools.combinations(range(len(terms)), 2):
-            a, b = terms[i], terms[j]
-            res = _pair_result(a, b, _needed(terms, (i, j), output))
-            rs = _size(res, sizes)
-            key = (not (set(a) & set(b)), rs - _size(a, sizes) - _size(b, sizes), rs, i, j)
-            if best is None or key < best[0]:
-                best = (key, i, j, res)
-        assert best is not None
-        _, i, j, res = best
+    out = set(output)
+    sets: dict[int, frozenset[str]] = {k: frozenset(t) for k, t in enumerate(terms)}
+    size_of = {k: _size(sorted(t), sizes) for k, t in sets.items()}
+    count: dict[str, int] = {}
+    holders: dict[str, set[int]] = {}
+    for k, t in sets.items():
+        for lab in t:
+            count[lab] = count.get(lab, 0) + 1
+            holders.setdefault(lab, set()).add(k)
+
+    def result(a: int, b: int) -> frozenset[str]:
+        sa, sb = sets[a], sets[b]
+        return frozenset(lab for lab in sa | sb if lab in out or count[lab] > (lab in sa) + (lab in sb))
+
+    heap: list[tuple[int, int, int, int]] = []
+    alive = set(range(n))
+    ssa: list[tuple[int, int]] = []
+    nxt = n
+
+    def merge(a: int, b: int) -> frozenset[str]:
+        nonlocal nxt
+        r = result(a, b)
+        for k in (a, b):
+            alive.discard(k)
+            for lab in sets[k]:
+                count[lab] -= 1
+                holders[lab].discard(k)
+        sets[nxt] = r
+        size_of[nxt] = _size(sorted(r), sizes)
+        for lab in r:
+            count[lab] += 1
+            holders[lab].add(nxt)
+        alive.add(nxt)
+        ssa.append((a, b))
+        nxt += 1
+        return r
+
+    # Operands with the same labels first (Hadamard products never grow anything), as
+    # opt_einsum's greedy does.
+    same: dict[frozenset[str], int] = {}
+    for k in range(n):
+        if sets[k] in same:
+            merge(same[sets[k]], k)
+            same[sets[k]] = nxt - 1
+        else:
+            same[sets[k]] = k
+
+    def push(a: int, b: int) -> None:
+        a, b = min(a, b), max(a, b)
+        rs = _size(sorted(result(a, b)), sizes)
+        heapq.heappush(heap, (rs - size_of[a] - size_of[b], rs, a, b))
+
+    for k in sorted(alive):
+        partners: set[int] = set()
+        for lab in sets[k]:
+            partners.update(j for j in holders[lab] if j > k)
+        for j in partners:
+            push(k, j)
+    while len(alive) > 1:
+        pair = None
+        while heap:
+            _, _, a, b = heapq.heappop(heap)
+            if a in alive and b in alive:
+                pair = (a, b)
+                break
+        if pair is None:  # disconnected: outer product of the two smallest
+            a, b = sorted(sorted(alive), key=lambda k: size_of[k])[:2]
+            pair = (min(a, b), max(a, b))
+        r = merge(*pair)
+        partners = set()
+        for lab in r:
+            partners.update(holders[lab])
+        partners.discard(nxt - 1)
+        for j in partners:
+            push(j, nxt - 1)
+    return _linear_path(ssa, n)
+
+
+def _linear_path(ssa: list[tuple[int, int]], n: int) -> list[tuple[int, ...]]:
+    """Static-single-assignment pairs (operand ``n + k`` is the result of pair ``k``) to the
+    linear path format of ``numpy``/``opt_einsum`` (positions in the shrinking operand list)."""
+    ids = list(range(n))
+    path: list[tuple[int, ...]] = []
+    nxt = n
+    for x, y in ssa:
+        i, j = sorted((ids.index(x), ids.index(y)))
         path.append((i, j))
-        terms.pop(j)
-        terms.pop(i)
-        terms.append(res)
+        ids.pop(j)
+        ids.pop(i)
+        ids.append(nxt)
+        nxt += 1
     return path
 
 
@@ -328,21 +444,17 @@ def _optimal(terms: list[list[str]], output: list[str], sizes: dict[str, int]) -
         return counter[0] - 1
 
     walk(full)
-    ids = list(range(n))
-    path: list[tuple[int, ...]] = []
-    nxt = n
-    for x, y in ssa:
-        i, j = sorted((ids.index(x), ids.index(y)))
-        path.append((i, j))
-        ids.pop(j)
-        ids.pop(i)
-        ids.append(nxt)
-        nxt += 1
-    return path
+    return _linear_path(ssa, n)
 
 
 def _validate_path(path: Any, n: int, subscripts: str) -> list[tuple[int, ...]]:
-    entries = list(path)
+    try:
+        entries = list(path)
+    except TypeError:
+        raise EinsumError(
+            f"einsum: subscripts {subscripts!r}: invalid optimize {path!r} "
+            "(False, True, 'greedy', 'optimal' or a path)"
+        ) from None
     if entries and isinstance(entries[0], str):
         if entries[0] != "einsum_path":
             raise EinsumError(
@@ -388,9 +500,10 @@ class _Plan:
 
     def __init__(self) -> None:
         self.prep: list[list[tuple[str, tuple[Any, ...]]]] = []
-        # per path entry: the operand positions taken, then one (lhs sums, rhs sums, config)
-        # per pairwise dot_general
-        self.steps: list[tuple[tuple[int, ...], list[tuple[tuple[int, ...], tuple[int, ...], DotGeneralConfig]]]] = []
+        # per path entry: the operand positions taken, then per pairwise product
+        # (lhs sums, rhs sums, "dot_general", config) or (lhs sums, rhs sums, "mul",
+        # ((lhs transpose, result shape, broadcast dims), (rhs ...)))
+        self.steps: list[tuple[tuple[int, ...], list[tuple[tuple[int, ...], tuple[int, ...], str, Any]]]] = []
         self.final: list[tuple[str, tuple[Any, ...]]] = []
         self.path: list[tuple[int, ...]] = []
         self.info: EinsumPathInfo | None = None
@@ -426,17 +539,21 @@ def _prep_operand(labels: list[str], shape: tuple[int, ...], others: set[str],
     return ops, labels
 
 
-def _make_plan(subscripts: str, shapes: list[tuple[int, ...]], dtypes: list[np.dtype], optimize: Any) -> _Plan:
+def _make_plan(subscripts: str, shapes: list[tuple[int, ...]], dtypes: list[np.dtype], optimize: Any,
+               c_order: Sequence[bool] | None = None) -> _Plan:
+    """Parse, plan and lower one contraction. ``c_order[k]`` says operand ``k`` is laid out
+    row-major (NumPy memory read in place); it only steers the axis order of products with
+    nothing summed, so that they walk the larger operand's memory contiguously."""
     parsed = _parse(subscripts, shapes)
     sizes, output = parsed.sizes, parsed.output
     n = len(shapes)
     plan = _Plan()
     terms: list[list[str]] = []
+    held = _LabelCount(parsed.inputs)
+    out_set = set(output)
     for k in range(n):
-        others = set(output)
-        for j in range(n):
-            if j != k:
-                others.update(parsed.inputs[j])
+        mine = set(parsed.inputs[k])
+        others = {lab for lab in mine if lab in out_set or held[lab] > 1}
         ops, labs = _prep_operand(parsed.inputs[k], shapes[k], others, sizes)
         plan.prep.append(ops)
         terms.append(labs)
@@ -469,23 +586,27 @@ def _make_plan(subscripts: str, shapes: list[tuple[int, ...]], dtypes: list[np.d
 
     # pairwise lowering along the path
     cur = [list(t) for t in terms]
+    # per operand: memory order is the reverse of the axis order (untouched row-major inputs;
+    # every computed intermediate is column-major)
+    cur_c = [bool(c_order[k]) and not plan.prep[k] if c_order else False for k in range(n)]
     ids = list(range(n))  # slot index in the runtime list
     rows: list[tuple[tuple[int, ...], str, int, int]] = []
     opt_cost = 0
     largest = max([_size(t, sizes) for t in cur] + [0])
+    live = _LabelCount(cur)  # operands holding each label, among those not yet contracted
     for entry in path:
         idx = sorted(entry, reverse=True)
         group = [cur[k] for k in sorted(entry)]
+        group_c = [cur_c[k] for k in sorted(entry)]
         for k in idx:
-            cur.pop(k)
-        need_outside = _needed(cur, (), output)
+            live.remove(cur.pop(k))
+            cur_c.pop(k)
         acc = group[0]
-        pairs: list[tuple[tuple[int, ...], tuple[int, ...], DotGeneralConfig]] = []
+        pairs: list[tuple[tuple[int, ...], tuple[int, ...], str, Any]] = []
         for g, b in enumerate(group[1:], start=1):
-            need = set(need_outside)
-            for later in group[g + 1 :]:
-                need.update(later)
-            a = acc
+            later = set().union(*group[g + 1 :])
+            a, a_c, b_c = acc, group_c[0] if g == 1 else False, group_c[g]
+            need = {lab for lab in set(a) | set(b) if lab in out_set or live[lab] or lab in later}
             pre_a = [k for k, lab in enumerate(a) if lab not in b and lab not in need]
             pre_b = [k for k, lab in enumerate(b) if lab not in a and lab not in need]
             a2 = [lab for k, lab in enumerate(a) if k not in pre_a]
@@ -493,20 +614,40 @@ def _make_plan(subscripts: str, shapes: list[tuple[int, ...]], dtypes: list[np.d
             shared = [lab for lab in a2 if lab in b2]
             batch = [lab for lab in shared if lab in need]
             contr = [lab for lab in shared if lab not in need]
-            cfg = DotGeneralConfig(
-                lhs_contracting_dims=tuple(a2.index(lab) for lab in contr),
-                rhs_contracting_dims=tuple(b2.index(lab) for lab in contr),
-                lhs_batch_dims=tuple(a2.index(lab) for lab in batch),
-                rhs_batch_dims=tuple(b2.index(lab) for lab in batch),
-            )
             res = [lab for lab in a2 if lab not in shared] + [lab for lab in b2 if lab not in shared] + batch
-            pairs.append((tuple(pre_a), tuple(pre_b), cfg))
+            if contr:
+                cfg = DotGeneralConfig(
+                    lhs_contracting_dims=tuple(a2.index(lab) for lab in contr),
+                    rhs_contracting_dims=tuple(b2.index(lab) for lab in contr),
+                    lhs_batch_dims=tuple(a2.index(lab) for lab in batch),
+                    rhs_batch_dims=tuple(b2.index(lab) for lab in batch),
+                )
+                pairs.append((tuple(pre_a), tuple(pre_b), "dot_general", cfg))
+            else:
+                # Nothing summed (outer and elementwise products): both operands as broadcast
+                # views of the result's shape, then one `mul` -- a GEMM per batch element
+                # would cost a kernel call per element. The result keeps the larger operand's
+                # axis order (its memory order for tenferro's column-major tensors), so that
+                # operand and the output are walked contiguously.
+                mem_a = a2[::-1] if a_c and not pre_a else a2
+                mem_b = b2[::-1] if b_c and not pre_b else b2
+                big, small = (mem_a, mem_b) if _size(a2, sizes) >= _size(b2, sizes) else (mem_b, mem_a)
+                res = list(big) + [lab for lab in small if lab not in big]
+                shape = tuple(sizes[lab] for lab in res)
+                views = []
+                for labs in (a2, b2):
+                    order = sorted(range(len(labs)), key=lambda k: res.index(labs[k]))
+                    dims = tuple(res.index(labs[k]) for k in order)
+                    views.append((tuple(order), shape, dims))
+                pairs.append((tuple(pre_a), tuple(pre_b), "mul", views))
             cost = _flops(set(a2) | set(b2), bool(contr), sizes)
             opt_cost += cost
             largest = max(largest, _size(res, sizes))
             rows.append((tuple(sorted(entry)), _fmt(a2) + "," + _fmt(b2) + "->" + _fmt(res), cost, _size(res, sizes)))
             acc = res
         cur.append(acc)
+        cur_c.append(False)
+        live.add(acc)
         plan.steps.append((tuple(sorted(entry)), pairs))
     final_labels = cur[0] if cur else []
 
@@ -569,6 +710,14 @@ def _fmt_eq(parsed: _Parsed) -> str:
     return ",".join(_fmt(t) for t in parsed.inputs) + "->" + _fmt(parsed.output)
 
 
+def _sci(n: int) -> str:
+    """``n`` in scientific notation, also beyond the float range."""
+    digits = str(n)
+    if len(digits) <= 300:
+        return f"{n:.3e}"
+    return f"{digits[0]}.{digits[1:4]}e+{len(digits) - 1:02d}"
+
+
 class EinsumPathInfo:
     """What :func:`einsum_path` reports about a contraction (as ``opt_einsum.PathInfo``).
 
@@ -606,7 +755,10 @@ class EinsumPathInfo:
         self.contraction_list = rows
         self.note = note
         self.size_dict = sizes
-        self.speedup = naive_cost / opt_cost if opt_cost else 1.0
+        try:
+            self.speedup = naive_cost / opt_cost if opt_cost else 1.0
+        except OverflowError:  # naive costs of large networks exceed the float range
+            self.speedup = math.inf
 
     def __repr__(self) -> str:
         return (f"EinsumPathInfo(path={self.path!r}, opt_cost={self.opt_cost}, "
@@ -617,10 +769,10 @@ class EinsumPathInfo:
             f"  Complete contraction:  {self.eq}",
             f"         Naive scaling:  {len(self.size_dict)}",
             f"      Optimized method:  {self.method}",
-            f"      Naive FLOP count:  {self.naive_cost:.3e}",
-            f"  Optimized FLOP count:  {self.opt_cost:.3e}",
+            f"      Naive FLOP count:  {_sci(self.naive_cost)}",
+            f"  Optimized FLOP count:  {_sci(self.opt_cost)}",
             f"   Theoretical speedup:  {self.speedup:.3e}",
-            f"  Largest intermediate:  {self.largest_intermediate:.3e} elements",
+            f"  Largest intermediate:  {_sci(self.largest_intermediate)} elements",
         ]
         if self.note:
             lines.append(f"                  Note:  {self.note}")
@@ -636,44 +788,77 @@ class EinsumPathInfo:
 # entry points
 
 
-def _optimize_key(optimize: Any) -> Any:
-    if optimize is None or isinstance(optimize, (bool, str)):
-        return optimize
-    try:
-        return tuple(e if isinstance(e, str) else tuple(int(k) if isinstance(k, (int, np.integer)) else k for k in e)
-                     for e in optimize)
-    except TypeError:
-        raise EinsumError(f"einsum: invalid optimize {optimize!r}") from None
-
-
-def _prepare(args: tuple[Any, ...], optimize: Any) -> tuple[str, list[Tensor], _Plan]:
+def _split_args(args: Sequence[Any]) -> tuple[str, list[Any]]:
     if not args:
         raise EinsumError("einsum: no subscripts given")
     if isinstance(args[0], str):
-        subscripts, raw = args[0], list(args[1:])
-    else:
-        subscripts, raw = _interleaved(args)
-    rt = next((o.runtime for o in raw if isinstance(o, Tensor)), None)
-    ops = [o if isinstance(o, Tensor) else (rt.constant(o) if rt is not None else _tf().asarray(o)) for o in raw]
-    shapes = [o.shape for o in ops]
-    dtypes = [o.dtype for o in ops]
-    # NumPy dtype objects hash by value; formatting them (str) would dominate small calls.
-    key = (subscripts, tuple(shapes), tuple(dtypes), _optimize_key(optimize))
-    plan = _PLAN_CACHE.get(key)
-    if plan is None:
-        plan = _make_plan(subscripts, shapes, dtypes, optimize)
-        _PLAN_CACHE[key] = plan
-        if len(_PLAN_CACHE) > _CACHE_SIZE:
-            _PLAN_CACHE.popitem(last=False)
-    else:
-        _PLAN_CACHE.move_to_end(key)
-    return subscripts, ops, plan
+        return args[0], list(args[1:])
+    return _interleaved(args)
 
 
-def _apply(x: Tensor, ops: list[tuple[str, tuple[Any, ...]]]) -> Tensor:
-    for name, a in ops:
-        x = getattr(_p, name)(x, *a)
-    return x
+def _meta(x: Any) -> tuple[tuple[int, ...], np.dtype]:
+    shape = getattr(x, "shape", None)
+    dtype = getattr(x, "dtype", None)
+    if shape is not None and isinstance(dtype, np.dtype):
+        return tuple(shape), dtype
+    a = np.asarray(x)
+    return a.shape, a.dtype
+
+
+Instr = tuple[str, tuple[Any, ...], tuple[int, ...]]
+
+
+def _lower(subscripts: str, shapes: list[tuple[int, ...]], dtypes: list[np.dtype],
+           optimize: Any, c_order: Sequence[bool] | None = None) -> tuple[list[Instr], int]:
+    """The flat program the Rust core caches (engine plan cache) and runs for one einsum call.
+
+    Returns ``(instructions, output_slot)``. Slots ``0..n`` hold the operands; instruction ``k``
+    writes slot ``n + k``. ``c_order`` flags row-major operands (see :func:`_make_plan`; part of
+    the plan-cache key). Each instruction is ``(primitive, arguments, input slots)``;
+    ``compare_ne_zero`` is ``compare(x, 0, "NE")`` (all-bool contractions, counted in float64).
+    """
+    plan = _make_plan(subscripts, shapes, dtypes, optimize, c_order)
+    n = len(shapes)
+    prog: list[Instr] = []
+
+    def emit(name: str, args: tuple[Any, ...], *ins: int) -> int:
+        prog.append((name, args, ins))
+        return n + len(prog) - 1
+
+    xs = list(range(n))
+    # Bool operands: all-bool contractions count in float64 (never wraps; positive stays
+    # positive) and test != 0 at the end; with other dtypes, bools convert to the result type.
+    to = _F64 if plan.bool_out else np.result_type(*dtypes) if dtypes else None
+    xs = [emit("convert", (to,), x) if dtypes[x] == _BOOL else x for x in xs]
+    for k, prep in enumerate(plan.prep):
+        for name, a in prep:
+            xs[k] = emit(name, a, xs[k])
+    for idx, pairs in plan.steps:
+        group = [xs[k] for k in idx]
+        for k in sorted(idx, reverse=True):
+            xs.pop(k)
+        acc = group[0]
+        for b, (pre_a, pre_b, kind, arg) in zip(group[1:], pairs):
+            if pre_a:
+                acc = emit("reduce_sum", (pre_a,), acc)
+            if pre_b:
+                b = emit("reduce_sum", (pre_b,), b)
+            if kind == "dot_general":
+                acc = emit("dot_general", (arg,), acc, b)
+                continue
+            xy = []
+            for x, (order, shape, dims) in zip((acc, b), arg):
+                if order != tuple(range(len(order))):
+                    x = emit("transpose", (order,), x)
+                xy.append(emit("broadcast_in_dim", (shape, dims), x))
+            acc = emit("mul", (), *xy)
+        xs.append(acc)
+    out = xs[0]
+    for name, a in plan.final:
+        out = emit(name, a, out)
+    if plan.bool_out:
+        out = emit("compare_ne_zero", (), out)
+    return prog, out
 
 
 def einsum(*operands: Any, optimize: Any = "greedy") -> Tensor:
@@ -686,8 +871,10 @@ def einsum(*operands: Any, optimize: Any = "greedy") -> Tensor:
     Subscripts follow NumPy: explicit (``"ij,jk->ik"``) or implicit output (the labels that
     appear exactly once, sorted, after the ``...`` axes), ``...`` broadcasting (size-1 axes
     broadcast), repeated labels within an operand (trace ``"ii->"``, diagonal ``"ii->i"``),
-    labels shared by three or more operands, rank-0 and zero-size operands. Beyond NumPy, any
-    Unicode letter is a label and an output label may repeat (``"i->ii"`` embeds a diagonal).
+    labels shared by three or more operands, rank-0 and zero-size operands, whitespace ignored.
+    Beyond NumPy, as in ``opt_einsum``, every character other than ``,-.>`` and whitespace is a
+    label (Unicode letters, digits, symbols), and an output label may repeat (``"i->ii"`` embeds
+    a diagonal).
 
     Parameters
     ----------
@@ -697,7 +884,9 @@ def einsum(*operands: Any, optimize: Any = "greedy") -> Tensor:
         The operands; dtypes are combined by the primitives' promotion (NumPy's
         ``result_type``). All-bool operands give a bool result (``any`` of products).
     optimize : {"greedy", "optimal", False} or path, optional
-        Contraction order: ``False`` left to right, ``"greedy"`` (default, ``opt_einsum``'s
+        Contraction order: ``False`` pairwise left to right (no reordering; unlike NumPy's
+        unoptimised loop it forms intermediates, which outer products can make large),
+        ``"greedy"`` (default, ``opt_einsum``'s
         greedy), ``"optimal"`` (exhaustive up to 8 operands, greedy above), or an explicit path
         (a list of index tuples, or NumPy's ``["einsum_path", (0, 1), ...]``).
 
@@ -734,26 +923,7 @@ def einsum(*operands: Any, optimize: Any = "greedy") -> Tensor:
     >>> tf.einsum("...j,j", a, b).tolist()
     [5.0, 14.0]
     """
-    _, ops, plan = _prepare(operands, optimize)
-    if plan.bool_out:
-        ops = [_p.convert(o, _I64) for o in ops]
-    xs = [_apply(o, p) for o, p in zip(ops, plan.prep)]
-    for idx, pairs in plan.steps:
-        group = [xs[k] for k in idx]
-        for k in sorted(idx, reverse=True):
-            xs.pop(k)
-        acc = group[0]
-        for b, (pre_a, pre_b, cfg) in zip(group[1:], pairs):
-            if pre_a:
-                acc = _p.reduce_sum(acc, pre_a)
-            if pre_b:
-                b = _p.reduce_sum(b, pre_b)
-            acc = _p.dot_general(acc, b, cfg)
-        xs.append(acc)
-    out = _apply(xs[0], plan.final)
-    if plan.bool_out:
-        out = _p.compare(out, 0, "NE")
-    return out
+    return _einsum(_SESSION, operands, optimize)
 
 
 def einsum_path(*operands: Any, optimize: Any = "greedy") -> tuple[list[tuple[int, ...]], EinsumPathInfo]:
@@ -788,6 +958,29 @@ def einsum_path(*operands: Any, optimize: Any = "greedy") -> tuple[list[tuple[in
     >>> info.opt_cost, info.largest_intermediate
     (7560, 1200)
     """
-    _, _, plan = _prepare(operands, optimize)
+    subscripts, raw = _split_args(operands)
+    metas = [_meta(x) for x in raw]
+    plan = _make_plan(subscripts, [m[0] for m in metas], [m[1] for m in metas], optimize)
     assert plan.info is not None
     return list(plan.path), plan.info
+
+
+def _session_einsum(self: Session, *operands: Any, optimize: Any = "greedy") -> Tensor:
+    """``s.einsum(subscripts, *operands, optimize="greedy")``: :func:`einsum` on this session's
+    runtime and engine (the plan is cached in that engine's plan cache).
+
+    Parameters, returns and errors are those of :func:`tenferro.einsum`.
+
+    Examples
+    --------
+    >>> import numpy as np, tenferro as tf
+    >>> rt, cpu = tf.Runtime(), tf.CpuEngine(threads=1)
+    >>> with rt.session(cpu) as s:
+    ...     y = s.einsum("ij,j->i", rt.constant(np.eye(2)), rt.constant(np.array([1.0, 2.0])))
+    >>> y.tolist()
+    [1.0, 2.0]
+    """
+    return _einsum(self, operands, optimize)
+
+
+Session.einsum = _session_einsum  # type: ignore[attr-defined]

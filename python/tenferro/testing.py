@@ -188,9 +188,9 @@ def check_grads(
     order: int = 2,
     modes: Any = ("fwd", "rev"),
     *,
-    eps: float = 1e-6,
-    atol: float = 1e-5,
-    rtol: float = 1e-3,
+    eps: float | None = None,
+    atol: float | None = None,
+    rtol: float | None = None,
     seed: int = 0,
 ) -> None:
     """Check the derivatives of ``f`` against central finite differences.
@@ -199,7 +199,10 @@ def check_grads(
     equal ``(f(x + εv) - f(x - εv)) / 2ε`` (``"fwd"``), and the VJP of a random cotangent ``u``
     must satisfy ``<vjp(u), v> = <u, Df[v]>`` with ``<a, b> = Re Σ conj(a)·b`` (``"rev"``).
     ``order=2`` repeats the checks on the first derivative (``x ↦ vjp(f(x), x, u)``), which
-    exercises the rules' own derivatives. Defaults follow ``torch.autograd.gradcheck``.
+    exercises the rules' own derivatives. Defaults follow ``torch.autograd.gradcheck`` in double
+    precision (``eps=1e-6, atol=1e-5, rtol=1e-3``); when any argument is single precision
+    (float32/complex64) they are ``eps=1e-3, atol=1e-2, rtol=1e-2`` (a 1e-6 step is below
+    single-precision resolution).
 
     Parameters
     ----------
@@ -207,6 +210,14 @@ def check_grads(
         ``f(*tensors) -> Tensor``, built from tenferro ops.
     args : sequence of array_like
         Primal points (float or complex dtypes).
+    order : int
+        1 or 2 (derivatives of the first derivative too).
+    modes : sequence of {"fwd", "rev"}
+        Which modes to check.
+    eps, atol, rtol : float, optional
+        Finite-difference step and tolerances (defaults by precision, above).
+    seed : int
+        Seed of the random directions and cotangents.
 
     Raises
     ------
@@ -222,6 +233,10 @@ def check_grads(
 
     rng = np.random.default_rng(seed)
     prim = [np.array(np.asarray(a), copy=True) for a in args]
+    single = any(np.asarray(a).dtype in (np.float32, np.complex64) for a in prim)
+    eps = eps if eps is not None else (1e-3 if single else 1e-6)
+    atol = atol if atol is not None else (1e-2 if single else 1e-5)
+    rtol = rtol if rtol is not None else (1e-2 if single else 1e-3)
 
     def rand_like(a: np.ndarray) -> np.ndarray:
         r = rng.normal(size=a.shape)

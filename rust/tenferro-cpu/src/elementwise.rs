@@ -438,5 +438,10 @@ fn cast_to<A: Element, O: Element + CastFrom<A>>(
 
 /// Convert (or cast) `x` to `to`; also used to materialise a strided view (`to == dtype`).
 pub(crate) fn cast(e: &CpuEngine, name: &str, x: &Tensor, to: DType) -> Result<Tensor> {
+    if to == x.dtype() {
+        if let Some(t) = crate::map::transpose_copy(e, name, x)? {
+            return Ok(t);
+        }
+    }
     dispatch_dtype!(x.dtype(), A => dispatch_dtype!(to, O => cast_to::<A, O>(e, name, x)))
 }

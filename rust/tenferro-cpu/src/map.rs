@@ -137,3 +137,75 @@ pub(crate) fn assign(e: &CpuEngine, dst: &Tensor, src: &Tensor) -> Result<()> {
     });
     Ok(())
 }
+
+/// Tile edge of [`transpose_copy`]: a 16×16 tile of `f64`/`c128` stays in L1.
+const TILE: usize = 16;
+
+/// A compact copy of `x` when its unit-stride axis `p` is not axis 0 (a transposed view, or the
+/// column-major copy of a C-ordered array read back in C order), or `None` when the plain
+/// strided copy is as good. Tiles of axes `0 × p` are copied so that both the reads (along `p`)
+/// and the writes (along 0) walk memory contiguously within a tile; the generic run-wise copy
+/// would read axis 0 with a large stride and miss the cache on every element.
+pub(crate) fn transpose_copy(e: &CpuEngine, op: &str, x: &Tensor) -> Result<Option<Tensor>> {
+    let (shape, strides) = (x.shape(), x.strides());
+    if shape.len() < 2 || shape[0] < 2 || strides[0].unsigned_abs() == 1 {
+        return Ok(None);
+    }
+    let Some(p) = (1..shape.len()).find(|&k| strides[k] == 1 && shape[k] >= TILE) else {
+        return Ok(None);
+    };
+    tenferro_tensor::dispatch_dtype!(x.dtype(), T => transpose_copy_as::<T>(e, op, x, p).map(Some))
+}
+
+fn transpose_copy_as<T: Element>(e: &CpuEngine, op: &str, x: &Tensor, p: usize) -> Result<Tensor> {
+    let (shape, strides) = (x.shape(), x.strides());
+    let out = e.alloc(op, T::DTYPE, shape)?;
+    // Column-major strides of the compact output.
+    let mut ostr = vec![1isize; shape.len()];
+    for k in 1..shape.len() {
+        ostr[k] = ostr[k - 1] * shape[k - 1] as isize;
+    }
+    let rest_axes: Vec<usize> = (1..shape.len()).filter(|&k| k != p).collect();
+    let rest: usize = rest_axes.iter().map(|&k| shape[k]).product();
+    let (n0, np) = (shape[0], shape[p]);
+    let ptiles = np.div_ceil(TILE);
+    let units = rest * ptiles;
+    let src = SendConstPtr(x.storage().as_ptr() as *const T);
+    let dst = SendPtr(out.storage().as_mut_ptr() as *mut T);
+    let (s0, off) = (strides[0], x.offset() as isize);
+    let unit = |u: usize| {
+        let (mut r, tile) = (u / ptiles, u % ptiles);
+        let (mut ib, mut ob) = (off, 0isize);
+        for &k in &rest_axes {
+            let i = (r % shape[k]) as isize;
+            r /= shape[k];
+            ib += i * strides[k];
+            ob += i * ostr[k];
+        }
+        let (j0, j1) = (tile * TILE, ((tile + 1) * TILE).min(np));
+        let mut i0 = 0;
+        while i0 < n0 {
+            let i1 = (i0 + TILE).min(n0);
+            for j in j0..j1 {
+                let (ij, oj) = (ib + j as isize, ob + j as isize * ostr[p]);
+                for i in i0..i1 {
+                    // SAFETY: `(i, j, rest)` indexes an element of `x`'s view and of the fresh
+                    // compact output; units write disjoint output positions.
+                    unsafe {
+                        *dst.get().offset(oj + i as isize) =
+                            *src.get().offset(ij + i as isize * s0);
+                    }
+                }
+            }
+            i0 = i1;
+        }
+    };
+    match e.parallel_pool() {
+        Some(pool) if out.numel() >= PAR_MIN_WORK && units >= 2 => {
+            use rayon::prelude::*;
+            pool.install(|| (0..units).into_par_iter().for_each(unit));
+        }
+        _ => (0..units).for_each(unit),
+    }
+    Ok(out)
+}

@@ -1,4 +1,4 @@
-//! The engine's prepared-plan cache (GEMM layouts now; einsum and indexing plans later):
+//! The engine's prepared-plan cache (GEMM layouts and einsum programs; indexing plans later):
 //! bounded, least-recently-used eviction, with the statistics of `tf.CacheStats`.
 
 use std::any::Any;
@@ -65,6 +65,24 @@ impl PlanCache {
         bytes: impl FnOnce(&P) -> usize,
         build: impl FnOnce() -> P,
     ) -> Arc<P> {
+        match self.try_get_or_build(key, bytes, || Ok::<P, std::convert::Infallible>(build())) {
+            Ok(p) => p,
+            Err(never) => match never {},
+        }
+    }
+
+    /// The plan for `key`, built by the fallible `build` on a miss (a failed build caches
+    /// nothing and counts as a miss). The lock is not held while building, so `build` may take
+    /// long or call back into the interpreter.
+    ///
+    /// # Errors
+    /// The error of `build`.
+    pub fn try_get_or_build<P: Any + Send + Sync, E>(
+        &self,
+        key: Vec<i64>,
+        bytes: impl FnOnce(&P) -> usize,
+        build: impl FnOnce() -> Result<P, E>,
+    ) -> Result<Arc<P>, E> {
         {
             let mut s = self.lock();
             s.tick += 1;
@@ -73,12 +91,12 @@ impl PlanCache {
                 e.last_used = tick;
                 if let Ok(p) = e.plan.clone().downcast::<P>() {
                     s.stats.hits += 1;
-                    return p;
+                    return Ok(p);
                 }
             }
             s.stats.misses += 1;
         }
-        let plan = Arc::new(build());
+        let plan = Arc::new(build()?);
         let size = bytes(&plan) + key.len() * 8;
         let mut s = self.lock();
         while s.map.len() >= self.capacity {
@@ -108,7 +126,7 @@ impl PlanCache {
         }
         s.stats.retained_bytes += size;
         s.stats.entries = s.map.len();
-        plan
+        Ok(plan)
     }
 
     /// Current statistics.

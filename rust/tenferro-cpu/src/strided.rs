@@ -160,6 +160,10 @@ where
     unsafe {
         if stride == 1 {
             std::slice::from_raw_parts(base.offset(off), len)
+        } else if stride == 0 {
+            // A broadcast operand: one value for the whole run.
+            buf[..len].fill(*base.offset(off));
+            std::slice::from_raw_parts(buf.as_ptr(), len)
         } else {
             let p = base.offset(off);
             for (i, b) in buf.iter_mut().take(len).enumerate() {

@@ -5,6 +5,7 @@ mod autodiff;
 mod context;
 mod convert;
 mod dlpack;
+mod einsum;
 mod errors;
 mod session;
 mod tensor;
@@ -122,6 +123,7 @@ fn _tenferro(m: &Bound<'_, PyModule>) -> PyResult<()> {
     autodiff::register(m)?;
     context::register(m)?;
     m.add_function(wrap_pyfunction!(_catalog, m)?)?;
+    m.add_function(wrap_pyfunction!(einsum::_einsum, m)?)?;
     m.add_function(wrap_pyfunction!(_from_numpy, m)?)?;
     m.add_function(wrap_pyfunction!(_full, m)?)?;
     Ok(())

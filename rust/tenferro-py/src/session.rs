@@ -696,23 +696,7 @@ impl PySession {
                 .iter()
                 .zip(&refs)
                 .map(|(o, t)| match o {
-                    Operand::T(pt) => {
-                        let pt = pt.get();
-                        let node = if st.capture_trace {
-                            // Capture makes every consumed tensor an identifiable (untracked) leaf.
-                            Some(
-                                pt.node
-                                    .get_or_init(|| tenferro_ad::Node::captured_leaf(t))
-                                    .clone(),
-                            )
-                        } else {
-                            pt.node().cloned()
-                        };
-                        Var {
-                            value: (*t).clone(),
-                            node,
-                        }
-                    }
+                    Operand::T(pt) => input_var(pt.get(), st.capture_trace),
                     _ => Var::constant((*t).clone()),
                 })
                 .collect();
@@ -734,6 +718,24 @@ impl PySession {
             .into_iter()
             .map(|out| PyTensor::new(out, exec.runtime.clone_ref(py)))
             .collect())
+    }
+}
+
+/// A tensor argument as AD sees it. Under `capture_trace` every consumed tensor becomes an
+/// identifiable (untracked) leaf.
+pub(crate) fn input_var(pt: &PyTensor, capture: bool) -> Var {
+    let node = if capture {
+        Some(
+            pt.node
+                .get_or_init(|| tenferro_ad::Node::captured_leaf(&pt.tensor))
+                .clone(),
+        )
+    } else {
+        pt.node().cloned()
+    };
+    Var {
+        value: pt.tensor.clone(),
+        node,
     }
 }
 
@@ -855,7 +857,11 @@ fn attr_usize(py: Python<'_>, op: &str, cfg: &Bound<'_, PyAny>, field: &str) -> 
     usize::try_from(v).map_err(|_| error(py, "AxisError", format!("{op}: {field} {v} is negative")))
 }
 
-fn dot_config(py: Python<'_>, op: &str, cfg: &Bound<'_, PyAny>) -> PyResult<DotGeneralConfig> {
+pub(crate) fn dot_config(
+    py: Python<'_>,
+    op: &str,
+    cfg: &Bound<'_, PyAny>,
+) -> PyResult<DotGeneralConfig> {
     Ok(DotGeneralConfig {
         lhs_contracting_dims: attr_dims(py, op, cfg, "lhs_contracting_dims")?,
         rhs_contracting_dims: attr_dims(py, op, cfg, "rhs_contracting_dims")?,
