@@ -66,7 +66,14 @@ try:  # optional peer, best effort
 except Exception:  # noqa: BLE001
     torch = None
 
-DATA = pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "data" / "einsum-instances"
+_REL = pathlib.Path("shared") / "data" / "einsum-instances"
+DATA = next(
+    (p / _REL for p in [*pathlib.Path(__file__).resolve().parents[1].parents, pathlib.Path("/work")]
+     if (p / _REL).is_dir()),
+    pathlib.Path(os.environ.get("TENFERRO_EINSUM_INSTANCES", "einsum-instances")),
+)
+if "TENFERRO_EINSUM_INSTANCES" in os.environ:
+    DATA = pathlib.Path(os.environ["TENFERRO_EINSUM_INSTANCES"])
 HEAVY = {
     "gm_queen5_5_3.wcsp.json",
     "tensornetwork_permutation_focus_step409_316.json",

@@ -6,6 +6,7 @@ error ≤ 1e-8). The three heavy networks carry the ``slow`` marker (``make test
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 import time
 import numpy as np
@@ -15,7 +16,19 @@ import tenferro as tf
 
 oe = pytest.importorskip("opt_einsum")
 
-DATA = pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "data" / "einsum-instances"
+def _find_data() -> pathlib.Path:
+    """The instances directory: ``$TENFERRO_EINSUM_INSTANCES``, else ``shared/data/einsum-instances``
+    beside the checkout or any of its ancestors, else this project's machine layout
+    (``/work/shared``), so that a clean clone anywhere on the machine finds it."""
+    env = os.environ.get("TENFERRO_EINSUM_INSTANCES")
+    root = pathlib.Path(__file__).resolve().parents[1]
+    rel = pathlib.Path("shared") / "data" / "einsum-instances"
+    candidates = ([pathlib.Path(env)] if env else []) + [p / rel for p in root.parents]
+    candidates.append(pathlib.Path("/work") / rel)
+    return next((c for c in candidates if c.is_dir()), candidates[0])
+
+
+DATA = _find_data()
 HEAVY = {
     "gm_queen5_5_3.wcsp.json",
     "tensornetwork_permutation_focus_step409_316.json",
