@@ -24,10 +24,10 @@ path search
     ``tf.einsum_path(..., optimize="greedy")`` against ``opt_einsum.contract_path(...,
     optimize="greedy")`` on the same networks (shapes only, no contraction).
 
-Operands: each library works on its own array type, made before timing: NumPy arrays for NumPy
-and opt_einsum, ``jnp.asarray`` for JAX, ``tf.asarray`` (tenferro's aligned column-major copy)
-for tenferro. (Zero-copy ``tf.asarray(a, copy=False)`` views of NumPy memory also work, but
-NumPy's 16-byte-aligned buffers slow faer's GEMM kernels by up to ~1.4× at 1024².)
+Operands: tenferro reads the same C-ordered NumPy memory as NumPy and opt_einsum, through
+zero-copy ``tf.asarray(a, copy=False)`` views (JAX gets ``jnp.asarray`` copies). NumPy's buffers
+are 16-byte aligned, which slows faer's GEMM kernels by up to ~1.4× at 1024² compared with
+tenferro's own 64-byte-aligned tensors (``tf.asarray(a)``).
 
 Timing: per round, each library runs a few calls back to back (timed together), libraries in
 round-robin with a short sleep between them and the garbage collector off while timing; the
@@ -136,7 +136,7 @@ def case_transfer(bond: int, dtype: Any, rounds: int) -> Case:
     case = Case(f"MPS transfer {subs} D={bond} {np.dtype(dtype).name}", "us", ("numpy",))
     rng = np.random.default_rng(bond)
     arrays = [_rand(rng, (bond, bond), dtype), _rand(rng, (bond, 2, bond), dtype), _rand(rng, (bond, 2, bond), dtype)]
-    ts = [tf.asarray(a) for a in arrays]  # tenferro's own tensors, as JAX gets jnp arrays
+    ts = [tf.asarray(a, copy=False) for a in arrays]  # the memory NumPy and opt_einsum read
     fns: dict[str, Callable[[], Any]] = {
         "tenferro": lambda: tf.einsum(subs, *ts),
         "numpy": lambda: np.einsum(subs, *arrays, optimize=True),
@@ -165,7 +165,7 @@ def case_instance(path: pathlib.Path, rounds: int) -> tuple[Case, Case]:
     subs, arrays, stored = load(path)
     unit = "s" if path.name in HEAVY else "ms"
     case = Case(f"{path.stem} (stored path)", unit, ("numpy", "opt_einsum"))
-    ts = [tf.asarray(a) for a in arrays]  # tenferro's own tensors, as JAX gets jnp arrays
+    ts = [tf.asarray(a, copy=False) for a in arrays]  # the memory NumPy and opt_einsum read
     fns: dict[str, Callable[[], Any]] = {
         "tenferro": lambda: tf.einsum(subs, *ts, optimize=stored),
         "opt_einsum": lambda: oe.contract(subs, *arrays, optimize=stored),
