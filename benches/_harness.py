@@ -177,16 +177,18 @@ def time_best(fn: Callable[[], Any], repeat: int) -> float:
     return best * 1e3
 
 
-def round_robin(fns: dict[str, Callable[[], Any]], rounds: int, inner: int = 1, *,
+def round_robin(fns: dict[str, Callable[[], Any]], rounds: int, inner: int | dict[str, int] = 1, *,
                 stat: str = "median", warmup: int = 3, sleep: float = 0.02,
                 desc: str = "bench") -> dict[str, float]:
     """Seconds per call of each function, measured round-robin.
 
     Per round every function runs ``inner`` calls back to back (timed together, garbage collector
     off as in ``timeit``, after a short sleep so the previous library's worker threads settle);
-    slow drifts of a shared machine then hit every library alike. ``stat`` combines the rounds:
+    slow drifts of a shared machine then hit every library alike. ``inner`` may differ per
+    library (a dict), e.g. calibrated to a time budget. ``stat`` combines the rounds:
     ``"median"`` or ``"min"`` (best round).
     """
+    calls = inner if isinstance(inner, dict) else {lib: inner for lib in fns}
     for fn in fns.values():  # warm-up: pools, plan caches, JAX tracing and compilation
         for _ in range(warmup):
             fn()
@@ -198,12 +200,12 @@ def round_robin(fns: dict[str, Callable[[], Any]], rounds: int, inner: int = 1, 
             gc.disable()
             try:
                 t0 = time.perf_counter()
-                for _ in range(inner):
+                for _ in range(calls[lib]):
                     fn()
                 elapsed = time.perf_counter() - t0
             finally:
                 gc.enable()
-            samples[lib].append(elapsed / inner)
+            samples[lib].append(elapsed / calls[lib])
     combine = statistics.median if stat == "median" else min
     return {lib: combine(s) for lib, s in samples.items()}
 

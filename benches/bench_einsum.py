@@ -38,42 +38,34 @@ below 1 means tenferro is faster. Targets are printed, never asserted (testing.m
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import pathlib
-import platform
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import _harness as h
 import numpy as np
 import opt_einsum as oe
 import tenferro as tf
 
-try:  # optional peer
-    import jax
+PEERS = h.import_peers()
+jax, jnp, torch = PEERS.jax, PEERS.jnp, PEERS.torch
 
-    jax.config.update("jax_enable_x64", True)
-    jax.config.update("jax_platforms", "cpu")
-    import jax.numpy as jnp
-except Exception:  # noqa: BLE001 - any import failure means "not available"
-    jax = jnp = None
 
-try:  # optional peer, best effort
-    import torch
-except Exception:  # noqa: BLE001
-    torch = None
+def _find_data() -> pathlib.Path:
+    """``$TENFERRO_EINSUM_INSTANCES``, else ``shared/data/einsum-instances`` beside the checkout,
+    any of its ancestors, or ``/work`` (as ``tests/test_einsum_instances.py``)."""
+    if "TENFERRO_EINSUM_INSTANCES" in os.environ:
+        return pathlib.Path(os.environ["TENFERRO_EINSUM_INSTANCES"])
+    rel = pathlib.Path("shared") / "data" / "einsum-instances"
+    roots = [*pathlib.Path(__file__).resolve().parents[1].parents, pathlib.Path("/work")]
+    return next((r / rel for r in roots if (r / rel).is_dir()), roots[0] / rel)
 
-_REL = pathlib.Path("shared") / "data" / "einsum-instances"
-DATA = next(
-    (p / _REL for p in [*pathlib.Path(__file__).resolve().parents[1].parents, pathlib.Path("/work")]
-     if (p / _REL).is_dir()),
-    pathlib.Path(os.environ.get("TENFERRO_EINSUM_INSTANCES", "einsum-instances")),
-)
-if "TENFERRO_EINSUM_INSTANCES" in os.environ:
-    DATA = pathlib.Path(os.environ["TENFERRO_EINSUM_INSTANCES"])
+
+DATA = _find_data()
 HEAVY = {
     "gm_queen5_5_3.wcsp.json",
     "tensornetwork_permutation_focus_step409_316.json",
@@ -92,7 +84,8 @@ class Case:
 
 
 def measure(case: Case, fns: dict[str, Callable[[], Any]], rounds: int, budget: float = 0.05) -> None:
-    """Round-robin best-of-``rounds``; each timing repeats a call until ``budget`` seconds."""
+    """Round-robin best-of-``rounds`` (``_harness.round_robin``); each timing repeats a call
+    until ``budget`` seconds (calibrated per library during the warm-up)."""
     scale = {"us": 1e6, "ms": 1e3, "s": 1.0}[case.unit]
     inner: dict[str, int] = {}
     slowest = 0.0
@@ -107,20 +100,7 @@ def measure(case: Case, fns: dict[str, Callable[[], Any]], rounds: int, budget: 
         slowest = max(slowest, once)
         inner[lib] = max(1, int(budget / max(once, 1e-7)))
     slow = slowest > 1.0
-    best = {lib: float("inf") for lib in fns}
-    for _ in range(1 if slow else rounds):
-        for lib, fn in fns.items():
-            time.sleep(0.02)
-            gc.collect()
-            gc.disable()
-            try:
-                t0 = time.perf_counter()
-                for _ in range(inner[lib]):
-                    fn()
-                elapsed = (time.perf_counter() - t0) / inner[lib]
-            finally:
-                gc.enable()
-            best[lib] = min(best[lib], elapsed)
+    best = h.round_robin(fns, 1 if slow else rounds, inner, stat="min", warmup=0, desc="bench_einsum")
     case.results = {lib: t * scale for lib, t in best.items()}
 
 
@@ -210,14 +190,13 @@ def report(cases: list[Case]) -> None:
 
 def write_results(cases: list[Case]) -> None:
     """Rows for ``benches/report.py`` (``benches/results/bench_einsum.json``), one per peer."""
-    import _harness as h
 
     rows: list[h.Row] = []
     for c in cases:
         target = f"<= 1.0x {'/'.join(c.versus)}" if c.target else ""
         rows += h.rows_from_results(c.name, c.unit, c.results, LIBS[1:],
                                     {p: target for p in c.versus} | {"": target})
-    h.write_results("bench_einsum", rows, h.import_peers())
+    h.write_results("bench_einsum", rows, PEERS)
 
 
 def main() -> None:
@@ -225,10 +204,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="fewer rounds, skip the three heavy networks")
     args = ap.parse_args()
     rounds = 3 if args.quick else 7
-    print(f"tenferro {tf.__version__} · NumPy {np.__version__} · opt_einsum {oe.__version__}"
-          f" · JAX {jax.__version__ if jax else 'n/a'} · PyTorch {torch.__version__ if torch else 'n/a'}")
-    print(f"{platform.machine()} · {os.cpu_count()} CPUs · tenferro threads "
-          f"{tf.default_engine().num_threads} · {time.strftime('%Y-%m-%d')}")
+    print(f"{h.versions_line(PEERS, tf)} | opt_einsum {oe.__version__}")
+    print(h.machine_line(h.machine_info(PEERS)))
     cases = [case_transfer(b, d, rounds) for b in (64, 128) for d in (np.float64, np.complex128)]
     searches = []
     files = sorted(p for p in DATA.glob("*.json") if p.name != "permutation_patterns.json")

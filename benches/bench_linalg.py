@@ -27,12 +27,9 @@ tenferro/peer: below 1 means tenferro is faster. Targets are printed, never asse
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import platform
-import statistics
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -66,25 +63,9 @@ class Case:
 
 
 def measure(case: Case, fns: dict[str, Callable[[], Any]], rounds: int, inner: int) -> None:
-    """Round-robin rounds; the median round (per call) counts."""
-    times: dict[str, list[float]] = {lib: [] for lib in fns}
-    for fn in fns.values():  # warm-up: pools, JAX tracing and compilation caches
-        fn()
-        fn()
-    for _ in range(rounds):
-        for lib, fn in fns.items():
-            time.sleep(0.02)
-            gc.collect()
-            gc.disable()
-            try:
-                t0 = time.perf_counter()
-                for _ in range(inner):
-                    fn()
-                elapsed = time.perf_counter() - t0
-            finally:
-                gc.enable()
-            times[lib].append(elapsed / inner)
-    case.results = {lib: statistics.median(ts) * 1e3 for lib, ts in times.items()}
+    """Round-robin rounds (``_harness.round_robin``); the median round (per call) counts."""
+    times = h.round_robin(fns, rounds, inner, stat="median", warmup=2, desc="bench_linalg")
+    case.results = {lib: t * 1e3 for lib, t in times.items()}
 
 
 def _cplx(n: int, seed: int) -> np.ndarray:
