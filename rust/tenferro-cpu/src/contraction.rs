@@ -706,32 +706,25 @@ where
     let (lo, lrs, lcs) = g.l;
     let (ro, rrs, rcs) = g.r;
     let (pa, pb) = buf.split_at_mut(g.m * g.k * W);
-    let pack = |dst: &mut [T], src: *const T, off: isize| {
-        // SAFETY: `bc` lanes (stride 1) from an in-bounds position of the operand view.
-        let lanes = unsafe { std::slice::from_raw_parts(src.offset(off + b0 as isize), bc) };
-        dst[..bc].copy_from_slice(lanes);
-        dst[bc..].fill(T::default());
+    // Lane vectors of the `rows × cols` view at `off` into `dst[(r * cols + c) * W..]`.
+    let pack = |dst: &mut [T],
+                src: *const T,
+                off: isize,
+                (rows, cols): (usize, usize),
+                (rs, cs): (isize, isize)| {
+        for r in 0..rows {
+            for c in 0..cols {
+                let at = (r * cols + c) * W;
+                let pos = off + r as isize * rs + c as isize * cs + b0 as isize;
+                // SAFETY: `bc` lanes (stride 1) from an in-bounds position of the operand view.
+                let lanes = unsafe { std::slice::from_raw_parts(src.offset(pos), bc) };
+                dst[at..at + bc].copy_from_slice(lanes);
+                dst[at + bc..at + W].fill(T::default());
+            }
+        }
     };
-    for i in 0..g.m {
-        for q in 0..g.k {
-            let at = (i * g.k + q) * W;
-            pack(
-                &mut pa[at..at + W],
-                p.lhs(),
-                lo + i as isize * lrs + q as isize * lcs,
-            );
-        }
-    }
-    for q in 0..g.k {
-        for j in 0..g.n {
-            let at = (q * g.n + j) * W;
-            pack(
-                &mut pb[at..at + W],
-                p.rhs(),
-                ro + q as isize * rrs + j as isize * rcs,
-            );
-        }
-    }
+    pack(pa, p.lhs(), lo, (g.m, g.k), (lrs, lcs));
+    pack(pb, p.rhs(), ro, (g.k, g.n), (rrs, rcs));
     for j in 0..g.n {
         for i in 0..g.m {
             let mut acc = [T::default(); W];
