@@ -177,6 +177,30 @@ def time_best(fn: Callable[[], Any], repeat: int) -> float:
     return best * 1e3
 
 
+def calibrate(fns: dict[str, Callable[[], Any]],
+              budget: float = 0.05) -> tuple[dict[str, int], float]:
+    """Warm every function up (plans, pools, JAX tracing) and return, per library, how many
+    back-to-back calls fill ``budget`` seconds (at least 1), and the slowest single call (s).
+
+    A single sub-millisecond call timed after a sleep measures thread wake-up and cold caches,
+    not throughput; repeating it until the block lasts ``budget`` seconds measures the latter
+    for every library alike.
+    """
+    inner: dict[str, int] = {}
+    slowest = 0.0
+    for lib, fn in fns.items():
+        t0 = time.perf_counter()
+        fn()
+        once = time.perf_counter() - t0
+        if once < 1.0:  # the first call may have built plans or compiled
+            t0 = time.perf_counter()
+            fn()
+            once = time.perf_counter() - t0
+        slowest = max(slowest, once)
+        inner[lib] = max(1, int(budget / max(once, 1e-7)))
+    return inner, slowest
+
+
 def round_robin(fns: dict[str, Callable[[], Any]], rounds: int, inner: int | dict[str, int] = 1, *,
                 stat: str = "median", warmup: int = 3, sleep: float = 0.02,
                 desc: str = "bench") -> dict[str, float]:

@@ -87,19 +87,8 @@ def measure(case: Case, fns: dict[str, Callable[[], Any]], rounds: int, budget: 
     """Round-robin best-of-``rounds`` (``_harness.round_robin``); each timing repeats a call
     until ``budget`` seconds (calibrated per library during the warm-up)."""
     scale = {"us": 1e6, "ms": 1e3, "s": 1.0}[case.unit]
-    inner: dict[str, int] = {}
-    slowest = 0.0
-    for lib, fn in fns.items():  # warm-up (plans, pools, JAX tracing) and calibration
-        t0 = time.perf_counter()
-        fn()
-        once = time.perf_counter() - t0
-        if once < 1.0:
-            t0 = time.perf_counter()
-            fn()
-            once = time.perf_counter() - t0
-        slowest = max(slowest, once)
-        inner[lib] = max(1, int(budget / max(once, 1e-7)))
-    slow = slowest > 1.0
+    inner, slowest = h.calibrate(fns, budget)
+    slow = slowest > 1.0  # single calls over a second: one round
     best = h.round_robin(fns, 1 if slow else rounds, inner, stat="min", warmup=0, desc="bench_einsum")
     case.results = {lib: t * scale for lib, t in best.items()}
 

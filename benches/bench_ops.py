@@ -21,6 +21,7 @@ contractions
     ``bij,bjk->bik`` with (B, n) = (64, 128) and (4096, 8), in GFLOP/s (higher is better;
     complex FLOPs counted as 4 real multiply-adds). Targets: GEMM ≥ 0.9× NumPy, batched ≥ NumPy,
     with no operand copy for any layout (the engine's ``operand_copies`` counter is printed).
+    Each timing repeats the call for about 50 ms (counts calibrated per library), best round.
 
 Inputs are built once (``tf.asarray`` from the same NumPy data for every library); only the op is
 timed. The result of each repetition is dropped after the clock stops, so a library that recycles
@@ -198,12 +199,12 @@ def run_contractions(quick: bool) -> list[Gemm]:
     def measure(row: Gemm, fns: dict[str, Callable[[], Any]]) -> None:
         # Round-robin over the libraries, best of `reps` rounds each: slow drifts of a shared
         # machine then hit every library alike; the 50 ms sleep lets the previous library's
-        # worker threads (OpenBLAS, rayon) stop spinning.
-        for fn in fns.values():
-            del_ = fn()  # warm-up (plans, pools, JIT caches)
-            del del_
+        # worker threads (OpenBLAS, rayon) stop spinning. Each timing repeats the call for
+        # about 50 ms (calibrated per library during the warm-up): a single sub-millisecond
+        # call after a sleep would time thread wake-up and cold caches, not GFLOP/s.
+        inner, _ = h.calibrate(fns, 0.05)
         before = engine.operand_copies
-        best = h.round_robin(fns, reps, stat="min", warmup=0, sleep=0.05, desc="gemm")
+        best = h.round_robin(fns, reps, inner, stat="min", warmup=0, sleep=0.05, desc="gemm")
         row.copies = engine.operand_copies - before
         row.gflops = {lib: row.flops / t / 1e9 for lib, t in best.items()}
         rows.append(row)
