@@ -177,6 +177,14 @@ def time_best(fn: Callable[[], Any], repeat: int) -> float:
     return best * 1e3
 
 
+#: Seconds to sleep before each library's timing in :func:`round_robin`. Worker threads of the
+#: previous library keep spinning after its call returns: OpenBLAS's (NumPy, opt_einsum) for
+#: 2**28 cycles (``OPENBLAS_THREAD_TIMEOUT``'s default, ~0.1 s), and on 2 cores a spinning
+#: thread takes one core from whoever is timed next (measured: a 2.9 ms batched matmul timed at
+#: 4.0–4.3 ms 20 ms after ``np.matmul``). Sleeping past that lets every library start idle.
+SETTLE = 0.2
+
+
 def calibrate(fns: dict[str, Callable[[], Any]],
               budget: float = 0.05) -> tuple[dict[str, int], float]:
     """Warm every function up (plans, pools, JAX tracing) and return, per library, how many
@@ -202,12 +210,13 @@ def calibrate(fns: dict[str, Callable[[], Any]],
 
 
 def round_robin(fns: dict[str, Callable[[], Any]], rounds: int, inner: int | dict[str, int] = 1, *,
-                stat: str = "median", warmup: int = 3, sleep: float = 0.02,
+                stat: str = "median", warmup: int = 3, sleep: float = SETTLE,
                 desc: str = "bench") -> dict[str, float]:
     """Seconds per call of each function, measured round-robin.
 
     Per round every function runs ``inner`` calls back to back (timed together, garbage collector
-    off as in ``timeit``, after a short sleep so the previous library's worker threads settle);
+    off as in ``timeit``, after a ``sleep`` (:data:`SETTLE`) so the previous library's worker
+    threads stop spinning);
     slow drifts of a shared machine then hit every library alike. ``inner`` may differ per
     library (a dict), e.g. calibrated to a time budget. ``stat`` combines the rounds:
     ``"median"`` or ``"min"`` (best round).

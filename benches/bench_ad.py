@@ -25,7 +25,7 @@ MPS norm gradient
     ``jax.jit`` 0.65 ms on the reference machine).
 
 Timing: every library's case runs round-robin (per round, a few calls of each library timed
-together, a short sleep between libraries so worker threads settle, the garbage collector off
+together, a 0.2 s sleep between libraries so worker threads settle, the garbage collector off
 while timing as ``timeit`` does), best of the rounds. Ratios are tenferro/peer: below 1
 means tenferro is faster. Targets are printed, never asserted (testing.md).
 """
@@ -64,7 +64,7 @@ def measure(case: Case, fns: dict[str, Callable[[], Any]], rounds: int, inner: i
     """Round-robin: per round, each library runs ``inner`` calls back to back (timed together);
     the best round counts (``_harness.round_robin`` with ``stat="min"``)."""
     scale = 1e6 if case.unit == "us" else 1e3
-    best = h.round_robin(fns, rounds, inner, stat="min", warmup=3, sleep=0.02, desc="bench_ad")
+    best = h.round_robin(fns, rounds, inner, stat="min", warmup=3, desc="bench_ad")
     case.results = {lib: t * scale / case.per for lib, t in best.items()}
 
 

@@ -25,12 +25,10 @@ path search
     optimize="greedy")`` on the same networks (shapes only, no contraction).
 
 Operands: tenferro reads the same C-ordered NumPy memory as NumPy and opt_einsum, through
-zero-copy ``tf.asarray(a, copy=False)`` views (JAX gets ``jnp.asarray`` copies). NumPy's buffers
-are 16-byte aligned, which slows faer's GEMM kernels by up to ~1.4× at 1024² compared with
-tenferro's own 64-byte-aligned tensors (``tf.asarray(a)``).
+zero-copy ``tf.asarray(a, copy=False)`` views (JAX gets ``jnp.asarray`` copies).
 
 Timing: per round, each library runs a few calls back to back (timed together), libraries in
-round-robin with a short sleep between them and the garbage collector off while timing; the
+round-robin with a 0.2 s sleep between them and the garbage collector off while timing; the
 best round counts. Cases slower than a second get a single round. Ratios are tenferro/peer:
 below 1 means tenferro is faster. Targets are printed, never asserted (testing.md).
 """
@@ -83,13 +81,15 @@ class Case:
     results: dict[str, float] = field(default_factory=dict)
 
 
-def measure(case: Case, fns: dict[str, Callable[[], Any]], rounds: int, budget: float = 0.05) -> None:
+def measure(case: Case, fns: dict[str, Callable[[], Any]], rounds: int, budget: float = 0.05,
+            sleep: float = h.SETTLE) -> None:
     """Round-robin best-of-``rounds`` (``_harness.round_robin``); each timing repeats a call
     until ``budget`` seconds (calibrated per library during the warm-up)."""
     scale = {"us": 1e6, "ms": 1e3, "s": 1.0}[case.unit]
     inner, slowest = h.calibrate(fns, budget)
     slow = slowest > 1.0  # single calls over a second: one round
-    best = h.round_robin(fns, 1 if slow else rounds, inner, stat="min", warmup=0, desc="bench_einsum")
+    best = h.round_robin(fns, 1 if slow else rounds, inner, stat="min", warmup=0, sleep=sleep,
+                         desc="bench_einsum")
     case.results = {lib: t * scale for lib, t in best.items()}
 
 
@@ -153,6 +153,7 @@ def case_instance(path: pathlib.Path, rounds: int) -> tuple[Case, Case]:
             "opt_einsum": lambda: oe.contract_path(subs, *arrays, optimize="greedy"),
         },
         rounds,
+        sleep=0.02,  # pure Python on both sides: no worker threads to settle
     )
     return case, search
 

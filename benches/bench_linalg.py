@@ -17,8 +17,7 @@ eigh / qr / svd 64×16×16 f64
     One batched call on 64 matrices of 16×16 (``eigh`` of symmetric ones), ms. Target: tenferro
     ≤ NumPy's batched call.
 
-Timing: round-robin (per round, each library's case runs ``inner`` times back to back, a short
-sleep between libraries so worker threads settle, the garbage collector off while timing), the
+Timing: round-robin (per round, each library's case runs ``inner`` times back to back, a 0.2 s sleep between libraries so worker threads settle, the garbage collector off while timing), the
 **median** of the rounds is reported (the machine is shared and noisy). Ratios are
 tenferro/peer: below 1 means tenferro is faster. Targets are printed, never asserted
 (testing.md).

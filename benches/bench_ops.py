@@ -198,13 +198,13 @@ def run_contractions(quick: bool) -> list[Gemm]:
 
     def measure(row: Gemm, fns: dict[str, Callable[[], Any]]) -> None:
         # Round-robin over the libraries, best of `reps` rounds each: slow drifts of a shared
-        # machine then hit every library alike; the 50 ms sleep lets the previous library's
-        # worker threads (OpenBLAS, rayon) stop spinning. Each timing repeats the call for
+        # machine then hit every library alike; the harness's sleep (SETTLE) lets the previous
+        # library's worker threads (OpenBLAS, rayon) stop spinning. Each timing repeats the call for
         # about 50 ms (calibrated per library during the warm-up): a single sub-millisecond
         # call after a sleep would time thread wake-up and cold caches, not GFLOP/s.
         inner, _ = h.calibrate(fns, 0.05)
         before = engine.operand_copies
-        best = h.round_robin(fns, reps, inner, stat="min", warmup=0, sleep=0.05, desc="gemm")
+        best = h.round_robin(fns, reps, inner, stat="min", warmup=0, desc="gemm")
         row.copies = engine.operand_copies - before
         row.gflops = {lib: row.flops / t / 1e9 for lib, t in best.items()}
         rows.append(row)
