@@ -11,7 +11,7 @@
 //! and bool contractions use a plain strided loop.
 
 use crate::elementwise::cast;
-use crate::map::map1;
+use crate::map::{mac_weight, map1, PAR_MIN_MACS};
 use crate::CpuEngine;
 use faer::{Accum, MatMut, MatRef, Par};
 use num_complex::Complex;
@@ -256,14 +256,14 @@ fn gemm_batches<T>(
             }
         }
     };
-    let work = m * n * k.max(1);
+    let work = m * n * k.max(1) * mac_weight(T::DTYPE);
     match e.parallel_pool() {
         // Many batches: one GEMM per task, each sequential.
-        Some(pool) if nb >= 2 * e.threads && work * nb >= 1 << 15 => {
+        Some(pool) if nb >= 2 * e.threads && work * nb >= PAR_MIN_MACS => {
             pool.install(|| (0..nb).into_par_iter().for_each(|b| run(b, Par::Seq)));
         }
         // Few large GEMMs: faer parallelises inside each, within the engine's pool.
-        Some(pool) if work >= 1 << 15 => {
+        Some(pool) if work >= PAR_MIN_MACS => {
             let par = Par::rayon(e.threads);
             pool.install(|| (0..nb).for_each(|b| run(b, par)));
         }
@@ -652,9 +652,9 @@ where
         // block `blk` writes only its own batch range of the fresh output.
         unsafe { batch_inner_block::<T>(g, p, blk, buf) }
     };
-    let work = g.nb * g.m * g.n * g.k;
+    let work = g.nb * g.m * g.n * g.k * mac_weight(T::DTYPE);
     match e.parallel_pool() {
-        Some(pool) if blocks >= 2 && work >= 1 << 15 => {
+        Some(pool) if blocks >= 2 && work >= PAR_MIN_MACS => {
             pool.install(|| (0..blocks).into_par_iter().for_each_init(scratch, block));
         }
         _ => {

@@ -204,7 +204,7 @@ fn for_batches(
     f: impl Fn(std::ops::Range<usize>, Par) -> Result<()> + Sync,
 ) -> Result<()> {
     match e.parallel_pool() {
-        Some(pool) if nb >= 2 && nb * work >= 1 << 14 => {
+        Some(pool) if nb >= 2 && nb * work >= 1 << 16 => {
             let chunks = (e.threads * 2).min(nb);
             let results: Vec<Result<()>> = pool.install(|| {
                 (0..chunks)

@@ -6,9 +6,25 @@ use crate::CpuEngine;
 use tenferro_tensor::{DType, Element, Result, Tensor};
 
 /// Work units (elements × per-element cost) below which an op stays on the caller's thread.
-/// Measured with `benches/bench_ops.py` on the 2-core machine: splitting `add` pays off from
-/// about 64 Ki elements, `exp` from about 8 Ki.
-pub(crate) const PAR_MIN_WORK: usize = 1 << 16;
+/// Handing work to the pool is a cross-thread round trip: about 20 µs with busy workers and
+/// 60–100 µs with parked ones on the 2-core machine (rayon `install` from the caller, measured
+/// in a loop). Measured there with back-to-back calls: splitting `add` (0.36 ns/element) breaks
+/// even at about 256 Ki elements, `exp` (about 4× an add) pays off from 64 Ki.
+pub(crate) const PAR_MIN_WORK: usize = 1 << 18;
+
+/// Multiply-adds (a complex one counts 4) below which a contraction stays on the caller's
+/// thread, for the same round-trip cost: a 128³ GEMM (2 M) takes 91 µs on one core and 60 µs
+/// on two plus the round trip (faer, measured on the 2-core machine).
+pub(crate) const PAR_MIN_MACS: usize = 1 << 21;
+
+/// `PAR_MIN_MACS`'s weight of one multiply-add of `dtype`.
+pub(crate) fn mac_weight(dtype: DType) -> usize {
+    if dtype.is_complex() {
+        4
+    } else {
+        1
+    }
+}
 
 impl CpuEngine {
     /// Run `body(start, end)` over `[0, numel)`, split across the pool when the work is large.
