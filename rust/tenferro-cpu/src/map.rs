@@ -85,6 +85,9 @@ macro_rules! map_fn {
             let bases = ($(SendConstPtr(views[$i].storage().as_ptr() as *const $A),)+);
             engine.drive(numel, cost, |start, end| {
                 let bases = &bases;
+                // Gather buffers for strided or broadcast operands, set up once per chunk (not
+                // per run: zeroing BLOCK elements for every short run cost more than the op).
+                let mut bufs = ($([<$A>::default(); BLOCK],)+);
                 plan.for_runs(start, end, |pos, offs, run, inner| {
                     // SAFETY: `pos..pos+run` lies in the output; the plan's offsets stay within
                     // each input's storage; runs of different chunks are disjoint.
@@ -97,13 +100,12 @@ macro_rules! map_fn {
                             while done < run {
                                 let len = (run - done).min(BLOCK);
                                 $(
-                                    let mut $x = [<$A>::default(); BLOCK];
                                     let $x = load(
                                         bases.$i.get(),
                                         offs[$i] + done as isize * inner[$i],
                                         inner[$i],
                                         len,
-                                        &mut $x,
+                                        &mut bufs.$i,
                                     );
                                 )+
                                 f($($x,)+ &mut o[done..done + len]);
