@@ -83,6 +83,53 @@ macro_rules! map_fn {
             let plan = Plan::<$n>::new(shape, views);
             let optr = SendPtr(out.storage().as_mut_ptr() as *mut O);
             let bases = ($(SendConstPtr(views[$i].storage().as_ptr() as *const $A),)+);
+            // Runs shorter than this along the (coalesced) fastest axis are packed into full
+            // BLOCK-sized buffers first, so `f` runs on whole blocks instead of once per run
+            // (broadcast operands with stride-0 inner axes: a tensor-network product of 3^16
+            // elements in runs of 9 ran 9× below memory speed).
+            const SHORT_RUN: usize = 64;
+            if plan.shape[0] < SHORT_RUN && numel >= 2 * BLOCK {
+                engine.drive(numel, cost, |start, end| {
+                    let bases = &bases;
+                    let mut bufs = ($([<$A>::default(); BLOCK],)+);
+                    let mut fill = 0usize;
+                    let mut block_start = start;
+                    plan.for_runs(start, end, |_, offs, run, inner| {
+                        let mut done = 0;
+                        while done < run {
+                            let take = (run - done).min(BLOCK - fill);
+                            // SAFETY: the plan's offsets stay within each input's storage.
+                            unsafe {
+                                $(
+                                    for j in 0..take {
+                                        bufs.$i[fill + j] = *bases.$i.get().offset(
+                                            offs[$i] + (done + j) as isize * inner[$i],
+                                        );
+                                    }
+                                )+
+                            }
+                            fill += take;
+                            done += take;
+                            if fill == BLOCK {
+                                // SAFETY: positions `block_start..+BLOCK` are this chunk's
+                                // (runs visit a chunk's output positions in order).
+                                let o = unsafe {
+                                    std::slice::from_raw_parts_mut(optr.get().add(block_start), BLOCK)
+                                };
+                                f($(&bufs.$i[..],)+ o);
+                                block_start += BLOCK;
+                                fill = 0;
+                            }
+                        }
+                    });
+                    if fill > 0 {
+                        // SAFETY: as above, the chunk's last partial block.
+                        let o = unsafe { std::slice::from_raw_parts_mut(optr.get().add(block_start), fill) };
+                        f($(&bufs.$i[..fill],)+ o);
+                    }
+                });
+                return Ok(out);
+            }
             engine.drive(numel, cost, |start, end| {
                 let bases = &bases;
                 // Gather buffers for strided or broadcast operands, set up once per chunk (not
