@@ -317,7 +317,6 @@ fn svd<T: Scalar>(
         let req = faer::linalg::svd::svd_scratch::<T>(m, n, which, which, par, Default::default());
         let mut mem = scratch(req);
         let mut s = faer::Col::<T>::zeros(k);
-        let mut v = Mat::<T>::zeros(n, vcols);
         for b in range {
             let a = ab.mat(b);
             check_finite(name, a, b)?;
@@ -328,15 +327,19 @@ fn svd<T: Scalar>(
                 set_identity(vh.rb_mut());
                 continue;
             }
-            // faer's QR-first path applies Householder reflections to the completing columns:
-            // they must start at zero.
-            u.fill(T::make(0.0, 0.0));
-            v.fill(T::make(0.0, 0.0));
+            // faer's QR-first path (non-square) applies Householder reflections to the
+            // completing columns: they must start at zero.
+            if m != n {
+                u.fill(T::make(0.0, 0.0));
+                vh.fill(T::make(0.0, 0.0));
+            }
+            // V is written straight into Vh's storage (as its transpose), then conjugated in
+            // place: no temporary and no strided copy.
             faer::linalg::svd::svd(
                 a,
                 s.as_diagonal_mut(),
                 Some(u.rb_mut()),
-                Some(v.as_mut()),
+                Some(vh.rb_mut().transpose_mut()),
                 par,
                 MemStack::new(&mut mem),
                 Default::default(),
@@ -345,9 +348,11 @@ fn svd<T: Scalar>(
             for i in 0..k {
                 so_b[(i, 0)] = faer::traits::ComplexField::real_part_impl(&s[i]);
             }
-            for j in 0..n {
-                for i in 0..vcols {
-                    vh[(i, j)] = faer::traits::ComplexField::conj_impl(&v[(j, i)]);
+            if !T::IS_REAL {
+                for j in 0..n {
+                    for i in 0..vcols {
+                        vh[(i, j)] = faer::traits::ComplexField::conj_impl(&vh[(i, j)]);
+                    }
                 }
             }
         }
