@@ -130,8 +130,23 @@ macro_rules! map_fn {
                 });
                 return Ok(out);
             }
+            // Strides along the fastest axis are the plan's: unit for every operand means every
+            // run is read in place (the common case, and the only one for tiny ops).
+            // (Runs of one element, a scalar output, read in place whatever the stride.)
+            let unit = plan.shape[0] == 1 || (true $(&& plan.strides[$i][0] == 1)+);
             engine.drive(numel, cost, |start, end| {
                 let bases = &bases;
+                if unit {
+                    plan.for_runs(start, end, |pos, offs, run, _| {
+                        // SAFETY: `pos..pos+run` lies in the output; the plan's offsets stay
+                        // within each input's storage; runs of different chunks are disjoint.
+                        unsafe {
+                            let o = std::slice::from_raw_parts_mut(optr.get().add(pos), run);
+                            f($(std::slice::from_raw_parts(bases.$i.get().offset(offs[$i]), run),)+ o);
+                        }
+                    });
+                    return;
+                }
                 // Gather buffers for strided or broadcast operands, set up once per chunk (not
                 // per run: zeroing BLOCK elements for every short run cost more than the op).
                 let mut bufs = ($([<$A>::default(); BLOCK],)+);
@@ -140,24 +155,20 @@ macro_rules! map_fn {
                     // each input's storage; runs of different chunks are disjoint.
                     unsafe {
                         let o = std::slice::from_raw_parts_mut(optr.get().add(pos), run);
-                        if true $(&& inner[$i] == 1)+ {
-                            f($(std::slice::from_raw_parts(bases.$i.get().offset(offs[$i]), run),)+ o);
-                        } else {
-                            let mut done = 0;
-                            while done < run {
-                                let len = (run - done).min(BLOCK);
-                                $(
-                                    let $x = load(
-                                        bases.$i.get(),
-                                        offs[$i] + done as isize * inner[$i],
-                                        inner[$i],
-                                        len,
-                                        &mut bufs.$i,
-                                    );
-                                )+
-                                f($($x,)+ &mut o[done..done + len]);
-                                done += len;
-                            }
+                        let mut done = 0;
+                        while done < run {
+                            let len = (run - done).min(BLOCK);
+                            $(
+                                let $x = load(
+                                    bases.$i.get(),
+                                    offs[$i] + done as isize * inner[$i],
+                                    inner[$i],
+                                    len,
+                                    &mut bufs.$i,
+                                );
+                            )+
+                            f($($x,)+ &mut o[done..done + len]);
+                            done += len;
                         }
                     }
                 });
