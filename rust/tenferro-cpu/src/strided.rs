@@ -21,7 +21,8 @@ impl<const N: usize> Plan<N> {
     pub fn new(out_shape: &[usize], inputs: [&Tensor; N]) -> Plan<N> {
         let mut shape: Vec<usize> = Vec::with_capacity(out_shape.len());
         let mut strides: [Vec<isize>; N] = std::array::from_fn(|_| Vec::new());
-        let mut out_stride: Vec<isize> = Vec::new();
+        // The output's stride of the last coalesced axis (the output is compact column-major).
+        let mut last_out_stride = 0isize;
         let mut acc = 1isize;
         for (ax, &d) in out_shape.iter().enumerate() {
             if d == 1 {
@@ -31,14 +32,14 @@ impl<const N: usize> Plan<N> {
                 let last = shape.len() - 1;
                 let prev_extent = shape[last] as isize;
                 (0..N).all(|k| inputs[k].strides()[ax] == strides[k][last] * prev_extent)
-                    && acc == out_stride[last] * prev_extent
+                    && acc == last_out_stride * prev_extent
             };
             if merge {
                 let last = shape.len() - 1;
                 shape[last] *= d;
             } else {
                 shape.push(d);
-                out_stride.push(acc);
+                last_out_stride = acc;
                 for k in 0..N {
                     strides[k].push(inputs[k].strides()[ax]);
                 }
@@ -71,7 +72,15 @@ impl<const N: usize> Plan<N> {
             return;
         }
         let nd = self.shape.len();
-        let mut idx = vec![0usize; nd];
+        // The multi-index on the stack for the usual ranks (no allocation on the tiny-op path).
+        let mut idx_small = [0usize; 8];
+        let mut idx_large = Vec::new();
+        let idx: &mut [usize] = if nd <= 8 {
+            &mut idx_small[..nd]
+        } else {
+            idx_large.resize(nd, 0);
+            &mut idx_large
+        };
         let mut rem = start;
         for ax in 0..nd {
             idx[ax] = rem % self.shape[ax];
