@@ -8,7 +8,7 @@
 
 use crate::map::PAR_MIN_WORK;
 use crate::math::{fmax_nan, fmin_nan};
-use crate::strided::{SendConstPtr, SendPtr};
+use crate::strided::{MultiIndex, SendConstPtr, SendPtr};
 use crate::CpuEngine;
 use num_traits::Float;
 use rayon::prelude::*;
@@ -173,14 +173,8 @@ impl Space {
             let xs = unsafe { std::slice::from_raw_parts(base.offset(off + r0 as isize), r1 - r0) };
             return pairwise(r, xs);
         }
-        let mut idx_small = [0usize; 8];
-        let mut idx_large = Vec::new();
-        let idx: &mut [usize] = if nd <= 8 {
-            &mut idx_small[..nd]
-        } else {
-            idx_large.resize(nd, 0);
-            &mut idx_large
-        };
+        let mut index = MultiIndex::new(nd);
+        let idx = index.as_mut_slice();
         let mut rem = r0;
         let mut o = off;
         for ax in 0..nd {

@@ -72,15 +72,8 @@ impl<const N: usize> Plan<N> {
             return;
         }
         let nd = self.shape.len();
-        // The multi-index on the stack for the usual ranks (no allocation on the tiny-op path).
-        let mut idx_small = [0usize; 8];
-        let mut idx_large = Vec::new();
-        let idx: &mut [usize] = if nd <= 8 {
-            &mut idx_small[..nd]
-        } else {
-            idx_large.resize(nd, 0);
-            &mut idx_large
-        };
+        let mut index = MultiIndex::new(nd);
+        let idx = index.as_mut_slice();
         let mut rem = start;
         for ax in 0..nd {
             idx[ax] = rem % self.shape[ax];
@@ -117,6 +110,33 @@ impl<const N: usize> Plan<N> {
                     }
                 }
             }
+        }
+    }
+}
+
+/// A zeroed multi-index over `nd` axes, held on the stack up to 8 axes: the strided walkers run
+/// on every elementwise op and reduction, and the usual ranks then allocate nothing.
+pub(crate) struct MultiIndex {
+    small: [usize; 8],
+    large: Vec<usize>,
+    nd: usize,
+}
+
+impl MultiIndex {
+    pub fn new(nd: usize) -> Self {
+        let large = if nd > 8 { vec![0; nd] } else { Vec::new() };
+        MultiIndex {
+            small: [0; 8],
+            large,
+            nd,
+        }
+    }
+
+    pub fn as_mut_slice(&mut self) -> &mut [usize] {
+        if self.nd <= 8 {
+            &mut self.small[..self.nd]
+        } else {
+            &mut self.large
         }
     }
 }
