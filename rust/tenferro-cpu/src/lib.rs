@@ -32,6 +32,8 @@ pub const MAX_THREADS: usize = 1024;
 /// The CPU engine: a worker pool (absent for a serial engine), a buffer pool and lending state.
 pub struct CpuEngine {
     pub(crate) pool: Option<rayon::ThreadPool>,
+    /// Shared with the workers' polling jobs (see [`threads::LINGER`]).
+    warmth: Arc<threads::Warmth>,
     pub(crate) threads: usize,
     workers: Vec<WorkerInfo>,
     pub(crate) buffer_pool: Arc<BufferPool>,
@@ -116,6 +118,7 @@ impl CpuEngine {
     ) -> CpuEngine {
         CpuEngine {
             pool,
+            warmth: Arc::default(),
             threads,
             workers,
             buffer_pool: BufferPool::new(DEFAULT_POOL_LIMIT),
@@ -135,16 +138,24 @@ impl CpuEngine {
     /// The pool to split work across, or `None` to run inline: a serial engine, or a call made
     /// from one of this engine's own workers (which must not wait on its own pool).
     #[inline]
-    pub(crate) fn parallel_pool(&self) -> Option<&rayon::ThreadPool> {
+    pub(crate) fn parallel_pool(&self) -> Option<threads::Pool<'_>> {
         self.pool
             .as_ref()
             .filter(|p| p.current_thread_index().is_none())
+            .map(|pool| threads::Pool {
+                pool,
+                warmth: &self.warmth,
+            })
     }
 
     /// Run `f` on one of this engine's workers (inline for a serial engine).
     pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
         match &self.pool {
-            Some(p) => p.install(f),
+            Some(pool) => threads::Pool {
+                pool,
+                warmth: &self.warmth,
+            }
+            .install(f),
             None => f(),
         }
     }
