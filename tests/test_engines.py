@@ -354,3 +354,48 @@ def test_a_buffer_held_by_a_numpy_view_is_never_reused() -> None:
     assert ctx.buffer_pool_stats().hits > hits  # the pool is in use, just not that buffer
     np.testing.assert_array_equal(view, want)
     assert not view.flags.writeable
+
+
+def _worker_cpu_seconds(engine: tf.CpuEngine) -> float:
+    """User + system CPU time of the engine's workers, read from the OS (Linux ``/proc``)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for tid in engine.worker_tids:
+        with open(f"/proc/self/task/{tid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
+    return total / tick
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/task")
+def test_workers_poll_briefly_after_a_parallel_op_then_go_idle() -> None:
+    # Workers keep polling for ~2 ms after a parallel op (docs/engines.md), and must then park:
+    # an idle process uses no CPU. A 0.5 s idle window would cost ~1 s of CPU if they spun on.
+    e = tf.CpuEngine(threads=2)
+    rt = tf.Runtime()
+    a = np.random.default_rng(0).standard_normal((256, 256))
+    with rt.session(e) as s:
+        x = s.constant(a)
+        for _ in range(20):
+            y = s.matmul(x, x)
+    np.testing.assert_allclose(y.numpy(), a @ a, rtol=1e-12, atol=1e-10)
+    import time
+
+    time.sleep(0.05)
+    before = _worker_cpu_seconds(e)
+    time.sleep(0.5)
+    assert _worker_cpu_seconds(e) - before < 0.05
+
+
+def test_parking_at_once_gives_the_same_results() -> None:
+    a = np.random.default_rng(1).standard_normal((64, 300, 40))
+    try:
+        _testing.set_linger_us(0)
+        e = tf.CpuEngine(threads=2)
+        with tf.Runtime().session(e) as s:
+            t = s.constant(a)
+            for _ in range(3):
+                r = s.reduce_sum(s.exp(t), axes=[1]).numpy()
+                np.testing.assert_allclose(r, np.exp(a).sum(axis=1), rtol=1e-12)
+    finally:
+        _testing.set_linger_us(2000)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _tenferro
-from ._tenferro import CpuEngine, _fail_next_affinity_handshake, _fail_next_pool_build
+from ._tenferro import CpuEngine, _fail_next_affinity_handshake, _fail_next_pool_build, _set_linger_us
 
 
 def panic_on_next_op(engine: CpuEngine) -> None:
@@ -25,6 +25,12 @@ def fail_next_pool_build() -> None:
     falls back to a serial engine without fixing the process default.
     """
     _fail_next_pool_build()
+
+
+def set_linger_us(us: int) -> None:
+    """Set how long every engine's workers keep polling after a parallel op, in µs (``0`` parks
+    them at once). The default is 2000 or ``TENFERRO_LINGER_US``; see ``docs/engines.md``."""
+    _set_linger_us(us)
 
 
 def fail_next_affinity_handshake() -> None:

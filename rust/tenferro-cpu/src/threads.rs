@@ -27,7 +27,37 @@ pub struct WorkerInfo {
 /// against 406 µs back to back, no better than one thread. Polling workers keep their vCPUs
 /// awake between the ops of a Python loop, as OpenBLAS's spinning threads do (~0.1 s there).
 /// They poll with `yield_now`, so the caller's thread, when it shares a CPU with one, gets it.
+/// `TENFERRO_LINGER_US` (read once per process) overrides it; `0` parks workers at once.
 pub const LINGER: Duration = Duration::from_millis(2);
+
+/// The polling span in microseconds; `u64::MAX` until first read.
+static LINGER_US: AtomicU64 = AtomicU64::new(u64::MAX);
+
+/// [`LINGER`], or `TENFERRO_LINGER_US` when that is set to a whole number of microseconds (read
+/// on first use), or what [`set_linger`] last set.
+pub fn linger() -> Duration {
+    let us = LINGER_US.load(Ordering::Relaxed);
+    if us != u64::MAX {
+        return Duration::from_micros(us);
+    }
+    let span = std::env::var("TENFERRO_LINGER_US")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(LINGER, Duration::from_micros);
+    LINGER_US.store(
+        span.as_micros().min(u64::MAX as u128 - 1) as u64,
+        Ordering::Relaxed,
+    );
+    span
+}
+
+/// Set the polling span of every engine's workers (test and benchmark hook; `0` parks at once).
+pub fn set_linger(span: Duration) {
+    LINGER_US.store(
+        span.as_micros().min(u64::MAX as u128 - 1) as u64,
+        Ordering::Relaxed,
+    );
+}
 
 /// State shared by an engine's ops and its polling workers.
 #[derive(Debug, Default)]
@@ -70,6 +100,10 @@ impl Pool<'_> {
     }
 
     fn linger(&self) {
+        let span = linger();
+        if span.is_zero() {
+            return;
+        }
         let w = self.warmth;
         let epoch = w.epoch.load(Ordering::Acquire);
         if w.active.load(Ordering::Acquire) != 0 || w.queued.swap(epoch, Ordering::AcqRel) == epoch
@@ -81,7 +115,7 @@ impl Pool<'_> {
             let t0 = Instant::now();
             while w.epoch.load(Ordering::Acquire) == epoch
                 && w.active.load(Ordering::Acquire) == 0
-                && t0.elapsed() < LINGER
+                && t0.elapsed() < span
             {
                 std::thread::yield_now();
             }

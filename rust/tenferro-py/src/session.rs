@@ -325,6 +325,12 @@ pub fn set_default_cpu_threads(py: Python<'_>, n: i64) -> PyResult<()> {
     tenferro_cpu::set_default_cpu_threads(n).py(py)
 }
 
+/// Test and benchmark hook: how long workers poll after a parallel op (µs; 0 parks at once).
+#[pyfunction]
+pub fn _set_linger_us(us: u64) {
+    tenferro_cpu::threads::set_linger(std::time::Duration::from_micros(us));
+}
+
 /// Test hook: the next pool build fails.
 #[pyfunction]
 pub fn _fail_next_pool_build() {
@@ -1275,6 +1281,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(allowed_cpus, m)?)?;
     m.add_function(wrap_pyfunction!(set_default_cpu_threads, m)?)?;
     m.add_function(wrap_pyfunction!(_fail_next_pool_build, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_linger_us, m)?)?;
     m.add_function(wrap_pyfunction!(_fail_next_affinity_handshake, m)?)?;
     m.add_function(wrap_pyfunction!(_state_var, m)?)?;
     m.add_function(wrap_pyfunction!(_implicit_session, m)?)?;
