@@ -205,7 +205,7 @@ fn for_batches(
 ) -> Result<()> {
     match e.parallel_pool() {
         Some(pool) if nb >= 2 && nb * work >= 1 << 16 => {
-            let chunks = (e.threads * 2).min(nb);
+            let chunks = (e.threads * 8).min(nb);
             let results: Vec<Result<()>> = pool.install(|| {
                 (0..chunks)
                     .into_par_iter()
