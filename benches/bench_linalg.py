@@ -17,7 +17,9 @@ eigh / qr / svd 64×16×16 f64
     One batched call on 64 matrices of 16×16 (``eigh`` of symmetric ones), ms. Target: tenferro
     ≤ NumPy's batched call.
 
-Timing: round-robin (per round, each library's case runs ``inner`` times back to back, a 0.2 s sleep between libraries so worker threads settle, the garbage collector off while timing), the
+Timing: round-robin (per round, each library's case runs ``inner`` times back to back — 3 or 1
+for the SVDs, a ~50 ms block calibrated per library for the batched cases — a 0.2 s sleep
+between libraries so worker threads settle, the garbage collector off while timing), the
 **median** of the rounds is reported (the machine is shared and noisy). Ratios are
 tenferro/peer: below 1 means tenferro is faster. Targets are printed, never asserted
 (testing.md).
@@ -61,9 +63,16 @@ class Case:
     results: dict[str, float] = field(default_factory=dict)
 
 
-def measure(case: Case, fns: dict[str, Callable[[], Any]], rounds: int, inner: int) -> None:
-    """Round-robin rounds (``_harness.round_robin``); the median round (per call) counts."""
-    times = h.round_robin(fns, rounds, inner, stat="median", warmup=2, desc="bench_linalg")
+def measure(case: Case, fns: dict[str, Callable[[], Any]], rounds: int,
+            inner: int | None = None) -> None:
+    """Round-robin rounds (``_harness.round_robin``); the median round (per call) counts.
+
+    ``inner=None`` calibrates each library's block to ~50 ms (``_harness.calibrate``), as
+    ``bench_ops`` and ``bench_einsum`` do: a sub-millisecond call repeated only a few times after
+    the settle sleep measures wake-up of the machine's idle CPUs, not throughput.
+    """
+    calls: int | dict[str, int] = inner if inner is not None else h.calibrate(fns, 0.05)[0]
+    times = h.round_robin(fns, rounds, calls, stat="median", warmup=2, desc="bench_linalg")
     case.results = {lib: t * 1e3 for lib, t in times.items()}
 
 
@@ -141,7 +150,7 @@ def case_batched(rounds: int) -> list[Case]:
             pd = torch.tensor(data)
             tfn = {"eigh": torch.linalg.eigh, "qr": torch.linalg.qr, "svd": torch.linalg.svd}[name]
             fns["torch"] = lambda tfn=tfn, pd=pd: tfn(pd)
-        measure(case, fns, rounds, inner=20)
+        measure(case, fns, rounds)
         cases.append(case)
     return cases
 

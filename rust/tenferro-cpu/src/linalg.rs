@@ -181,8 +181,8 @@ impl<T: Element> Out<T> {
 /// Check that matrix `b` holds only finite values.
 fn check_finite<T: Scalar>(name: &str, a: MatRef<'_, T>, b: usize) -> Result<()> {
     for j in 0..a.ncols() {
-        for i in 0..a.nrows() {
-            let (re, im) = a[(i, j)].parts();
+        for (i, x) in a.col(j).iter().enumerate() {
+            let (re, im) = x.parts();
             if !(re.is_finite() && im.is_finite()) {
                 return Err(Error::linalg(
                     name,
@@ -389,13 +389,14 @@ fn qr<T: Scalar>(
             check_finite(name, a, b)?;
             // SAFETY: blocks `b` belong to this task.
             let (mut q, mut r) = unsafe { (qo.mat(b), ro.mat(b)) };
-            set_identity(q.rb_mut());
+            let zero = T::make(0.0, 0.0);
+            q.fill(zero);
+            q.rb_mut()
+                .diagonal_mut()
+                .column_vector_mut()
+                .fill(T::make(1.0, 0.0));
             if k == 0 {
-                for j in 0..n {
-                    for i in 0..qc {
-                        r[(i, j)] = T::make(0.0, 0.0);
-                    }
-                }
+                r.fill(zero);
                 continue;
             }
             f.copy_from(a);
@@ -415,14 +416,14 @@ fn qr<T: Scalar>(
                 par,
                 MemStack::new(&mut mem),
             );
+            // R: the upper triangle of the factored matrix, zero below (whole columns at once).
             for j in 0..n {
-                for i in 0..qc {
-                    r[(i, j)] = if i <= j && i < k {
-                        f[(i, j)]
-                    } else {
-                        T::make(0.0, 0.0)
-                    };
-                }
+                let top = (j + 1).min(k);
+                let mut col = r.rb_mut().col_mut(j);
+                col.rb_mut()
+                    .subrows_mut(0, top)
+                    .copy_from(f.as_ref().col(j).subrows(0, top));
+                col.subrows_mut(top, qc - top).fill(zero);
             }
             // Positive diagonal: R ← conj(D)·R, Q ← Q·D with D = diag(phase(R_ii)).
             for i in 0..k {
@@ -432,13 +433,13 @@ fn qr<T: Scalar>(
                     continue;
                 }
                 let (pr, pi) = (re / mag, im / mag);
-                for j in 0..n {
-                    let (x, y) = r[(i, j)].parts();
-                    r[(i, j)] = T::make(pr * x + pi * y, pr * y - pi * x);
+                for x in r.rb_mut().row_mut(i).iter_mut() {
+                    let (a, b) = x.parts();
+                    *x = T::make(pr * a + pi * b, pr * b - pi * a);
                 }
-                for row in 0..m {
-                    let (x, y) = q[(row, i)].parts();
-                    q[(row, i)] = T::make(x * pr - y * pi, x * pi + y * pr);
+                for x in q.rb_mut().col_mut(i).iter_mut() {
+                    let (a, b) = x.parts();
+                    *x = T::make(a * pr - b * pi, a * pi + b * pr);
                 }
             }
         }
