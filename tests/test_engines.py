@@ -399,3 +399,31 @@ def test_parking_at_once_gives_the_same_results() -> None:
                 np.testing.assert_allclose(r, np.exp(a).sum(axis=1), rtol=1e-12)
     finally:
         _testing.set_linger_us(2000)
+
+
+FORK_CHILD = r"""
+import os, sys, numpy as np, tenferro as tf
+x = np.linspace(0.0, 1.0, 1_000_000)
+t = tf.asarray(x)
+np.testing.assert_allclose(tf.exp(t).numpy(), np.exp(x))  # the default engine's pool is up
+pid = os.fork()
+if pid == 0:  # child: the parent's workers do not exist here
+    try:
+        ok = np.allclose(tf.exp(t).numpy(), np.exp(x))
+        with tf.Runtime().session(tf.CpuEngine(threads=2)) as s:  # a pool built in the child
+            ok = ok and np.allclose(s.exp(s.constant(x)).numpy(), np.exp(x))
+    finally:
+        os._exit(0 if ok else 3)
+_, status = os.waitpid(pid, 0)
+np.testing.assert_allclose(tf.exp(t).numpy(), np.exp(x))  # the parent's pool still works
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork detection is Linux-only")
+def test_engines_built_before_fork_run_inline_in_the_child() -> None:
+    # A forked child has none of the parent's worker threads: an engine built before the fork
+    # must run its ops inline there (it used to wait forever on the missing workers).
+    r = subprocess.run([sys.executable, "-c", FORK_CHILD], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr

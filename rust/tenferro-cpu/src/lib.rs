@@ -34,6 +34,9 @@ pub struct CpuEngine {
     pub(crate) pool: Option<rayon::ThreadPool>,
     /// Shared with the workers' polling jobs (see [`threads::LINGER`]).
     warmth: Arc<threads::Warmth>,
+    /// The fork generation the pool was built in: in a child process forked later its workers
+    /// do not exist, and the engine runs inline instead.
+    generation: u64,
     pub(crate) threads: usize,
     workers: Vec<WorkerInfo>,
     pub(crate) buffer_pool: Arc<BufferPool>,
@@ -119,6 +122,7 @@ impl CpuEngine {
         CpuEngine {
             pool,
             warmth: Arc::default(),
+            generation: threads::fork_generation(),
             threads,
             workers,
             buffer_pool: BufferPool::new(DEFAULT_POOL_LIMIT),
@@ -139,8 +143,7 @@ impl CpuEngine {
     /// from one of this engine's own workers (which must not wait on its own pool).
     #[inline]
     pub(crate) fn parallel_pool(&self) -> Option<threads::Pool<'_>> {
-        self.pool
-            .as_ref()
+        self.live_pool()
             .filter(|p| p.current_thread_index().is_none())
             .map(|pool| threads::Pool {
                 pool,
@@ -148,9 +151,18 @@ impl CpuEngine {
             })
     }
 
-    /// Run `f` on one of this engine's workers (inline for a serial engine).
+    /// The pool, unless this process was forked after it was built (its workers live in the
+    /// parent only).
+    fn live_pool(&self) -> Option<&rayon::ThreadPool> {
+        self.pool
+            .as_ref()
+            .filter(|_| threads::fork_generation() == self.generation)
+    }
+
+    /// Run `f` on one of this engine's workers (inline for a serial engine, or in a process
+    /// forked after the engine was built).
     pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
-        match &self.pool {
+        match self.live_pool() {
             Some(pool) => threads::Pool {
                 pool,
                 warmth: &self.warmth,

@@ -33,8 +33,15 @@ pub const LINGER: Duration = Duration::from_millis(2);
 /// The polling span in microseconds; `u64::MAX` until first read.
 static LINGER_US: AtomicU64 = AtomicU64::new(u64::MAX);
 
+/// The longest polling span accepted (larger settings are clamped): 1 s.
+pub const MAX_LINGER: Duration = Duration::from_secs(1);
+
+fn clamp_us(span: Duration) -> u64 {
+    span.min(MAX_LINGER).as_micros() as u64
+}
+
 /// [`LINGER`], or `TENFERRO_LINGER_US` when that is set to a whole number of microseconds (read
-/// on first use), or what [`set_linger`] last set.
+/// on first use), or what [`set_linger`] last set; never more than [`MAX_LINGER`].
 pub fn linger() -> Duration {
     let us = LINGER_US.load(Ordering::Relaxed);
     if us != u64::MAX {
@@ -44,19 +51,40 @@ pub fn linger() -> Duration {
         .ok()
         .and_then(|v| v.trim().parse::<u64>().ok())
         .map_or(LINGER, Duration::from_micros);
-    LINGER_US.store(
-        span.as_micros().min(u64::MAX as u128 - 1) as u64,
-        Ordering::Relaxed,
-    );
-    span
+    let us = clamp_us(span);
+    LINGER_US.store(us, Ordering::Relaxed);
+    Duration::from_micros(us)
 }
 
-/// Set the polling span of every engine's workers (test and benchmark hook; `0` parks at once).
+/// Set the polling span of every engine's workers (test and benchmark hook; `0` parks at once;
+/// clamped to [`MAX_LINGER`]). Workers already polling finish their current span.
 pub fn set_linger(span: Duration) {
-    LINGER_US.store(
-        span.as_micros().min(u64::MAX as u128 - 1) as u64,
-        Ordering::Relaxed,
-    );
+    LINGER_US.store(clamp_us(span), Ordering::Relaxed);
+}
+
+/// Bumped in the child process after `fork()`: the workers of pools built before it do not exist
+/// there, so engines compare the generation they were built in before using their pool.
+static FORK_GENERATION: AtomicU64 = AtomicU64::new(0);
+
+#[cfg(target_os = "linux")]
+extern "C" fn after_fork_in_child() {
+    FORK_GENERATION.fetch_add(1, Ordering::Relaxed);
+}
+
+/// The current fork generation (see [`FORK_GENERATION`]); the first call registers the
+/// `pthread_atfork` child handler that bumps it.
+pub(crate) fn fork_generation() -> u64 {
+    #[cfg(target_os = "linux")]
+    {
+        static REGISTER: std::sync::Once = std::sync::Once::new();
+        REGISTER.call_once(|| {
+            // SAFETY: registers a handler that only increments an atomic (async-signal-safe).
+            unsafe {
+                libc::pthread_atfork(None, None, Some(after_fork_in_child));
+            }
+        });
+    }
+    FORK_GENERATION.load(Ordering::Relaxed)
 }
 
 /// State shared by an engine's ops and its polling workers.
