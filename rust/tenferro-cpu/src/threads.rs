@@ -27,7 +27,8 @@ pub struct WorkerInfo {
 /// against 406 µs back to back, no better than one thread. Polling workers keep their vCPUs
 /// awake between the ops of a Python loop, as OpenBLAS's spinning threads do (~0.1 s there).
 /// They poll with `yield_now`, so the caller's thread, when it shares a CPU with one, gets it.
-/// `TENFERRO_LINGER_US` (read once per process) overrides it; `0` parks workers at once.
+/// `TENFERRO_LINGER_US` (read once per process, clamped to [`MAX_LINGER`]) overrides it; `0`
+/// parks workers at once.
 pub const LINGER: Duration = Duration::from_millis(2);
 
 /// The polling span in microseconds; `u64::MAX` until first read.
