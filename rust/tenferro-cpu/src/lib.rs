@@ -144,30 +144,26 @@ impl CpuEngine {
     #[inline]
     pub(crate) fn parallel_pool(&self) -> Option<threads::Pool<'_>> {
         self.live_pool()
-            .filter(|p| p.current_thread_index().is_none())
+            .filter(|p| p.pool.current_thread_index().is_none())
+    }
+
+    /// The pool, unless this process was forked after it was built (its workers live in the
+    /// parent only).
+    fn live_pool(&self) -> Option<threads::Pool<'_>> {
+        self.pool
+            .as_ref()
+            .filter(|_| threads::fork_generation() == self.generation)
             .map(|pool| threads::Pool {
                 pool,
                 warmth: &self.warmth,
             })
     }
 
-    /// The pool, unless this process was forked after it was built (its workers live in the
-    /// parent only).
-    fn live_pool(&self) -> Option<&rayon::ThreadPool> {
-        self.pool
-            .as_ref()
-            .filter(|_| threads::fork_generation() == self.generation)
-    }
-
     /// Run `f` on one of this engine's workers (inline for a serial engine, or in a process
     /// forked after the engine was built).
     pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
         match self.live_pool() {
-            Some(pool) => threads::Pool {
-                pool,
-                warmth: &self.warmth,
-            }
-            .install(f),
+            Some(pool) => pool.install(f),
             None => f(),
         }
     }

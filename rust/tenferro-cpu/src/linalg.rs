@@ -227,15 +227,8 @@ fn scratch(req: StackReq) -> MemBuffer {
 }
 
 fn set_identity<T: Scalar>(mut m: MatMut<'_, T>) {
-    for j in 0..m.ncols() {
-        for i in 0..m.nrows() {
-            m[(i, j)] = if i == j {
-                T::make(1.0, 0.0)
-            } else {
-                T::make(0.0, 0.0)
-            };
-        }
-    }
+    m.fill(T::make(0.0, 0.0));
+    m.diagonal_mut().column_vector_mut().fill(T::make(1.0, 0.0));
 }
 
 /// Execute a linear-algebra op (single or multi-output).
@@ -389,12 +382,8 @@ fn qr<T: Scalar>(
             check_finite(name, a, b)?;
             // SAFETY: blocks `b` belong to this task.
             let (mut q, mut r) = unsafe { (qo.mat(b), ro.mat(b)) };
+            set_identity(q.rb_mut());
             let zero = T::make(0.0, 0.0);
-            q.fill(zero);
-            q.rb_mut()
-                .diagonal_mut()
-                .column_vector_mut()
-                .fill(T::make(1.0, 0.0));
             if k == 0 {
                 r.fill(zero);
                 continue;
