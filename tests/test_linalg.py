@@ -128,6 +128,39 @@ def test_eigh_eig_cholesky_forward(shape: tuple[int, ...], dtype: str) -> None:
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(3, 3), (4, 2), (2, 5), (2, 3, 4, 3), (0, 3, 3), (3, 0), (1, 1)], ids=str)
+def test_values_only_forward(shape: tuple[int, ...], dtype: str) -> None:
+    """``svdvals``/``eigvalsh`` untracked (the values-only primitives, no vectors computed) against
+    NumPy, through ``tf.linalg`` (batch first) and ``tf.prim`` (batch last); tracked, the same
+    values come from ``svd``/``eigh``."""
+    tol = TOL[dtype] * 100
+    a = rand(shape, dtype)
+    s_ref = np.linalg.svd(a, compute_uv=False) if a.size else np.zeros((*shape[:-2], min(shape[-2:])))
+    s = L.svdvals(a)
+    assert s.shape == s_ref.shape and np_of(s).dtype == np.dtype(dtype).type(0).real.dtype
+    np.testing.assert_allclose(np_of(s), s_ref, atol=tol, rtol=tol)
+    core = np.moveaxis(a, (-2, -1), (0, 1))
+    np.testing.assert_allclose(np_of(tf.prim.svdvals(core)), np.moveaxis(s_ref, -1, 0), atol=tol, rtol=tol)
+    np.testing.assert_allclose(np_of(L.svdvals(tf.tensor(a, requires_grad=True))), s_ref, atol=tol, rtol=tol)
+    if shape[-1] != shape[-2]:
+        with pytest.raises(tf.errors.ShapeError, match="eigvalsh"):
+            L.eigvalsh(a)
+        return
+    h = herm(shape, dtype)
+    w_ref = np.linalg.eigvalsh(h) if h.size else np.zeros(shape[:-1])
+    junk = rand(shape, dtype)
+    lower = h + np.triu(junk, 1)  # only the lower triangle (and the real diagonal) is read
+    if np.dtype(dtype).kind == "c":
+        lower = (lower + 1j * np.eye(shape[-1])).astype(dtype)  # imaginary diagonal ignored
+    upper = h + np.tril(junk, -1)
+    assert lower.dtype == upper.dtype == np.dtype(dtype)
+    for w in (L.eigvalsh(lower), L.eigvalsh(upper, UPLO="U"), L.eigvalsh(tf.tensor(lower, requires_grad=True))):
+        np.testing.assert_allclose(np_of(w), w_ref, atol=tol, rtol=tol)
+    w = tf.prim.eigvalsh(np.moveaxis(lower, (-2, -1), (0, 1)))
+    np.testing.assert_allclose(np_of(w), np.moveaxis(w_ref, -1, 0), atol=tol, rtol=tol)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(3, 3), (4, 2), (2, 4), (2, 3, 3)], ids=str)
 def test_lu_forward(shape: tuple[int, ...], dtype: str) -> None:
     a = rand(shape, dtype)
@@ -272,11 +305,13 @@ GRAD_CASES: dict[str, tuple[str, int, Builder]] = {
     "svd_full_wide": ("svd", 2, lambda d: (_svd_uv(True), [rand((2, 2, 3), d)])),
     "svd_square": ("svd", 2, lambda d: (_svd_uv(True), [rand((3, 3), d)])),
     "svdvals": ("svd", 2, lambda d: (lambda a: L.svdvals(a), [rand((3, 2), d)])),
+    "svdvals_primitive": ("svdvals", 2, lambda d: (lambda a: tf.prim.svdvals(a.T), [rand((3, 2, 2), d)])),
     "qr_tall": ("qr", 2, lambda d: (_qr_loss("reduced"), [rand((2, 4, 3), d)])),
     "qr_square": ("qr", 2, lambda d: (_qr_loss("complete"), [rand((3, 3), d)])),
     "qr_wide": ("qr", 2, lambda d: (_qr_loss("reduced"), [rand((2, 4), d)])),
     "eigh": ("eigh", 2, lambda d: (_eigh_loss, [herm((2, 3, 3), d)])),
     "eigh_upper": ("eigh", 2, lambda d: (lambda a: L.eigvalsh(a, UPLO="U"), [herm((3, 3), d)])),
+    "eigvalsh_primitive": ("eigvalsh", 2, lambda d: (lambda a: tf.prim.eigvalsh(tf.prim.transpose(a, (1, 2, 0))), [herm((2, 3, 3), d)])),
     "eig": ("eig", 1, lambda d: (_eig_loss, [well((2, 3, 3), d)])),
     "cholesky": ("cholesky", 2, lambda d: (lambda a: L.cholesky(a), [spd((2, 3, 3), d)])),
     "cholesky_upper": ("cholesky", 2, lambda d: (lambda a: L.cholesky(a, upper=True), [spd((3, 3), d)])),
@@ -326,7 +361,7 @@ def test_dot_product_identity(case: str, dtype: str) -> None:
 
 def test_manifest_every_linalg_op_has_derivative_cases() -> None:
     family = {row.name for row in tf.prim.CATALOG if row.family == "linalg"}
-    assert family == {"svd", "qr", "eigh", "eig", "cholesky", "lu", "solve", "triangular_solve", "slogdet"}
+    assert family == {"svd", "svdvals", "qr", "eigh", "eigvalsh", "eig", "cholesky", "lu", "solve", "triangular_solve", "slogdet"}
     rules = _testing.ad_rules()
     assert all(rules[name] == "linearize" for name in family)
     covered = {op for op, _, _ in GRAD_CASES.values()}
@@ -336,6 +371,8 @@ def test_manifest_every_linalg_op_has_derivative_cases() -> None:
 #: Forward tests of each catalog op of the family (values against NumPy/SciPy up to gauge).
 FORWARD_TESTS: dict[str, Callable[..., None]] = {
     "svd": test_svd_forward,
+    "svdvals": test_values_only_forward,
+    "eigvalsh": test_values_only_forward,
     "qr": test_qr_forward,
     "eigh": test_eigh_eig_cholesky_forward,
     "eig": test_eigh_eig_cholesky_forward,

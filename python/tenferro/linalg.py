@@ -236,7 +236,19 @@ def svd(a: ArrayLike, full_matrices: bool = True, eps: float = 1e-12) -> SVDResu
 
 def svdvals(a: ArrayLike, eps: float = 1e-12) -> Tensor:
     """Singular values of ``a`` (shape ``(..., min(m, n))``, non-increasing), as
-    ``numpy.linalg.svdvals``; differentiable through :func:`svd`.
+    ``numpy.linalg.svdvals``.
+
+    Singular vectors are computed only when the call is recorded for differentiation (``a``
+    tracked in grad mode, or inside a transform): then the values come from :func:`svd`, whose
+    vectors the derivative ``Ā = U·diag(s̄)·Vh`` needs; otherwise only the values are computed
+    (as PyTorch's ``torch.linalg.svdvals``). ``eps`` is :func:`svd`'s.
+
+    Raises
+    ------
+    ShapeError
+        For inputs of rank < 2.
+    LinAlgError
+        For non-finite input or non-convergence.
 
     Examples
     --------
@@ -244,7 +256,12 @@ def svdvals(a: ArrayLike, eps: float = 1e-12) -> Tensor:
     >>> tf.linalg.svdvals(tf.asarray([[0.0, 2.0], [1.0, 0.0]])).tolist()
     [2.0, 1.0]
     """
-    return svd(a, full_matrices=False, eps=eps).S
+    x = _core(_matrix("svdvals", a))
+    if _p._SESSION._records(x):
+        _, s, _ = _p.svd(x, False, float(eps))
+    else:
+        s = _p.svdvals(x)
+    return _batch_first(s, 1)
 
 
 def qr(a: ArrayLike, mode: str = "reduced") -> QRResult:
@@ -331,7 +348,19 @@ def eigh(a: ArrayLike, UPLO: str = "L", eps: float = 1e-12) -> EighResult:
 
 
 def eigvalsh(a: ArrayLike, UPLO: str = "L", eps: float = 1e-12) -> Tensor:
-    """Eigenvalues of Hermitian matrices (ascending), as ``numpy.linalg.eigvalsh``.
+    """Eigenvalues of Hermitian matrices (ascending, shape ``(..., n)``), as
+    ``numpy.linalg.eigvalsh``; only the triangle named by ``UPLO`` is read.
+
+    Eigenvectors are computed only when the call is recorded for differentiation: then the
+    values come from :func:`eigh` (the derivative ``Ā = V·diag(w̄)·Vᴴ`` needs them); otherwise
+    only the values are computed. ``eps`` is :func:`eigh`'s.
+
+    Raises
+    ------
+    ShapeError
+        For non-square matrices.
+    LinAlgError
+        For non-finite input or non-convergence.
 
     Examples
     --------
@@ -339,7 +368,17 @@ def eigvalsh(a: ArrayLike, UPLO: str = "L", eps: float = 1e-12) -> Tensor:
     >>> tf.linalg.eigvalsh(tf.asarray([[1.0, 0.0], [0.0, -1.0]])).tolist()
     [-1.0, 1.0]
     """
-    return eigh(a, UPLO, eps).eigenvalues
+    if UPLO not in ("L", "U"):
+        raise ValueError(f"linalg.eigvalsh: UPLO must be 'L' or 'U', got {UPLO!r}")
+    x = _matrix("eigvalsh", a, square=True)
+    if UPLO == "U":
+        x = _tf().conj(_swap(x))
+    c = _core(x)
+    if _p._SESSION._records(c):
+        w, _ = _p.eigh(c, float(eps))
+    else:
+        w = _p.eigvalsh(c)
+    return _batch_first(w, 1)
 
 
 def eig(a: ArrayLike) -> EigResult:

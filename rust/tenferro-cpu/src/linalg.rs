@@ -262,9 +262,13 @@ fn kernel<T: Scalar>(
     metas: &[OutMeta],
 ) -> Result<Vec<Tensor>> {
     match op {
-        LinalgOp::Svd { full_matrices, .. } => svd::<T>(e, name, inputs[0], metas, full_matrices),
+        LinalgOp::Svd { full_matrices, .. } => {
+            svd::<T>(e, name, inputs[0], metas, Some(full_matrices))
+        }
+        LinalgOp::Svdvals => svd::<T>(e, name, inputs[0], metas, None),
         LinalgOp::Qr { complete } => qr::<T>(e, name, inputs[0], metas, complete),
-        LinalgOp::Eigh { .. } => eigh::<T>(e, name, inputs[0], metas),
+        LinalgOp::Eigh { .. } => eigh::<T>(e, name, inputs[0], metas, true),
+        LinalgOp::Eigvalsh => eigh::<T>(e, name, inputs[0], metas, false),
         LinalgOp::Eig => {
             if inputs[0].dtype().is_complex() {
                 eig::<T>(e, name, inputs[0], metas)
@@ -286,25 +290,33 @@ fn kernel<T: Scalar>(
     }
 }
 
+/// `svd` (`vectors = Some(full_matrices)`: `[U, S, Vh]`) or `svdvals` (`None`: `[S]`, faer
+/// computes no singular vectors).
 fn svd<T: Scalar>(
     e: &CpuEngine,
     name: &str,
     a: &Tensor,
     metas: &[OutMeta],
-    full: bool,
+    vectors: Option<bool>,
 ) -> Result<Vec<Tensor>> {
     let ab = Batch::<T>::of(a);
     let (m, n) = (ab.rows, ab.cols);
     let k = m.min(n);
-    let (ut, uo) = Out::<T>::new(e, name, &metas[0], 2)?;
-    let (st, so) = Out::<T::Real>::new(e, name, &metas[1], 1)?;
-    let (vt, vo) = Out::<T>::new(e, name, &metas[2], 2)?;
+    let (st, so) = Out::<T::Real>::new(e, name, &metas[vectors.map_or(0, |_| 1)], 1)?;
+    let uv = match vectors {
+        Some(_) => Some((
+            Out::<T>::new(e, name, &metas[0], 2)?,
+            Out::<T>::new(e, name, &metas[2], 2)?,
+        )),
+        None => None,
+    };
     let nb = ab.offsets.len();
+    let full = vectors == Some(true);
     let vcols = if full { n } else { k };
-    let which = if full {
-        ComputeSvdVectors::Full
-    } else {
-        ComputeSvdVectors::Thin
+    let which = match vectors {
+        Some(true) => ComputeSvdVectors::Full,
+        Some(false) => ComputeSvdVectors::Thin,
+        None => ComputeSvdVectors::No,
     };
     for_batches(e, nb, m * n * k.max(1), |range, par| {
         let req = faer::linalg::svd::svd_scratch::<T>(m, n, which, which, par, Default::default());
@@ -312,28 +324,38 @@ fn svd<T: Scalar>(
         let mut s = faer::Col::<T>::zeros(k);
         // V in column-major scratch: faer applies its Householder reflections to V much faster
         // there than through `vh`'s transpose (row-major; measured 44 vs 38 µs per 16×16 SVD).
-        let mut v = Mat::<T>::zeros(n, vcols);
+        let mut v = Mat::<T>::zeros(n, if uv.is_some() { vcols } else { 0 });
         for b in range {
             let a = ab.mat(b);
             check_finite(name, a, b)?;
             // SAFETY: block `b` belongs to this task.
-            let (mut u, mut so_b, mut vh) = unsafe { (uo.mat(b), so.mat(b), vo.mat(b)) };
+            let mut so_b = unsafe { so.mat(b) };
+            // SAFETY: as above.
+            let mut uvh = uv.as_ref().map(|((_, uo), (_, vo))| unsafe { (uo.mat(b), vo.mat(b)) });
             if k == 0 {
-                set_identity(u.rb_mut());
-                set_identity(vh.rb_mut());
+                if let Some((u, vh)) = uvh.as_mut() {
+                    set_identity(u.rb_mut());
+                    set_identity(vh.rb_mut());
+                }
                 continue;
             }
             // faer's QR-first path (non-square) applies Householder reflections to the
             // completing columns: they must start at zero.
-            if m != n {
-                u.fill(T::make(0.0, 0.0));
-                v.fill(T::make(0.0, 0.0));
+            if let Some((u, _)) = uvh.as_mut() {
+                if m != n {
+                    u.fill(T::make(0.0, 0.0));
+                    v.fill(T::make(0.0, 0.0));
+                }
             }
+            let (u_out, v_out) = match uvh.as_mut() {
+                Some((u, _)) => (Some(u.rb_mut()), Some(v.as_mut())),
+                None => (None, None),
+            };
             faer::linalg::svd::svd(
                 a,
                 s.as_diagonal_mut(),
-                Some(u.rb_mut()),
-                Some(v.as_mut()),
+                u_out,
+                v_out,
                 par,
                 MemStack::new(&mut mem),
                 Default::default(),
@@ -343,21 +365,26 @@ fn svd<T: Scalar>(
                 so_b[(i, 0)] = faer::traits::ComplexField::real_part_impl(&s[i]);
             }
             // Vh = Vᴴ, one pass (contiguous writes down each column of `vh`).
-            for j in 0..n {
-                let row = v.as_ref().row(j);
-                let mut col = vh.rb_mut().col_mut(j);
-                for i in 0..vcols {
-                    col[i] = if T::IS_REAL {
-                        row[i]
-                    } else {
-                        faer::traits::ComplexField::conj_impl(&row[i])
-                    };
+            if let Some((_, vh)) = uvh.as_mut() {
+                for j in 0..n {
+                    let row = v.as_ref().row(j);
+                    let mut col = vh.rb_mut().col_mut(j);
+                    for i in 0..vcols {
+                        col[i] = if T::IS_REAL {
+                            row[i]
+                        } else {
+                            faer::traits::ComplexField::conj_impl(&row[i])
+                        };
+                    }
                 }
             }
         }
         Ok(())
     })?;
-    Ok(vec![ut, st, vt])
+    Ok(match uv {
+        Some(((ut, _), (vt, _))) => vec![ut, st, vt],
+        None => vec![st],
+    })
 }
 
 fn qr<T: Scalar>(
@@ -443,25 +470,31 @@ fn qr<T: Scalar>(
     Ok(vec![qt, rt])
 }
 
+/// `eigh` (`vectors`: `[w, V]`) or `eigvalsh` (`[w]`, faer computes no eigenvectors).
 fn eigh<T: Scalar>(
     e: &CpuEngine,
     name: &str,
     a: &Tensor,
     metas: &[OutMeta],
+    vectors: bool,
 ) -> Result<Vec<Tensor>> {
     let ab = Batch::<T>::of(a);
     let n = ab.rows;
     let (wt, wo) = Out::<T::Real>::new(e, name, &metas[0], 1)?;
-    let (vt, vo) = Out::<T>::new(e, name, &metas[1], 2)?;
+    let vout = if vectors {
+        Some(Out::<T>::new(e, name, &metas[1], 2)?)
+    } else {
+        None
+    };
     let nb = ab.offsets.len();
     use faer::linalg::evd;
+    let which = if vectors {
+        evd::ComputeEigenvectors::Yes
+    } else {
+        evd::ComputeEigenvectors::No
+    };
     for_batches(e, nb, n * n * n.max(1), |range, par| {
-        let req = evd::self_adjoint_evd_scratch::<T>(
-            n,
-            evd::ComputeEigenvectors::Yes,
-            par,
-            Default::default(),
-        );
+        let req = evd::self_adjoint_evd_scratch::<T>(n, which, par, Default::default());
         let mut mem = scratch(req);
         let mut s = faer::Col::<T>::zeros(n);
         let mut h = Mat::<T>::zeros(n, n);
@@ -469,7 +502,9 @@ fn eigh<T: Scalar>(
             let a = ab.mat(b);
             check_finite(name, a, b)?;
             // SAFETY: blocks `b` belong to this task.
-            let (mut w, mut v) = unsafe { (wo.mat(b), vo.mat(b)) };
+            let mut w = unsafe { wo.mat(b) };
+            // SAFETY: as above.
+            let v = vout.as_ref().map(|(_, vo)| unsafe { vo.mat(b) });
             if n == 0 {
                 continue;
             }
@@ -485,7 +520,7 @@ fn eigh<T: Scalar>(
             evd::self_adjoint_evd(
                 h.as_ref(),
                 s.as_diagonal_mut(),
-                Some(v.rb_mut()),
+                v,
                 par,
                 MemStack::new(&mut mem),
                 Default::default(),
@@ -502,7 +537,10 @@ fn eigh<T: Scalar>(
         }
         Ok(())
     })?;
-    Ok(vec![wt, vt])
+    Ok(match vout {
+        Some((vt, _)) => vec![wt, vt],
+        None => vec![wt],
+    })
 }
 
 fn eig<C: Scalar>(e: &CpuEngine, name: &str, a: &Tensor, metas: &[OutMeta]) -> Result<Vec<Tensor>> {

@@ -655,6 +655,11 @@ pub fn infer_outputs(op: &Op, inputs: &[(DType, &[usize])]) -> Result<Vec<OutMet
             let (uc, vr) = if *full_matrices { (m, n) } else { (k, k) };
             vec![meta(d, &[m, uc]), meta(real, &[k]), meta(d, &[vr, n])]
         }
+        LinalgOp::Svdvals => vec![meta(real, &[k])],
+        LinalgOp::Eigvalsh => {
+            square()?;
+            vec![meta(real, &[n])]
+        }
         LinalgOp::Qr { complete } => {
             let qc = if *complete { m } else { k };
             vec![meta(d, &[m, qc]), meta(d, &[qc, n])]

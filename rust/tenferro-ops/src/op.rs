@@ -110,6 +110,10 @@ pub enum LinalgOp {
         /// Lorentzian broadening of `1/(s_j² − s_i²)` and `1/s`.
         eps: f64,
     },
+    /// Singular values only → `S` (real, non-increasing), no singular vectors. Its derivative
+    /// rules recompute `svd` (as PyTorch's `linalg_svdvals`, which computes the vectors only
+    /// when the input requires grad); `tf.linalg.svdvals` runs `svd` instead when it records.
+    Svdvals,
     /// `a = Q·R` → `(Q, R)` with a real non-negative diagonal of `R`.
     Qr {
         /// `Q` is `m×m` and `R` `m×n` (else `m×k`, `k×n`).
@@ -120,6 +124,9 @@ pub enum LinalgOp {
         /// Lorentzian broadening of `1/(λ_j − λ_i)`.
         eps: f64,
     },
+    /// Eigenvalues only of the Hermitian matrix given by the lower triangle → `w` (real,
+    /// ascending); derivative rules recompute `eigh`, as for [`LinalgOp::Svdvals`].
+    Eigvalsh,
     /// General eigendecomposition → `(w, V)`, both complex.
     Eig,
     /// Lower Cholesky factor of the Hermitian matrix given by the lower triangle.
@@ -143,7 +150,11 @@ impl LinalgOp {
         match self {
             LinalgOp::Svd { .. } | LinalgOp::Lu => 3,
             LinalgOp::Qr { .. } | LinalgOp::Eigh { .. } | LinalgOp::Eig | LinalgOp::Slogdet => 2,
-            LinalgOp::Cholesky | LinalgOp::Solve | LinalgOp::TriangularSolve { .. } => 1,
+            LinalgOp::Svdvals
+            | LinalgOp::Eigvalsh
+            | LinalgOp::Cholesky
+            | LinalgOp::Solve
+            | LinalgOp::TriangularSolve { .. } => 1,
         }
     }
 }
@@ -301,8 +312,10 @@ impl Op {
             Op::ScaleComplex(_) => OpKind::ScaleComplex,
             Op::Linalg(l) => match l {
                 LinalgOp::Svd { .. } => OpKind::Svd,
+                LinalgOp::Svdvals => OpKind::Svdvals,
                 LinalgOp::Qr { .. } => OpKind::Qr,
                 LinalgOp::Eigh { .. } => OpKind::Eigh,
+                LinalgOp::Eigvalsh => OpKind::Eigvalsh,
                 LinalgOp::Eig => OpKind::Eig,
                 LinalgOp::Cholesky => OpKind::Cholesky,
                 LinalgOp::Lu => OpKind::Lu,

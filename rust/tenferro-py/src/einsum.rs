@@ -9,7 +9,9 @@
 
 use crate::convert::dtype_from_py;
 use crate::errors::{error, PyResultExt};
-use crate::session::{current_state, dot_config, tensor_from_object, PyRuntime, PySession};
+use crate::session::{
+    current_state, dot_config, records, tensor_from_object, PyRuntime, PySession,
+};
 use crate::tensor::PyTensor;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -87,7 +89,7 @@ impl EinsumProgram {
                 apply(engine, &ins.op, &vals)
             }
             .py(py)?;
-            let v = if grad_enabled && (capture || args.iter().any(|a| a.node.is_some())) {
+            let v = if records(grad_enabled, capture, args.iter().any(|a| a.node.is_some())) {
                 record(&ins.op, args, out, capture)
             } else {
                 Var::constant(out)

@@ -383,6 +383,12 @@ impl ModeState {
     }
 }
 
+/// Whether an op is recorded for differentiation: in grad mode, when an operand is tracked or a
+/// functional transform captures the trace.
+pub(crate) fn records(grad_enabled: bool, capture_trace: bool, any_tracked: bool) -> bool {
+    grad_enabled && (any_tracked || capture_trace)
+}
+
 /// Under `capture_trace` (and grad mode), a new constant gets an untracked leaf node so that
 /// functional transforms can differentiate with respect to it.
 pub(crate) fn captured_node(
@@ -697,7 +703,7 @@ impl PySession {
         let any_node = operands
             .iter()
             .any(|o| matches!(o, Operand::T(t) if t.get().node().is_some()));
-        if st.grad_enabled && (any_node || st.capture_trace) {
+        if records(st.grad_enabled, st.capture_trace, any_node) {
             let vars: Vec<Var> = operands
                 .iter()
                 .zip(&refs)
@@ -1138,6 +1144,29 @@ macro_rules! session_methods {
             #[pyo3(signature = (a, eps=1e-12))]
             fn eigh<'py>(&self, py: Python<'py>, a: &Bound<'_, PyAny>, eps: f64) -> PyResult<Bound<'py, PyTuple>> {
                 self.dispatch_tuple(py, Op::Linalg(LinalgOp::Eigh { eps }), &[a])
+            }
+
+            /// ``svdvals(a)`` → ``S`` (real, non-increasing, batch axes last) without computing
+            /// singular vectors; its derivative rules recompute ``svd``.
+            fn svdvals(&self, py: Python<'_>, a: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+                self.dispatch(py, Op::Linalg(LinalgOp::Svdvals), &[a])
+            }
+
+            /// ``eigvalsh(a)`` → ``w`` (real, ascending, batch axes last) of the Hermitian matrix
+            /// of the lower triangle, without eigenvectors; its derivative rules recompute ``eigh``.
+            fn eigvalsh(&self, py: Python<'_>, a: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+                self.dispatch(py, Op::Linalg(LinalgOp::Eigvalsh), &[a])
+            }
+
+            /// Whether an op on ``x`` here would be recorded for differentiation (grad mode and
+            /// ``x`` tracked, or a transform capturing the trace).
+            fn _records(&self, py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<bool> {
+                let state = current_state(py)?;
+                let st = state.get();
+                let tracked = x
+                    .cast::<PyTensor>()
+                    .is_ok_and(|t| t.get().node().is_some());
+                Ok(records(st.grad_enabled, st.capture_trace, tracked))
             }
 
             /// ``eig(a)`` → complex ``(w, V)`` (batch axes last).

@@ -679,6 +679,77 @@ pub fn eigh_vjp(
 }
 
 // ---------------------------------------------------------------------------------------------
+// svdvals, eigvalsh (values only): the rules recompute the decomposition with vectors through
+// `ctx` (so higher orders differentiate `svd`/`eigh` in turn) and take its value component.
+// `tf.linalg.svdvals`/`eigvalsh` dispatch `svd`/`eigh` themselves when they record, as PyTorch's
+// `linalg_svdvals` computes the vectors only when its input requires grad; these rules serve
+// the primitives recorded directly (`tf.prim`).
+// ---------------------------------------------------------------------------------------------
+
+const SVD_THIN: Op = Op::Linalg(LinalgOp::Svd {
+    full_matrices: false,
+    eps: 1e-12,
+});
+const EIGH: Op = Op::Linalg(LinalgOp::Eigh { eps: 1e-12 });
+
+/// JVP of `svdvals`: the `S` tangent of [`svd_jvp`], `dS = Re diag(Uᴴ·dA·V)`.
+pub fn svdvals_jvp(
+    ctx: &Ctx<'_>,
+    _op: &Op,
+    inputs: &[Var],
+    _out: &Var,
+    ts: &[Option<Var>],
+) -> Result<Option<Var>> {
+    if ts[0].is_none() {
+        return Ok(None);
+    }
+    let outs = ctx.apply_multi(SVD_THIN, &[&inputs[0]])?;
+    let mut r = svd_jvp(ctx, &SVD_THIN, inputs, &outs, ts, &[false, true, false])?;
+    Ok(r.swap_remove(1))
+}
+
+/// VJP of `svdvals`: [`svd_vjp`] with the `S` cotangent only, `Ā = U·diag(s̄)·Vh`.
+pub fn svdvals_vjp(
+    ctx: &Ctx<'_>,
+    _op: &Op,
+    inputs: &[Var],
+    _out: &Var,
+    ct: &Var,
+) -> Result<Vec<Option<Var>>> {
+    let outs = ctx.apply_multi(SVD_THIN, &[&inputs[0]])?;
+    svd_vjp(ctx, &SVD_THIN, inputs, &outs, &[None, Some(ct.clone()), None])
+}
+
+/// JVP of `eigvalsh`: the `w` tangent of [`eigh_jvp`], `dw = Re diag(Vᴴ·dA·V)`.
+pub fn eigvalsh_jvp(
+    ctx: &Ctx<'_>,
+    _op: &Op,
+    inputs: &[Var],
+    _out: &Var,
+    ts: &[Option<Var>],
+) -> Result<Option<Var>> {
+    if ts[0].is_none() {
+        return Ok(None);
+    }
+    let outs = ctx.apply_multi(EIGH, &[&inputs[0]])?;
+    let mut r = eigh_jvp(ctx, &EIGH, inputs, &outs, ts, &[true, false])?;
+    Ok(r.swap_remove(0))
+}
+
+/// VJP of `eigvalsh`: [`eigh_vjp`] with the `w` cotangent only, `Ā = V·diag(w̄)·Vᴴ` folded onto
+/// the lower triangle.
+pub fn eigvalsh_vjp(
+    ctx: &Ctx<'_>,
+    _op: &Op,
+    inputs: &[Var],
+    _out: &Var,
+    ct: &Var,
+) -> Result<Vec<Option<Var>>> {
+    let outs = ctx.apply_multi(EIGH, &[&inputs[0]])?;
+    eigh_vjp(ctx, &EIGH, inputs, &outs, &[Some(ct.clone()), None])
+}
+
+// ---------------------------------------------------------------------------------------------
 // eig (eigenvalues only)
 // ---------------------------------------------------------------------------------------------
 

@@ -91,6 +91,8 @@ pub fn rule(kind: OpKind) -> Rule {
             L(c::contraction_jvp, c::contraction_vjp)
         }
         K::Svd => LM(la::svd_jvp, la::svd_vjp),
+        K::Svdvals => L(la::svdvals_jvp, la::svdvals_vjp),
+        K::Eigvalsh => L(la::eigvalsh_jvp, la::eigvalsh_vjp),
         K::Qr => LM(la::qr_jvp, la::qr_vjp),
         K::Eigh => LM(la::eigh_jvp, la::eigh_vjp),
         K::Eig => LM(la::eig_jvp, la::eig_vjp),
