@@ -331,7 +331,9 @@ fn svd<T: Scalar>(
             // SAFETY: block `b` belongs to this task.
             let mut so_b = unsafe { so.mat(b) };
             // SAFETY: as above.
-            let mut uvh = uv.as_ref().map(|((_, uo), (_, vo))| unsafe { (uo.mat(b), vo.mat(b)) });
+            let mut uvh = uv
+                .as_ref()
+                .map(|((_, uo), (_, vo))| unsafe { (uo.mat(b), vo.mat(b)) });
             if k == 0 {
                 if let Some((u, vh)) = uvh.as_mut() {
                     set_identity(u.rb_mut());

@@ -717,7 +717,13 @@ pub fn svdvals_vjp(
     ct: &Var,
 ) -> Result<Vec<Option<Var>>> {
     let outs = ctx.apply_multi(SVD_THIN, &[&inputs[0]])?;
-    svd_vjp(ctx, &SVD_THIN, inputs, &outs, &[None, Some(ct.clone()), None])
+    svd_vjp(
+        ctx,
+        &SVD_THIN,
+        inputs,
+        &outs,
+        &[None, Some(ct.clone()), None],
+    )
 }
 
 /// JVP of `eigvalsh`: the `w` tangent of [`eigh_jvp`], `dw = Re diag(Vᴴ·dA·V)`.
