@@ -261,6 +261,35 @@ def test_numpy_ufunc_returns_tensor() -> None:
     assert_close(r, np.exp(sample("float64")))
 
 
+def test_numpy_ufuncs_tenferro_lacks_never_drop_a_gradient() -> None:
+    """Untracked tensors fall back to NumPy; tracked ones raise (python-api.md), also for ufuncs
+    tenferro has when called with keywords or through a method, and inside transforms."""
+    a = np.array([0.5, 1.0])
+    u = tf.tensor(a)
+    np.testing.assert_allclose(np.arctan(u), np.arctan(a))
+    np.testing.assert_allclose(np.add.reduce(u), 1.5)
+    x = tf.tensor(a, requires_grad=True)
+    calls = {
+        "arctan": lambda: np.arctan(x),
+        "hypot": lambda: np.hypot(x, a),
+        "exp with dtype=": lambda: np.exp(x, dtype=np.float64),
+        "add.reduce": lambda: np.add.reduce(x),
+        "maximum.accumulate": lambda: np.maximum.accumulate(x),
+    }
+    for what, call in calls.items():
+        with pytest.raises(TypeError, match="tracked for differentiation"):
+            call()
+        assert x.grad is None, what
+    with tf.no_grad():
+        np.testing.assert_allclose(np.arctan(x), np.arctan(a))
+    np.testing.assert_allclose(np.arctan(x.detach()), np.arctan(a))
+    with pytest.raises(TypeError, match="numpy.arctan"):
+        tf.func.grad(lambda t: tf.sum(tf.asarray(np.arctan(t))))(a)
+    # The ufuncs tenferro has stay differentiable: d/dx sum(exp(x)) = exp(x).
+    tf.sum(np.exp(x)).backward()
+    np.testing.assert_allclose(np.asarray(x.grad), np.exp(a))
+
+
 # ----------------------------------------------------------------------------------------------
 # Scalars, hashing, repr
 # ----------------------------------------------------------------------------------------------

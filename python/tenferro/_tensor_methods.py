@@ -133,7 +133,16 @@ def _array_ufunc(self: Tensor, ufunc: Any, method: str, *inputs: Any, **kwargs: 
         fn = getattr(_numpy_api, name, None)
         if fn is not None and name in _numpy_api.__all__:
             return fn(*inputs)
-    # Untracked tensors fall back to NumPy (tracked ones will raise once AD lands).
+    # Untracked tensors fall back to NumPy; a tensor this call would record (tracked in grad mode,
+    # or any tensor inside a transform) raises instead, so no gradient is dropped silently.
+    if any(isinstance(x, Tensor) and _S._records(x) for x in inputs):
+        call = ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
+        how = "with keyword arguments " if method == "__call__" and kwargs else ""
+        raise TypeError(
+            f"numpy.{call}: tenferro has no differentiable equivalent {how}of this ufunc, and its "
+            "input is tracked for differentiation; use tenferro functions, or .detach() the "
+            "tensor (or work under tf.no_grad()) to compute it in NumPy without a gradient"
+        )
     args = [np.asarray(x) if isinstance(x, Tensor) else x for x in inputs]
     return getattr(ufunc, method)(*args, **kwargs)
 
