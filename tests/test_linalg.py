@@ -160,6 +160,21 @@ def test_values_only_forward(shape: tuple[int, ...], dtype: str) -> None:
     np.testing.assert_allclose(np_of(w), np.moveaxis(w_ref, -1, 0), atol=tol, rtol=tol)
 
 
+@pytest.mark.parametrize("a", [[[0.0, 1.0], [0.0, 1.0]], np.zeros((2, 2)), np.zeros((2, 3)), np.zeros((3, 2))], ids=str)
+def test_lu_with_a_zero_pivot_column_raises_instead_of_nan(a: Any) -> None:
+    with pytest.raises(tf.errors.LinAlgError, match="zero pivot column"):
+        L.lu(a)
+
+
+def test_lu_of_other_singular_matrices_matches_scipy() -> None:
+    a = np.array([[1.0, 2.0], [2.0, 4.0]])
+    p, lo, up = (np_of(x) for x in L.lu(a))
+    ps, ls, us = sla.lu(a)
+    np.testing.assert_allclose(p, ps)
+    np.testing.assert_allclose(lo, ls)
+    np.testing.assert_allclose(up, us, atol=1e-15)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(3, 3), (4, 2), (2, 4), (2, 3, 3)], ids=str)
 def test_lu_forward(shape: tuple[int, ...], dtype: str) -> None:

@@ -276,6 +276,39 @@ def test_true_division_of_ints_is_float64(dtype: np.dtype) -> None:
 
 
 @pytest.mark.parametrize("dtype", INTS, ids=lambda d: d.name)
+def test_true_division_by_numpy_integers_is_float64(dtype: np.dtype) -> None:
+    """NumPy integer scalars and arrays divide as NumPy does (float64), also reflected and by 0."""
+    a = T([-5, 0, 7], dtype)
+    ref = np.array([-5, 0, 7], dtype)
+    for other in (np.int64(2), np.int32(3), np.array([2]), np.array([2, 3, 4], np.int32), np.True_):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            want, want_r = ref / other, other / ref
+        got, got_r = a / other, other / a
+        assert got.dtype == F64 and got_r.dtype == F64, (other, got.dtype, got_r.dtype)
+        np.testing.assert_array_equal(np.asarray(got), want)
+        np.testing.assert_array_equal(np.asarray(got_r), want_r)
+
+
+def test_bitwise_of_bool_tensors_needs_bool_operands() -> None:
+    t = T([True, False], np.dtype(bool))
+    for other in (True, np.True_, np.array([False, True]), T([False, True], np.dtype(bool))):
+        ref = np.asarray(t)
+        o = np.asarray(other)
+        assert np.asarray(t & other).tolist() == (ref & o).tolist()
+        assert np.asarray(t | other).tolist() == (ref | o).tolist()
+        assert np.asarray(t ^ other).tolist() == (ref ^ o).tolist()
+        assert np.asarray(other & t).tolist() == (o & ref).tolist()
+    for other in (2, -1, np.int64(2), np.array([1, 2]), 1.0):
+        for op in (lambda a, b: a & b, lambda a, b: a | b, lambda a, b: a ^ b):
+            with pytest.raises(TypeError, match="bool operand"):
+                op(t, other)
+    with pytest.raises(TypeError, match="bool operand"):
+        _ = 2 & t
+    # NumPy operands on the left keep NumPy's own integer semantics (the ufunc falls back).
+    assert np.asarray(np.array([1, 2]) & t).tolist() == [1, 0]
+
+
+@pytest.mark.parametrize("dtype", INTS, ids=lambda d: d.name)
 def test_integer_pow(dtype: np.dtype) -> None:
     base, expo = T([2, 3, -2, 0, 5], dtype), T([3, 0, 3, 0, 1], dtype)
     p = tf.prim.pow(base, expo)

@@ -460,7 +460,10 @@ def lu(a: ArrayLike) -> LUResult:
     Raises
     ------
     LinAlgError
-        For non-finite input.
+        For non-finite input, and for a rank-deficient matrix whose pivot column is exactly zero
+        at some elimination step (e.g. a zero column): faer's LU divides by that pivot where
+        LAPACK's ``getrf`` skips the step, so tenferro raises rather than return NaN factors.
+        Other singular matrices factor (``U`` has a zero on its diagonal).
 
     Examples
     --------

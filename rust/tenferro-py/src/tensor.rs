@@ -113,11 +113,16 @@ fn binop(
     Ok(Bound::new(py, out)?.into_any().unbind())
 }
 
-/// Whether `x` is an integer/bool tensor or a weak int/bool scalar.
+/// Whether `x` is an integer/bool tensor, NumPy array or NumPy scalar, or a weak int/bool
+/// scalar.
 fn int_like(x: &Bound<'_, PyAny>) -> PyResult<bool> {
     if let Ok(t) = x.cast::<PyTensor>() {
         let d = t.get().tensor.dtype();
         return Ok(d.is_int() || d.is_bool());
+    }
+    if let Ok(dtype) = x.getattr("dtype") {
+        let kind: String = dtype.getattr("kind")?.extract()?;
+        return Ok(matches!(kind.as_str(), "b" | "i" | "u"));
     }
     Ok(matches!(
         weak_scalar(x)?,
@@ -162,6 +167,41 @@ fn require_bool(py: Python<'_>, t: &PyTensor, what: &str) -> PyResult<()> {
         )));
     }
     Ok(())
+}
+
+/// Whether `x` is a bool tensor, NumPy array or scalar, or a Python bool.
+fn bool_like(x: &Bound<'_, PyAny>) -> PyResult<bool> {
+    if let Ok(t) = x.cast::<PyTensor>() {
+        return Ok(t.get().tensor.dtype() == DType::Bool);
+    }
+    if let Ok(dtype) = x.getattr("dtype") {
+        let kind: String = dtype.getattr("kind")?.extract()?;
+        return Ok(kind == "b");
+    }
+    Ok(matches!(
+        weak_scalar(x)?,
+        Some(tenferro_tensor::Scalar::Bool(_))
+    ))
+}
+
+/// `&`, `|`, `^` of bool operands (`minimum`, `maximum`, `compare(NE)`); anything else is a
+/// `TypeError`, never a silent cast to bool.
+fn bitwise(
+    slf: &Bound<'_, PyTensor>,
+    other: &Bound<'_, PyAny>,
+    op: Op,
+    reflected: bool,
+    what: &str,
+) -> PyResult<Py<PyAny>> {
+    let py = slf.py();
+    require_bool(py, slf.get(), what)?;
+    if operand_ok(py, other)? && !bool_like(other)? {
+        return Err(PyTypeError::new_err(format!(
+            "operator {what} of a bool tensor needs a bool operand (got {}); integer bitwise ops are not primitives",
+            other.get_type().name()?
+        )));
+    }
+    binop(slf, other, op, reflected)
 }
 
 #[pymethods]
@@ -297,28 +337,22 @@ impl PyTensor {
         binop(slf, o, Op::Binary(BinaryOp::Pow), true)
     }
     fn __and__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        require_bool(slf.py(), slf.get(), "&")?;
-        binop(slf, o, Op::Binary(BinaryOp::Minimum), false)
+        bitwise(slf, o, Op::Binary(BinaryOp::Minimum), false, "&")
     }
     fn __rand__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        require_bool(slf.py(), slf.get(), "&")?;
-        binop(slf, o, Op::Binary(BinaryOp::Minimum), true)
+        bitwise(slf, o, Op::Binary(BinaryOp::Minimum), true, "&")
     }
     fn __or__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        require_bool(slf.py(), slf.get(), "|")?;
-        binop(slf, o, Op::Binary(BinaryOp::Maximum), false)
+        bitwise(slf, o, Op::Binary(BinaryOp::Maximum), false, "|")
     }
     fn __ror__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        require_bool(slf.py(), slf.get(), "|")?;
-        binop(slf, o, Op::Binary(BinaryOp::Maximum), true)
+        bitwise(slf, o, Op::Binary(BinaryOp::Maximum), true, "|")
     }
     fn __xor__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        require_bool(slf.py(), slf.get(), "^")?;
-        binop(slf, o, Op::Compare(CompareDir::Ne), false)
+        bitwise(slf, o, Op::Compare(CompareDir::Ne), false, "^")
     }
     fn __rxor__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        require_bool(slf.py(), slf.get(), "^")?;
-        binop(slf, o, Op::Compare(CompareDir::Ne), true)
+        bitwise(slf, o, Op::Compare(CompareDir::Ne), true, "^")
     }
     fn __invert__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
         let py = slf.py();
