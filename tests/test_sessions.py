@@ -177,3 +177,33 @@ def test_exported_storage_is_never_recycled() -> None:
             del d
             gc.collect()
     np.testing.assert_array_equal(exported, want)
+
+
+def test_numpy_operands_are_adopted_into_the_runtime_of_the_tensor_operands() -> None:
+    """python-api.md: NumPy arrays and scalars handed to an op become constants of that op's
+    runtime — also for the functions that convert their operands before the primitive (matmul,
+    tensordot, where, clip, triangular_solve), outside any session."""
+    rt = tf.Runtime()
+    a = np.array([[2.0, 1.0], [1.0, 3.0]])
+    x = rt.variable(a)
+    e = np.eye(2)
+    cases = {
+        "x @ ndarray": (lambda: x @ e, a @ e),
+        "ndarray @ x": (lambda: e @ x, e @ a),
+        "matmul": (lambda: tf.matmul(x, e), a @ e),
+        "tensordot": (lambda: tf.tensordot(x, e, axes=1), np.tensordot(a, e, axes=1)),
+        "where": (lambda: tf.where(x > 1.5, x, 0.0), np.where(a > 1.5, a, 0.0)),
+        "where ndarray condition": (lambda: tf.where(a > 1.5, x, e), np.where(a > 1.5, a, e)),
+        "clip": (lambda: tf.clip(x, 0.0, 2.5), np.clip(a, 0.0, 2.5)),
+        "triangular_solve": (
+            lambda: tf.linalg.triangular_solve(x, np.ones((1, 2)), left=False),
+            np.linalg.solve(np.tril(a).T, np.ones((2, 1))).T,
+        ),
+    }
+    for name, (f, want) in cases.items():
+        out = f()
+        assert out.runtime is rt, name
+        np.testing.assert_allclose(np.asarray(out), want, err_msg=name)
+    # The result stays differentiable with respect to x.
+    tf.sum(tf.clip(x, 0.0, 2.5) @ e).backward()
+    np.testing.assert_allclose(np.asarray(x.grad), (a <= 2.5).astype(float))

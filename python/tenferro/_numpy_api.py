@@ -149,11 +149,12 @@ def _as_tensor(x: ArrayLike, dtype: Any = None) -> Tensor:
     return _tf().asarray(x, dtype=dtype)
 
 
-def _operand(x: ArrayLike) -> Any:
-    """A tensor, or a Python scalar kept as it is (weak), for the binary primitives."""
+def _operand(x: ArrayLike, like: Sequence[Any] = ()) -> Any:
+    """A tensor, or a Python scalar kept as it is (weak), for the binary primitives; an array-like
+    is adopted into the runtime of the first tensor in ``like`` (see :func:`_adopt`)."""
     if isinstance(x, Tensor) or type(x) in _PY_SCALARS:
         return x
-    return _tf().asarray(x)
+    return _adopt(x, like)
 
 
 def _operands(x1: ArrayLike, x2: ArrayLike) -> tuple[Any, Any]:
@@ -184,10 +185,23 @@ def _to_dtype(x: Tensor, dtype: Any) -> Tensor:
     return _p.cast(x, dtype)
 
 
+def _adopt(x: ArrayLike, like: Sequence[Any], dtype: Any = None) -> Tensor:
+    """``x`` as a tensor: a tensor as it is, an array-like as a constant of the runtime of the
+    first tensor in ``like`` (python-api.md: NumPy arrays and scalars handed to an op become
+    constants of that op's runtime), else of the current one."""
+    if isinstance(x, Tensor):
+        return x
+    ref = next((t for t in like if isinstance(t, Tensor)), None)
+    if ref is None:
+        return _tf().asarray(x, dtype=dtype)
+    return ref.runtime.constant(np.asarray(x, dtype=dtype))
+
+
 def _to_common(operands: Sequence[Any], dtype: np.dtype) -> list[Tensor]:
-    """Every operand as a tensor of ``dtype`` (scalars are built directly in that dtype)."""
+    """Every operand as a tensor of ``dtype`` (scalars are built directly in that dtype, in the
+    runtime of the tensor operands)."""
     return [
-        _to_dtype(o, dtype) if isinstance(o, Tensor) else _tf().asarray(o, dtype=dtype)
+        _to_dtype(o, dtype) if isinstance(o, Tensor) else _adopt(o, operands, dtype)
         for o in operands
     ]
 
@@ -1231,10 +1245,10 @@ def where(condition: ArrayLike, x: ArrayLike = None, y: ArrayLike = None, /) -> 
         raise UnsupportedError("where(condition) (nonzero) is not implemented; pass x and y")
     if x is None or y is None:
         raise ValueError("where: either both or neither of x and y should be given")
-    cond = _as_tensor(condition)
+    cond = _adopt(condition, (condition, x, y))
     if cond.dtype != _BOOL:
         cond = _p.compare(cond, 0, "NE")
-    a, b = _operand(x), _operand(y)
+    a, b = _operand(x, (cond, x, y)), _operand(y, (cond, x, y))
     on_true, on_false = _to_common((a, b), _result_dtype(a, b))
     return _p.select(cond, on_true, on_false)
 
@@ -1297,7 +1311,7 @@ def clip(
     lo = None if lo is _NO_VALUE else lo
     hi = None if hi is _NO_VALUE else hi
     x = _as_tensor(a)
-    bounds = [_operand(v) for v in (lo, hi) if v is not None]
+    bounds = [_operand(v, (x,)) for v in (lo, hi) if v is not None]
     if not bounds:
         return x
     dtype = _result_dtype(x, *bounds)
@@ -2125,7 +2139,7 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /) -> Tensor:
     >>> tf.matmul(np.ones((5, 1, 2, 3)), np.ones((4, 3, 6))).shape
     (5, 4, 2, 6)
     """
-    a, b = _as_tensor(x1), _as_tensor(x2)
+    a, b = _adopt(x1, (x1, x2)), _adopt(x2, (x1, x2))
     for i, t in enumerate((a, b)):
         if t.ndim == 0:
             raise ShapeError(
@@ -2237,7 +2251,7 @@ def tensordot(a: ArrayLike, b: ArrayLike, axes: Any = 2) -> Tensor:
     >>> tf.tensordot(np.ones(3), np.ones(4), axes=0).shape
     (3, 4)
     """
-    x, y = _as_tensor(a), _as_tensor(b)
+    x, y = _adopt(a, (a, b)), _adopt(b, (a, b))
     if isinstance(axes, (int, np.integer)) and not isinstance(axes, bool):
         n = operator.index(axes)
         if n < 0:

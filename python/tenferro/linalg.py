@@ -550,7 +550,7 @@ def triangular_solve(a: ArrayLike, b: ArrayLike, lower: bool = True, left: bool 
     if left:
         return _solve_like("triangular_solve", a, b, lambda x, y: _p.triangular_solve(x, y, bool(lower)))
     x = _matrix("triangular_solve", a, square=True)
-    y = b if isinstance(b, Tensor) else _tf().asarray(b)
+    y = b if isinstance(b, Tensor) else x.runtime.constant(np.asarray(b))
     if y.ndim < 2:
         raise ShapeError(f"linalg.triangular_solve: with left=False b must be a matrix, got shape {tuple(y.shape)}")
     return _swap(_solve_like("triangular_solve", _swap(x), _swap(y), lambda p, q: _p.triangular_solve(p, q, not lower)))
