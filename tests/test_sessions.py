@@ -207,3 +207,18 @@ def test_numpy_operands_are_adopted_into_the_runtime_of_the_tensor_operands() ->
     # The result stays differentiable with respect to x.
     tf.sum(tf.clip(x, 0.0, 2.5) @ e).backward()
     np.testing.assert_allclose(np.asarray(x.grad), (a <= 2.5).astype(float))
+
+
+def test_grad_of_another_runtime_raises_context_mismatch() -> None:
+    rt, other = tf.Runtime(), tf.Runtime()
+    x = rt.variable(np.array([1.0, 2.0]))
+    y = tf.sum(x * x)
+    with pytest.raises(tf.errors.ContextMismatchError, match="output belongs to runtime"):
+        other.grad(y, x)
+    with pytest.raises(tf.errors.ContextMismatchError, match=r"wrt\[0\] belongs"):
+        rt.grad(y, [other.variable(np.ones(2))])
+    with pytest.raises(tf.errors.ContextMismatchError, match="cotangent"):
+        rt.vjp(y, x, other.constant(np.array(1.0)))
+    with pytest.raises(tf.errors.ContextMismatchError, match="jvp"):
+        other.jvp(y, x, rt.constant(np.ones(2)))
+    np.testing.assert_allclose(np.asarray(rt.grad(y, x)), [2.0, 4.0])

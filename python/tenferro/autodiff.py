@@ -30,7 +30,7 @@ from typing import Any
 
 from . import _tenferro
 from ._tenferro import Runtime, Session, Tensor
-from .errors import InactiveError
+from .errors import ContextMismatchError, InactiveError
 
 __all__ = ["no_grad", "capture_trace", "Gradients"]
 
@@ -240,6 +240,19 @@ def _as_list(wrt: Tensor | Sequence[Tensor]) -> tuple[list[Tensor], bool]:
     return list(wrt), False
 
 
+def _own(rt: Runtime, op: str, **tensors: Any) -> None:
+    """Every tensor among ``tensors`` (single or sequences) belongs to ``rt``."""
+    for what, value in tensors.items():
+        items = value if isinstance(value, (list, tuple)) else [value]
+        for i, t in enumerate(items):
+            if isinstance(t, Tensor) and t.runtime is not rt:
+                where = what if len(items) == 1 and not isinstance(value, (list, tuple)) else f"{what}[{i}]"
+                raise ContextMismatchError(
+                    f"{op}: {where} belongs to runtime {t.runtime.id} but {op} was called on "
+                    f"runtime {rt.id}"
+                )
+
+
 def _finish(results: list[Any], single: bool, optional: bool) -> Any:
     if not optional:
         for i, r in enumerate(results):
@@ -253,6 +266,7 @@ def _finish(results: list[Any], single: bool, optional: bool) -> Any:
 def grad_optional(self: Runtime, output: Tensor, wrt: Tensor | Sequence[Tensor]) -> Any:
     """``grad`` returning ``None`` for inactive ``wrt`` instead of raising."""
     ws, single = _as_list(wrt)
+    _own(self, "grad_optional", output=output, wrt=ws)
     return _finish(_tenferro._vjp(output, ws, None), single, True)
 
 
@@ -266,18 +280,21 @@ def grad(self: Runtime, output: Tensor, wrt: Tensor | Sequence[Tensor]) -> Any:
     tenferro.errors.NonScalarGradError, tenferro.errors.InactiveError
     """
     ws, single = _as_list(wrt)
+    _own(self, "grad", output=output, wrt=ws)
     return _finish(_tenferro._vjp(output, ws, None), single, False)
 
 
 def vjp_optional(self: Runtime, output: Tensor, wrt: Any, cotangent: Tensor) -> Any:
     """``vjp`` returning ``None`` for inactive ``wrt``."""
     ws, single = _as_list(wrt)
+    _own(self, "vjp_optional", output=output, wrt=ws, cotangent=cotangent)
     return _finish(_tenferro._vjp(output, ws, cotangent), single, True)
 
 
 def vjp(self: Runtime, output: Tensor, wrt: Any, cotangent: Tensor) -> Any:
     """Vector-Jacobian product ``cotangent · ∂output/∂wrt`` (Hermitian adjoint for complex)."""
     ws, single = _as_list(wrt)
+    _own(self, "vjp", output=output, wrt=ws, cotangent=cotangent)
     return _finish(_tenferro._vjp(output, ws, cotangent), single, False)
 
 
@@ -285,6 +302,7 @@ def jvp_optional(self: Runtime, output: Tensor, wrt: Any, tangent: Any) -> Any:
     """``jvp`` returning ``None`` when ``output`` does not depend on ``wrt``."""
     ws, _ = _as_list(wrt)
     ts, _ = _as_list(tangent)
+    _own(self, "jvp", output=output, wrt=ws, tangent=ts)
     return _tenferro._jvp(output, ws, ts)
 
 
