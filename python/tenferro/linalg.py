@@ -601,6 +601,15 @@ def slogdet(a: ArrayLike) -> SlogdetResult:
 def det(a: ArrayLike) -> Tensor:
     """Determinant, as ``numpy.linalg.det``: ``sign * exp(logabsdet)`` of :func:`slogdet`.
 
+    Raises
+    ------
+    ShapeError
+        For non-square matrices.
+    LinAlgError
+        For non-finite input; and when differentiating at an exactly singular matrix: the
+        derivative goes through :func:`slogdet`'s ``d logabsdet = Re tr(a⁻¹·da)``, which solves
+        with ``a`` (the adjugate form ``tr(adj(a)·da)`` that stays finite there is not built).
+
     Examples
     --------
     >>> import tenferro as tf

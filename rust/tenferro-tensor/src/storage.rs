@@ -6,7 +6,7 @@
 
 use crate::error::{Error, Result};
 use std::alloc::{self, Layout};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -69,7 +69,14 @@ pub struct BufferPoolStats {
 }
 
 struct PoolState {
-    free: HashMap<usize, Vec<Buffer>>,
+    /// Free buffers per exact size with the stamp of their return, oldest first.
+    free: HashMap<usize, VecDeque<(u64, Buffer)>>,
+    /// `(size, stamp)` of every return, oldest first; entries whose buffer was taken since are
+    /// skipped (and dropped) by eviction.
+    order: VecDeque<(usize, u64)>,
+    stamp: u64,
+    /// Buffers retained.
+    count: usize,
     retained: usize,
     limit: usize,
     hits: u64,
@@ -77,6 +84,9 @@ struct PoolState {
 }
 
 /// A per-engine pool of freed allocations, keyed by exact byte size, bounded by `limit` bytes.
+/// A returned buffer that does not fit evicts the least recently returned ones, so a program
+/// whose sizes change (a new network after a large one) is not left with a full pool of stale
+/// sizes and every allocation a miss.
 pub struct BufferPool {
     state: Mutex<PoolState>,
 }
@@ -86,12 +96,47 @@ pub const DEFAULT_POOL_LIMIT: usize = 1 << 30;
 /// Buffers per size kept at most (bounds the bookkeeping of pathological patterns).
 const MAX_PER_SIZE: usize = 32;
 
+impl PoolState {
+    /// Remove the least recently returned buffer still retained.
+    fn evict_oldest(&mut self) -> Option<Buffer> {
+        while let Some((size, stamp)) = self.order.pop_front() {
+            let Some(list) = self.free.get_mut(&size) else {
+                continue;
+            };
+            // Each size's list is in return order; a taken buffer's entry no longer matches.
+            if list.front().is_some_and(|(s, _)| *s == stamp) {
+                let (_, b) = list.pop_front()?;
+                if list.is_empty() {
+                    self.free.remove(&size);
+                }
+                self.retained -= b.bytes;
+                self.count -= 1;
+                return Some(b);
+            }
+        }
+        None
+    }
+
+    fn rebuild_order(&mut self) {
+        let mut all: Vec<(u64, usize)> = self
+            .free
+            .iter()
+            .flat_map(|(&size, l)| l.iter().map(move |(stamp, _)| (*stamp, size)))
+            .collect();
+        all.sort_unstable();
+        self.order = all.into_iter().map(|(stamp, size)| (size, stamp)).collect();
+    }
+}
+
 impl BufferPool {
     /// A new pool retaining at most `limit` bytes.
     pub fn new(limit: usize) -> Arc<BufferPool> {
         Arc::new(BufferPool {
             state: Mutex::new(PoolState {
                 free: HashMap::new(),
+                order: VecDeque::new(),
+                stamp: 0,
+                count: 0,
                 retained: 0,
                 limit,
                 hits: 0,
@@ -107,10 +152,12 @@ impl BufferPool {
 
     fn take(&self, bytes: usize) -> Option<Buffer> {
         let mut s = self.lock();
-        let found = s.free.get_mut(&bytes).and_then(|v| v.pop());
+        // The most recently returned buffer of the size (warmest in cache).
+        let found = s.free.get_mut(&bytes).and_then(|v| v.pop_back());
         match found {
-            Some(b) => {
+            Some((_, b)) => {
                 s.retained -= b.bytes;
+                s.count -= 1;
                 s.hits += 1;
                 Some(b)
             }
@@ -122,24 +169,41 @@ impl BufferPool {
     }
 
     fn give_back(&self, buf: Buffer) {
-        let mut s = self.lock();
-        if s.retained + buf.bytes > s.limit {
-            return; // dropped after the guard: freed
+        let mut evicted = Vec::new();
+        {
+            let mut s = self.lock();
+            if buf.bytes > s.limit
+                || s.free
+                    .get(&buf.bytes)
+                    .is_some_and(|l| l.len() >= MAX_PER_SIZE)
+            {
+                return; // dropped after the guard: freed
+            }
+            while s.retained + buf.bytes > s.limit {
+                match s.evict_oldest() {
+                    Some(b) => evicted.push(b),
+                    None => return,
+                }
+            }
+            let (bytes, stamp) = (buf.bytes, s.stamp);
+            s.stamp += 1;
+            s.free.entry(bytes).or_default().push_back((stamp, buf));
+            s.order.push_back((bytes, stamp));
+            s.retained += bytes;
+            s.count += 1;
+            // Entries of taken buffers accumulate in `order`: rebuild it when mostly stale.
+            if s.order.len() > 4 * s.count + 64 {
+                s.rebuild_order();
+            }
         }
-        let list = s.free.entry(buf.bytes).or_default();
-        if list.len() >= MAX_PER_SIZE {
-            return;
-        }
-        let bytes = buf.bytes;
-        list.push(buf);
-        s.retained += bytes;
+        drop(evicted); // freed outside the lock
     }
 
     /// Current statistics.
     pub fn stats(&self) -> BufferPoolStats {
         let s = self.lock();
         BufferPoolStats {
-            buffers: s.free.values().map(Vec::len).sum(),
+            buffers: s.count,
             retained_bytes: s.retained,
             capacity_bytes: s.limit,
             hits: s.hits,
@@ -152,7 +216,13 @@ impl BufferPool {
         let drained: Vec<Buffer> = {
             let mut s = self.lock();
             s.retained = 0;
-            s.free.drain().flat_map(|(_, v)| v).collect()
+            s.count = 0;
+            s.order.clear();
+            s.free
+                .drain()
+                .flat_map(|(_, v)| v)
+                .map(|(_, b)| b)
+                .collect()
         };
         drop(drained);
     }
@@ -163,18 +233,12 @@ impl BufferPool {
         {
             let mut s = self.lock();
             s.limit = limit;
-            let mut sizes: Vec<usize> = s.free.keys().copied().collect();
-            sizes.sort_unstable_by(|a, b| b.cmp(a));
-            for size in sizes {
-                while s.retained > limit {
-                    let Some(b) = s.free.get_mut(&size).and_then(|v| v.pop()) else {
-                        break;
-                    };
-                    s.retained -= b.bytes;
-                    freed.push(b);
+            while s.retained > limit {
+                match s.evict_oldest() {
+                    Some(b) => freed.push(b),
+                    None => break,
                 }
             }
-            s.free.retain(|_, v| !v.is_empty());
         }
         drop(freed);
     }
@@ -323,6 +387,51 @@ mod tests {
             0,
             "exported storage never returns to the pool"
         );
+    }
+
+    #[test]
+    fn a_full_pool_evicts_its_least_recently_returned_buffers() {
+        let pool = BufferPool::new(1000);
+        let alloc = |n: usize| Storage::allocate("t", n, Some(&pool), false).unwrap();
+        // Fill the pool with stale sizes (300 + 300 + 300 bytes, returned in that order).
+        let (a, b, c) = (alloc(300), alloc(301), alloc(302));
+        drop(a);
+        drop(b);
+        drop(c);
+        assert_eq!(pool.stats().retained_bytes, 903);
+        // A new size that does not fit evicts the oldest (300), not itself.
+        drop(alloc(200));
+        let st = pool.stats();
+        assert_eq!((st.buffers, st.retained_bytes), (3, 803));
+        let misses = st.misses;
+        drop(alloc(200));
+        assert_eq!(
+            pool.stats().misses,
+            misses,
+            "the new size is now served from the pool"
+        );
+        // A taken buffer's stale entry is skipped: take 301, return it, then force evictions.
+        drop(alloc(301));
+        drop(alloc(600)); // evicts 302 and 200 (the oldest still retained), keeps 301
+        let st = pool.stats();
+        assert_eq!((st.buffers, st.retained_bytes), (2, 901));
+        let hits = st.hits;
+        drop(alloc(301));
+        assert_eq!(pool.stats().hits, hits + 1);
+        pool.set_limit(600);
+        assert_eq!(
+            pool.stats().retained_bytes,
+            301,
+            "set_limit evicts the oldest (600) first"
+        );
+        drop(alloc(2000));
+        assert_eq!(
+            pool.stats().retained_bytes,
+            301,
+            "a buffer above the limit is freed"
+        );
+        pool.reset();
+        assert_eq!(pool.stats().buffers, 0);
     }
 
     #[test]
