@@ -160,11 +160,7 @@ def _operand(x: ArrayLike, like: Sequence[Any] = ()) -> Any:
 def _operands(x1: ArrayLike, x2: ArrayLike) -> tuple[Any, Any]:
     """Both operands of a binary function; two Python scalars become a tensor and a scalar.
     An array-like next to a tensor is adopted into that tensor's runtime."""
-    if isinstance(x1, Tensor) and not isinstance(x2, Tensor) and type(x2) not in _PY_SCALARS:
-        return x1, x1.runtime.constant(x2)
-    if isinstance(x2, Tensor) and not isinstance(x1, Tensor) and type(x1) not in _PY_SCALARS:
-        return x2.runtime.constant(x1), x2
-    a, b = _operand(x1), _operand(x2)
+    a, b = _operand(x1, (x1, x2)), _operand(x2, (x1, x2))
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         a = _tf().asarray(a)
     return a, b

@@ -243,10 +243,10 @@ def _as_list(wrt: Tensor | Sequence[Tensor]) -> tuple[list[Tensor], bool]:
 def _own(rt: Runtime, op: str, **tensors: Any) -> None:
     """Every tensor among ``tensors`` (single or sequences) belongs to ``rt``."""
     for what, value in tensors.items():
-        items = value if isinstance(value, (list, tuple)) else [value]
-        for i, t in enumerate(items):
+        many = isinstance(value, (list, tuple))
+        for i, t in enumerate(value if many else [value]):
             if isinstance(t, Tensor) and t.runtime is not rt:
-                where = what if len(items) == 1 and not isinstance(value, (list, tuple)) else f"{what}[{i}]"
+                where = f"{what}[{i}]" if many else what
                 raise ContextMismatchError(
                     f"{op}: {where} belongs to runtime {t.runtime.id} but {op} was called on "
                     f"runtime {rt.id}"

@@ -165,6 +165,17 @@ def _swap(a: Tensor) -> Tensor:
     return _p.transpose(a, (*range(nd - 2), nd - 1, nd - 2))
 
 
+def _hermitian_core(op: str, a: ArrayLike, UPLO: str) -> Tensor:
+    """The batch-last core of ``a`` whose lower triangle holds the triangle named by ``UPLO``
+    (the kernels read the lower one)."""
+    if UPLO not in ("L", "U"):
+        raise ValueError(f"linalg.{op}: UPLO must be 'L' or 'U', got {UPLO!r}")
+    x = _matrix(op, a, square=True)
+    if UPLO == "U":
+        x = _tf().conj(_swap(x))
+    return _core(x)
+
+
 def _broadcast_batch(op: str, a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
     """Broadcast the batch axes of ``a`` and ``b`` against each other (NumPy rules)."""
     tf = _tf()
@@ -338,12 +349,7 @@ def eigh(a: ArrayLike, UPLO: str = "L", eps: float = 1e-12) -> EighResult:
     >>> w.tolist()
     [1.0, 3.0]
     """
-    if UPLO not in ("L", "U"):
-        raise ValueError(f"linalg.eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
-    x = _matrix("eigh", a, square=True)
-    if UPLO == "U":
-        x = _tf().conj(_swap(x))
-    w, v = _p.eigh(_core(x), float(eps))
+    w, v = _p.eigh(_hermitian_core("eigh", a, UPLO), float(eps))
     return EighResult(_batch_first(w, 1), _batch_first(v, 2))
 
 
@@ -368,12 +374,7 @@ def eigvalsh(a: ArrayLike, UPLO: str = "L", eps: float = 1e-12) -> Tensor:
     >>> tf.linalg.eigvalsh(tf.asarray([[1.0, 0.0], [0.0, -1.0]])).tolist()
     [-1.0, 1.0]
     """
-    if UPLO not in ("L", "U"):
-        raise ValueError(f"linalg.eigvalsh: UPLO must be 'L' or 'U', got {UPLO!r}")
-    x = _matrix("eigvalsh", a, square=True)
-    if UPLO == "U":
-        x = _tf().conj(_swap(x))
-    c = _core(x)
+    c = _hermitian_core("eigvalsh", a, UPLO)
     if _p._SESSION._records(c):
         w, _ = _p.eigh(c, float(eps))
     else:

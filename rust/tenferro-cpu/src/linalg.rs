@@ -746,19 +746,15 @@ fn lu<T: Scalar>(e: &CpuEngine, name: &str, a: &Tensor, metas: &[OutMeta]) -> Re
             lu_into(a, &mut f, &mut perm, &mut perm_inv, par, &mut mem);
             // faer divides by the pivot even when the whole pivot column is zero (LAPACK skips
             // that step), which fills the factors with NaN: report it instead of returning NaN.
-            if let Some(j) = (0..n).find(|&j| {
-                f.col(j)
-                    .iter()
-                    .any(|x| !x.parts().0.is_finite() || !x.parts().1.is_finite())
-            }) {
-                return Err(Error::linalg(
+            check_finite(name, f.as_ref(), b).map_err(|_| {
+                Error::linalg(
                     name,
                     format!(
-                        "matrix {b} has an exactly zero pivot column (column {j} after elimination): \
-                         it is rank-deficient, and the partial-pivoting LU cannot factor it"
+                        "matrix {b} has an exactly zero pivot column: it is rank-deficient, and \
+                         the partial-pivoting LU cannot factor it"
                     ),
-                ));
-            }
+                )
+            })?;
             // A = P·L·U with P[perm[i], i] = 1.
             for j in 0..m {
                 for i in 0..m {

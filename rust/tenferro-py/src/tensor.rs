@@ -113,21 +113,37 @@ fn binop(
     Ok(Bound::new(py, out)?.into_any().unbind())
 }
 
-/// Whether `x` is an integer/bool tensor, NumPy array or NumPy scalar, or a weak int/bool
-/// scalar.
-fn int_like(x: &Bound<'_, PyAny>) -> PyResult<bool> {
+/// NumPy's dtype kind of an operand (`'b'`, `'i'`, `'u'`, `'f'`, `'c'`): of a tensor, a NumPy
+/// array or scalar, or a weak Python scalar; `None` for anything else.
+fn dtype_kind(x: &Bound<'_, PyAny>) -> PyResult<Option<char>> {
+    use tenferro_tensor::Scalar;
     if let Ok(t) = x.cast::<PyTensor>() {
         let d = t.get().tensor.dtype();
-        return Ok(d.is_int() || d.is_bool());
+        return Ok(Some(if d.is_bool() {
+            'b'
+        } else if d.is_int() {
+            'i'
+        } else if d.is_complex() {
+            'c'
+        } else {
+            'f'
+        }));
     }
     if let Ok(dtype) = x.getattr("dtype") {
         let kind: String = dtype.getattr("kind")?.extract()?;
-        return Ok(matches!(kind.as_str(), "b" | "i" | "u"));
+        return Ok(kind.chars().next());
     }
-    Ok(matches!(
-        weak_scalar(x)?,
-        Some(tenferro_tensor::Scalar::Int(_) | tenferro_tensor::Scalar::Bool(_))
-    ))
+    Ok(weak_scalar(x)?.map(|s| match s {
+        Scalar::Bool(_) => 'b',
+        Scalar::Int(_) => 'i',
+        Scalar::Float(_) => 'f',
+        Scalar::Complex(_) => 'c',
+    }))
+}
+
+/// Whether `x` is integer or bool (tensor, NumPy array or scalar, weak Python scalar).
+fn int_like(x: &Bound<'_, PyAny>) -> PyResult<bool> {
+    Ok(matches!(dtype_kind(x)?, Some('b' | 'i' | 'u')))
 }
 
 fn as_float<'py>(s: &PySession, x: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
@@ -169,21 +185,6 @@ fn require_bool(py: Python<'_>, t: &PyTensor, what: &str) -> PyResult<()> {
     Ok(())
 }
 
-/// Whether `x` is a bool tensor, NumPy array or scalar, or a Python bool.
-fn bool_like(x: &Bound<'_, PyAny>) -> PyResult<bool> {
-    if let Ok(t) = x.cast::<PyTensor>() {
-        return Ok(t.get().tensor.dtype() == DType::Bool);
-    }
-    if let Ok(dtype) = x.getattr("dtype") {
-        let kind: String = dtype.getattr("kind")?.extract()?;
-        return Ok(kind == "b");
-    }
-    Ok(matches!(
-        weak_scalar(x)?,
-        Some(tenferro_tensor::Scalar::Bool(_))
-    ))
-}
-
 /// `&`, `|`, `^` of bool operands (`minimum`, `maximum`, `compare(NE)`); anything else is a
 /// `TypeError`, never a silent cast to bool.
 fn bitwise(
@@ -195,7 +196,7 @@ fn bitwise(
 ) -> PyResult<Py<PyAny>> {
     let py = slf.py();
     require_bool(py, slf.get(), what)?;
-    if operand_ok(py, other)? && !bool_like(other)? {
+    if operand_ok(py, other)? && dtype_kind(other)? != Some('b') {
         return Err(PyTypeError::new_err(format!(
             "operator {what} of a bool tensor needs a bool operand (got {}); integer bitwise ops are not primitives",
             other.get_type().name()?

@@ -692,6 +692,44 @@ const SVD_THIN: Op = Op::Linalg(LinalgOp::Svd {
 });
 const EIGH: Op = Op::Linalg(LinalgOp::Eigh { eps: 1e-12 });
 
+type MultiJvp =
+    fn(&Ctx<'_>, &Op, &[Var], &[Var], &[Option<Var>], &[bool]) -> Result<Vec<Option<Var>>>;
+type MultiVjp = fn(&Ctx<'_>, &Op, &[Var], &[Var], &[Option<Var>]) -> Result<Vec<Option<Var>>>;
+
+/// The tangent of output `k` of `full` (recomputed on the input), by `full`'s JVP rule.
+fn values_jvp(
+    ctx: &Ctx<'_>,
+    full: &Op,
+    jvp: MultiJvp,
+    k: usize,
+    inputs: &[Var],
+    ts: &[Option<Var>],
+) -> Result<Option<Var>> {
+    if ts[0].is_none() {
+        return Ok(None);
+    }
+    let outs = ctx.apply_multi(full.clone(), &[&inputs[0]])?;
+    let wanted: Vec<bool> = (0..outs.len()).map(|i| i == k).collect();
+    let mut r = jvp(ctx, full, inputs, &outs, ts, &wanted)?;
+    Ok(r.swap_remove(k))
+}
+
+/// The input cotangent from a cotangent of output `k` of `full` only, by `full`'s VJP rule.
+fn values_vjp(
+    ctx: &Ctx<'_>,
+    full: &Op,
+    vjp: MultiVjp,
+    k: usize,
+    inputs: &[Var],
+    ct: &Var,
+) -> Result<Vec<Option<Var>>> {
+    let outs = ctx.apply_multi(full.clone(), &[&inputs[0]])?;
+    let cts: Vec<Option<Var>> = (0..outs.len())
+        .map(|i| (i == k).then(|| ct.clone()))
+        .collect();
+    vjp(ctx, full, inputs, &outs, &cts)
+}
+
 /// JVP of `svdvals`: the `S` tangent of [`svd_jvp`], `dS = Re diag(Uᴴ·dA·V)`.
 pub fn svdvals_jvp(
     ctx: &Ctx<'_>,
@@ -700,12 +738,7 @@ pub fn svdvals_jvp(
     _out: &Var,
     ts: &[Option<Var>],
 ) -> Result<Option<Var>> {
-    if ts[0].is_none() {
-        return Ok(None);
-    }
-    let outs = ctx.apply_multi(SVD_THIN, &[&inputs[0]])?;
-    let mut r = svd_jvp(ctx, &SVD_THIN, inputs, &outs, ts, &[false, true, false])?;
-    Ok(r.swap_remove(1))
+    values_jvp(ctx, &SVD_THIN, svd_jvp, 1, inputs, ts)
 }
 
 /// VJP of `svdvals`: [`svd_vjp`] with the `S` cotangent only, `Ā = U·diag(s̄)·Vh`.
@@ -716,14 +749,7 @@ pub fn svdvals_vjp(
     _out: &Var,
     ct: &Var,
 ) -> Result<Vec<Option<Var>>> {
-    let outs = ctx.apply_multi(SVD_THIN, &[&inputs[0]])?;
-    svd_vjp(
-        ctx,
-        &SVD_THIN,
-        inputs,
-        &outs,
-        &[None, Some(ct.clone()), None],
-    )
+    values_vjp(ctx, &SVD_THIN, svd_vjp, 1, inputs, ct)
 }
 
 /// JVP of `eigvalsh`: the `w` tangent of [`eigh_jvp`], `dw = Re diag(Vᴴ·dA·V)`.
@@ -734,12 +760,7 @@ pub fn eigvalsh_jvp(
     _out: &Var,
     ts: &[Option<Var>],
 ) -> Result<Option<Var>> {
-    if ts[0].is_none() {
-        return Ok(None);
-    }
-    let outs = ctx.apply_multi(EIGH, &[&inputs[0]])?;
-    let mut r = eigh_jvp(ctx, &EIGH, inputs, &outs, ts, &[true, false])?;
-    Ok(r.swap_remove(0))
+    values_jvp(ctx, &EIGH, eigh_jvp, 0, inputs, ts)
 }
 
 /// VJP of `eigvalsh`: [`eigh_vjp`] with the `w` cotangent only, `Ā = V·diag(w̄)·Vᴴ` folded onto
@@ -751,8 +772,7 @@ pub fn eigvalsh_vjp(
     _out: &Var,
     ct: &Var,
 ) -> Result<Vec<Option<Var>>> {
-    let outs = ctx.apply_multi(EIGH, &[&inputs[0]])?;
-    eigh_vjp(ctx, &EIGH, inputs, &outs, &[Some(ct.clone()), None])
+    values_vjp(ctx, &EIGH, eigh_vjp, 0, inputs, ct)
 }
 
 // ---------------------------------------------------------------------------------------------
