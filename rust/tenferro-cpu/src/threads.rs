@@ -108,8 +108,9 @@ pub(crate) struct Pool<'a> {
 }
 
 impl Pool<'_> {
-    /// Run `f` on the workers (as `rayon::ThreadPool::install`), then queue one polling job per
-    /// worker if no other parallel op of this engine is running.
+    /// Run `f` on the workers (as `rayon::ThreadPool::install`) with the other workers polling
+    /// for its parallel work ([`with_pollers`]), then queue one polling job per worker if no
+    /// other parallel op of this engine is running.
     pub(crate) fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
         struct Active<'a>(&'a Warmth);
         impl Drop for Active<'_> {
@@ -122,7 +123,7 @@ impl Pool<'_> {
         w.epoch.fetch_add(1, Ordering::AcqRel);
         let r = {
             let _active = Active(w);
-            self.pool.install(f)
+            self.pool.install(|| with_pollers(f))
         };
         self.linger();
         r
@@ -150,6 +151,46 @@ impl Pool<'_> {
             }
         });
     }
+}
+
+/// Run `f` on the current worker while every other worker of its pool polls for the parallel
+/// work `f` creates (`rayon::yield_now`) until `f` returns, instead of parking between `f`'s
+/// parallel regions.
+///
+/// Rayon parks an idle worker after a few dozen yields, and a parked worker is woken through the
+/// kernel: on the reference VM 60–120 µs each time (see [`LINGER`]), and longer right after the
+/// machine idled. A decomposition such as faer's SVD opens a parallel region per Householder step
+/// (hundreds per matrix), with sequential work between them that outlasts rayon's spin: a 256²
+/// complex SVD on two workers took 19–24 ms (23 on one) and takes 17 ms with the other worker
+/// polling (standalone faer, alternating runs). The pollers are scope jobs: an idle worker steals
+/// one; one nobody stole is run by `f`'s worker after `f` and returns at once. They poll with
+/// `std::thread::yield_now` when no rayon work is pending, so other threads get the CPU.
+fn with_pollers<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    let others = rayon::current_num_threads().saturating_sub(1);
+    if others == 0 {
+        return f();
+    }
+    /// Ends the polling even when `f` unwinds (the scope waits for its jobs before re-raising).
+    struct Done<'a>(&'a AtomicBool);
+    impl Drop for Done<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Release);
+        }
+    }
+    let done = AtomicBool::new(false);
+    rayon::scope(|s| {
+        for _ in 0..others {
+            s.spawn(|_| {
+                while !done.load(Ordering::Acquire) {
+                    if let Some(rayon::Yield::Idle) | None = rayon::yield_now() {
+                        std::thread::yield_now();
+                    }
+                }
+            });
+        }
+        let _done = Done(&done);
+        f()
+    })
 }
 
 /// Linux affinity through `sched_{get,set}affinity` with a dynamically sized mask.
