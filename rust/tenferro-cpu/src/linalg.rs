@@ -1030,6 +1030,30 @@ mod tests {
     }
 
     #[test]
+    fn decompositions_take_their_working_memory_from_the_pool() {
+        for threads in [1, 2] {
+            let e = CpuEngine::new(Some(threads)).unwrap();
+            let n = 64;
+            let a = t(
+                &[n, n],
+                (0..n * n).map(|i| ((i * 37 % 101) as f64).sin()).collect(),
+            );
+            let svd = Op::Linalg(LinalgOp::Svd {
+                full_matrices: true,
+                eps: 1e-12,
+            });
+            drop(apply_multi(&e, &svd, &[&a]).unwrap());
+            let before = e.buffer_pool.stats();
+            drop(apply_multi(&e, &svd, &[&a]).unwrap());
+            let after = e.buffer_pool.stats();
+            // U, S, Vh and the one working buffer (faer's scratch, V and the singular values),
+            // all reused: nothing new is allocated by a repeated call.
+            assert_eq!(after.misses, before.misses, "threads={threads}");
+            assert_eq!(after.hits - before.hits, 4, "threads={threads}");
+        }
+    }
+
+    #[test]
     fn solve_reads_strided_batches_and_detects_zero_pivots() {
         for threads in [1, 2] {
             let e = CpuEngine::new(Some(threads)).unwrap();
