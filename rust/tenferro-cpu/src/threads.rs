@@ -166,10 +166,12 @@ impl Pool<'_> {
 /// (one process alternating both ways: a 10⁶-element add 0.62–0.90×, a sum 0.78–0.95×), and no
 /// op measured got slower beyond the run's noise. The pollers are scope jobs: an idle worker steals
 /// one; one nobody stole is run by `f`'s worker after `f` and returns at once. They poll with
-/// `std::thread::yield_now` when no rayon work is pending, so other threads get the CPU.
+/// `std::thread::yield_now` when no rayon work is pending, so other threads get the CPU. A zero
+/// [`linger`] span (`TENFERRO_LINGER_US=0`, for machines shared with other busy processes) turns
+/// this polling off too: workers then never busy-wait.
 fn with_pollers<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     let others = rayon::current_num_threads().saturating_sub(1);
-    if others == 0 {
+    if others == 0 || linger().is_zero() {
         return f();
     }
     /// Ends the polling even when `f` unwinds (the scope waits for its jobs before re-raising).
