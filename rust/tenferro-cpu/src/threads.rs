@@ -160,9 +160,9 @@ impl Pool<'_> {
 /// Rayon parks an idle worker after a few dozen yields, and a parked worker is woken through the
 /// kernel: on the reference VM 60–120 µs each time (see [`LINGER`]), and longer right after the
 /// machine idled. A decomposition such as faer's SVD opens a parallel region per Householder step
-/// (hundreds per matrix), with sequential work between them that outlasts rayon's spin: a 256²
-/// complex SVD on two workers took 19–24 ms (23 on one) and takes 17 ms with the other worker
-/// polling (standalone faer, alternating runs). Elementwise ops and reductions gained 5–30 %
+/// (hundreds per matrix), with sequential work between them that outlasts rayon's spin. A 256²
+/// complex SVD on two workers (standalone faer, alternating runs, median of 20): 20.8 → 19.0 ms
+/// back to back, 26–27 → 22–23 ms for the first call after a 0.2 s pause (one worker: 23 ms). Elementwise ops and reductions gained 5–30 %
 /// (one process alternating both ways: a 10⁶-element add 0.62–0.90×, a sum 0.78–0.95×), and no
 /// op measured got slower beyond the run's noise. The pollers are scope jobs: an idle worker steals
 /// one; one nobody stole is run by `f`'s worker after `f` and returns at once. They poll with
