@@ -220,7 +220,7 @@ fn for_batches(
         }
         Some(pool) if work >= 1 << 18 => {
             let par = Par::rayon(e.threads);
-            pool.install(|| f(0..nb, par))
+            pool.install_polled(|| f(0..nb, par))
         }
         _ => f(0..nb, Par::Seq),
     }

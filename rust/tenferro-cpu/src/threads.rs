@@ -108,9 +108,8 @@ pub(crate) struct Pool<'a> {
 }
 
 impl Pool<'_> {
-    /// Run `f` on the workers (as `rayon::ThreadPool::install`) with the other workers polling
-    /// for its parallel work ([`with_pollers`]), then queue one polling job per worker if no
-    /// other parallel op of this engine is running.
+    /// Run `f` on the workers (as `rayon::ThreadPool::install`), then queue one polling job per
+    /// worker if no other parallel op of this engine is running.
     pub(crate) fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
         struct Active<'a>(&'a Warmth);
         impl Drop for Active<'_> {
@@ -123,10 +122,17 @@ impl Pool<'_> {
         w.epoch.fetch_add(1, Ordering::AcqRel);
         let r = {
             let _active = Active(w);
-            self.pool.install(|| with_pollers(f))
+            self.pool.install(f)
         };
         self.linger();
         r
+    }
+
+    /// [`Pool::install`] with the other workers polling for `f`'s parallel work until `f`
+    /// returns ([`with_pollers`]): for faer's decompositions run with `Par::rayon`, which open a
+    /// parallel region per Householder step.
+    pub(crate) fn install_polled<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        self.install(|| with_pollers(f))
     }
 
     fn linger(&self) {
@@ -162,10 +168,11 @@ impl Pool<'_> {
 /// machine idled. A decomposition such as faer's SVD opens a parallel region per Householder step
 /// (hundreds per matrix), with sequential work between them that outlasts rayon's spin. A 256²
 /// complex SVD on two workers (standalone faer, alternating runs, median of 20): 20.8 → 19.0 ms
-/// back to back, 26–27 → 22–23 ms for the first call after a 0.2 s pause (one worker: 23 ms). Elementwise ops and reductions gained 5–30 %
-/// (one process alternating both ways: a 10⁶-element add 0.62–0.90×, a sum 0.78–0.95×), and no
-/// op measured got slower beyond the run's noise. The pollers are scope jobs: an idle worker steals
-/// one; one nobody stole is run by `f`'s worker after `f` and returns at once. They poll with
+/// back to back, 26–27 → 22–23 ms for the first call after a 0.2 s pause (one worker: 23 ms).
+/// Only decompositions poll ([`Pool::install_polled`]): elementwise ops, reductions and GEMMs
+/// open one or a few parallel regions, and the einsum benchmark's GEMM-bound lines (targets met
+/// without polling) moved more from run to run with polling than in-process A/B runs could
+/// resolve. The pollers are scope jobs: an idle worker steals one; one nobody stole is run by `f`'s worker after `f` and returns at once. They poll with
 /// `std::thread::yield_now` when no rayon work is pending, so other threads get the CPU. A zero
 /// [`linger`] span (`TENFERRO_LINGER_US=0`, for machines shared with other busy processes) turns
 /// this polling off too: workers then never busy-wait.
