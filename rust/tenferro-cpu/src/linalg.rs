@@ -210,7 +210,7 @@ fn for_batches(
     match e.parallel_pool() {
         Some(pool) if nb >= 2 && nb * work >= 1 << 16 => {
             let chunks = (e.threads * 8).min(nb);
-            let results: Vec<Result<()>> = pool.install(|| {
+            let results: Vec<Result<()>> = pool.install_polled(|| {
                 (0..chunks)
                     .into_par_iter()
                     .map(|c| f(c * nb / chunks..(c + 1) * nb / chunks, Par::Seq))

@@ -129,8 +129,9 @@ impl Pool<'_> {
     }
 
     /// [`Pool::install`] with the other workers polling for `f`'s parallel work until `f`
-    /// returns ([`with_pollers`]): for faer's decompositions run with `Par::rayon`, which open a
-    /// parallel region per Householder step.
+    /// returns ([`with_pollers`]): for the decompositions, whether one matrix runs with faer's
+    /// `Par::rayon` (a parallel region per Householder step) or a batch is split over the
+    /// workers (the setting in which every batched `bench_linalg` line was measured).
     pub(crate) fn install_polled<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
         self.install(|| with_pollers(f))
     }
@@ -169,7 +170,7 @@ impl Pool<'_> {
 /// (hundreds per matrix), with sequential work between them that outlasts rayon's spin. A 256²
 /// complex SVD on two workers (standalone faer, alternating runs, median of 20): 20.8 → 19.0 ms
 /// back to back, 26–27 → 22–23 ms for the first call after a 0.2 s pause (one worker: 23 ms).
-/// Only decompositions poll ([`Pool::install_polled`]): elementwise ops, reductions and GEMMs
+/// Only the decompositions poll ([`Pool::install_polled`]): elementwise ops, reductions and GEMMs
 /// open one or a few parallel regions, and the einsum benchmark's GEMM-bound lines (targets met
 /// without polling) moved more from run to run with polling than in-process A/B runs could
 /// resolve. The pollers are scope jobs: an idle worker steals one; one nobody stole is run by `f`'s worker after `f` and returns at once. They poll with
