@@ -105,6 +105,29 @@ def test_qr_forward(shape: tuple[int, ...], dtype: str, mode: str) -> None:
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(63, 63), (64, 64), (100, 100), (300, 300), (300, 120), (2, 70, 90)], ids=str)
+def test_svd_and_eigh_of_larger_matrices(shape: tuple[int, ...], dtype: str) -> None:
+    """Sizes that take faer's divide-and-conquer bidiagonal/tridiagonal solvers (64 and up) and,
+    from about 64³ multiply-adds, the parallel reductions on the default engine's workers."""
+    tol = (1e-3 if dtype in ("float32", "complex64") else 1e-9) * np.sqrt(shape[-1])
+    a = rand(shape, dtype)
+    u, s, vh = (np_of(x) for x in L.svd(a, full_matrices=False))
+    scale = np.linalg.norm(a, 2, axis=(-2, -1))[..., None]
+    np.testing.assert_allclose(s / scale, np.linalg.svd(a, compute_uv=False) / scale, atol=tol)
+    np.testing.assert_allclose(((u * s[..., None, :]) @ vh) / scale[..., None], a / scale[..., None], atol=tol)
+    k = s.shape[-1]
+    np.testing.assert_allclose(H(u) @ u, np.broadcast_to(np.eye(k), u.shape[:-2] + (k, k)), atol=tol)
+    np.testing.assert_allclose(vh @ H(vh), np.broadcast_to(np.eye(k), vh.shape[:-2] + (k, k)), atol=tol)
+    h = herm(shape[:-1] + (shape[-2],), dtype)
+    w, v = (np_of(x) for x in L.eigh(h))
+    hs = np.abs(np.linalg.eigvalsh(h)).max(axis=-1)[..., None]
+    np.testing.assert_allclose(w / hs, np.linalg.eigvalsh(h) / hs, atol=tol)
+    np.testing.assert_allclose((h @ v - v * w[..., None, :]) / hs[..., None], 0, atol=tol)
+    n = h.shape[-1]
+    np.testing.assert_allclose(H(v) @ v, np.broadcast_to(np.eye(n), v.shape[:-2] + (n, n)), atol=tol)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4), (1, 1)], ids=str)
 def test_eigh_eig_cholesky_forward(shape: tuple[int, ...], dtype: str) -> None:
     tol = TOL[dtype] * 100
