@@ -209,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     for c in cases:
         target = f"<= {c.target:g} ms" if c.target is not None else ("<= numpy" if "batched" in c.name else "")
         rows += h.rows_from_results(c.name, "ms", c.results, LIBS[1:], {"": target, **{p: target for p in LIBS[1:]}})
-    h.write_results("bench_linalg", rows)
+    h.write_results("bench_linalg", rows, h.Peers(jax=jax, jnp=jnp, torch=torch))
     return 0
 
 
