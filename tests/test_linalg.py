@@ -281,6 +281,90 @@ def test_norm_matches_numpy(case: tuple[Any, Any, Any], dtype: str, keepdims: bo
     assert_close(L.norm(x, ord_, axis, keepdims), np.linalg.norm(x, ord_, axis, keepdims), rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("ord_", [None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf])
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (2, 0, 0)], ids=str)
+def test_norm_of_empty_matrices_matches_numpy(shape: tuple[int, ...], ord_: Any) -> None:
+    """NumPy gives 0 where the reduction has an identity and raises ``ValueError`` for the
+    minimum-type norms (``-2``, ``-inf``, ``-1`` over no columns)."""
+    x = np.zeros(shape)
+    axis = (-2, -1)
+    try:
+        ref = np.linalg.norm(x, ord_, axis)
+    except ValueError:
+        with pytest.raises(ValueError):
+            L.norm(x, ord_, axis)
+        return
+    assert_close(L.norm(x, ord_, axis), ref)
+
+
+@pytest.mark.parametrize("ord_", [None, 1, 2, 3, np.inf, -np.inf, 0])
+def test_norm_of_empty_vectors_matches_numpy(ord_: Any) -> None:
+    try:
+        ref = np.linalg.norm(np.zeros(0), ord_)
+    except ValueError:
+        with pytest.raises(ValueError):
+            L.norm(np.zeros(0), ord_)
+        return
+    assert float(L.norm(np.zeros(0), ord_)) == ref
+
+
+def test_norm_axis_is_checked_like_numpy() -> None:
+    x = np.arange(6.0).reshape(2, 3)
+    for axis in [(5,), (0, 5), (-3, 1), 2, -3]:
+        with pytest.raises(tf.errors.AxisError, match="out of bounds"):
+            L.norm(x, axis=axis)
+        with pytest.raises(np.exceptions.AxisError):  # NumPy agrees that these are errors
+            np.linalg.norm(x, axis=axis)
+    assert_close(L.norm(x, axis=np.int64(1)), np.linalg.norm(x, axis=np.int64(1)))
+    assert_close(L.norm(x, axis=(np.int64(0),)), np.linalg.norm(x, axis=(np.int64(0),)))
+    with pytest.raises(TypeError, match="axis must be an int"):
+        L.norm(x, axis=1.5)
+
+
+@pytest.mark.parametrize("dtype", RC)
+@pytest.mark.parametrize(("shape", "ord_", "axis"), [((3,), None, None), ((3,), 3, None), ((2, 3), None, None),
+                                                     ((2, 3), "fro", None), ((2, 3), 2, 1)], ids=str)
+def test_norm_gradient_at_zero_is_the_zero_subgradient(shape: tuple[int, ...], ord_: Any, axis: Any, dtype: str) -> None:
+    """``sqrt``/``** (1/p)`` at 0 would give ``0·inf = NaN``; like PyTorch, the zero vector gets the
+    zero subgradient (JAX returns NaN). Away from zero the same expression keeps its derivatives."""
+    rt = tf.Runtime()
+    z = rt.variable(np.zeros(shape, dtype))
+    g = np.asarray(rt.grad(tf.sum(L.norm(z, ord_, axis)), z))
+    np.testing.assert_array_equal(g, np.zeros(shape))
+    check_grads(lambda v: L.norm(v, ord_, axis), [rand(shape, dtype)], order=2)
+
+
+def test_pinv_of_full_rank_matrices_is_exact_at_repeated_singular_values() -> None:
+    """At ``I`` and at matrices with orthonormal columns every singular value is 1: a route
+    through ``svd`` drops the coupling terms there (module docs). ``pinv`` of full-rank input
+    goes through ``qr``; its gradient must equal ``inv``'s (through ``solve``) and the analytic
+    ``−A⁻ᵀ·W·A⁻ᵀ``, and its derivatives must match finite differences to second order."""
+    w = RNG.standard_normal((3, 3))
+    q, _ = np.linalg.qr(RNG.standard_normal((3, 3)))
+    for a in (np.eye(3), q):
+        rt = tf.Runtime()
+        x = rt.variable(a)
+        g_pinv = np.asarray(rt.grad(tf.sum(L.pinv(x) * rt.constant(w)), x))
+        g_inv = np.asarray(rt.grad(tf.sum(L.inv(x) * rt.constant(w)), x))
+        ai = np.linalg.inv(a)
+        np.testing.assert_allclose(g_pinv, -ai.T @ w @ ai.T, atol=1e-12)
+        np.testing.assert_allclose(g_pinv, g_inv, atol=1e-12)
+    tall, _ = np.linalg.qr(RNG.standard_normal((4, 2)) + 1j * RNG.standard_normal((4, 2)))
+    for a in (np.eye(3), q, tall, H(tall), np.eye(2, dtype=complex)):
+        check_grads(L.pinv, [a], order=2)
+
+
+def test_pinv_rtol_broadcasts_over_the_batch_and_empty_input_stays_attached() -> None:
+    b = np.stack([np.diag([1.0, 0.15])] * 2)
+    rtol = np.array([0.1, 0.2])
+    np.testing.assert_allclose(np_of(L.pinv(b, rtol=rtol)), np.linalg.pinv(b, rtol=rtol))
+    rt = tf.Runtime()
+    v = rt.variable(np.zeros((2, 0, 3)))
+    p = L.pinv(v)
+    assert p.shape == (2, 3, 0) and p.runtime is rt and p.requires_grad
+    assert rt.grad(tf.sum(p), v).shape == (2, 0, 3)
+
+
 def test_structural_helpers() -> None:
     x = rand((2, 3, 4), "float64")
     assert_close(L.matrix_transpose(x), np.linalg.matrix_transpose(x))
@@ -591,8 +675,10 @@ def test_errors() -> None:
     assert issubclass(L.LinAlgError, np.linalg.LinAlgError) and L.LinAlgError is tf.errors.LinAlgError
     with pytest.raises(L.LinAlgError, match=r"solve: matrix 0 is singular"):
         L.solve(np.zeros((2, 2)), np.ones(2))
-    with pytest.raises(L.LinAlgError, match=r"singular"):
+    with pytest.raises(L.LinAlgError, match=r"^linalg\.inv: .*singular"):
         L.inv(np.array([[1.0, 2.0], [2.0, 4.0]]))
+    with pytest.raises(tf.errors.ShapeError, match=r"^linalg\.det: .*square"):
+        L.det(np.ones((2, 3)))
     with pytest.raises(L.LinAlgError, match=r"matrix 1 is not positive definite"):
         L.cholesky(np.stack([np.eye(2), -np.eye(2)]))
     with pytest.raises(L.LinAlgError, match=r"svd: non-finite value"):

@@ -7,15 +7,22 @@ faer inside the engine's own thread pool with the GIL released); the primitives 
 matrices in axes 0 and 1 with the batch last, and this module moves the axes with views. The other
 functions (``inv``, ``det``, ``pinv``, ``norm``, ``svdvals``, ``eigvalsh``, ``eigvals``,
 ``matrix_transpose``, ``trace``, ``diagonal``) are compositions of primitives. Everything is
-differentiable in forward and reverse mode, to any order, for float32, float64, complex64 and
-complex128 (integer and bool inputs are converted to float64, as NumPy does); the derivative
-rules, with their sources, are documented in ``tenferro-ad`` (``rules/linalg.rs``).
+differentiable in forward and reverse mode, to any order (except ``eigvals``: first order, its
+second derivative needs the eigenvectors' rule, which raises ``UnsupportedAdRuleError``), for
+float32, float64, complex64 and complex128 (integer and bool inputs are converted to float64, as
+NumPy does); the derivative rules, with their sources, are documented in ``tenferro-ad``
+(``rules/linalg.rs``).
 
 Degenerate spectra: the ``svd`` and ``eigh`` rules replace ``1/g`` (``g = s_j² − s_i²``, resp.
 ``λ_j − λ_i``) by ``g/(g² + eps²)`` and ``1/s`` by ``s/(s² + eps²)`` (per-call ``eps``, default
-``1e-12``), so gradients stay finite where JAX and PyTorch return NaN or inf. For losses that
-are invariant under rotations inside a degenerate subspace the value is exact; for losses that
-rotate inside such a subspace it is biased.
+``1e-12``), so gradients stay finite where JAX and PyTorch return NaN or inf. Where two values
+are exactly equal this drops the derivative terms that couple them (their true value is a limit
+that the rule cannot see, e.g. ``f'(λ)`` for ``V·f(Λ)·Vᴴ``): gradients are exact for losses of
+the values alone (``Σ s``, ``Σ λ²``, norms) and whenever the cotangent reaching the
+decomposition has no coupling component there (``‖U S Vᴴ‖²`` at ``I``); otherwise, e.g. for a
+general weighted sum of ``V·f(Λ)·Vᴴ`` or ``U·S·Vᴴ`` at a repeated value, the value is biased
+(JAX and PyTorch give NaN). Gaps well above ``eps`` are exact. :func:`pinv` of a full-rank
+matrix does not go through :func:`svd` and is exact everywhere.
 
 Errors: :class:`tenferro.errors.ShapeError` for non-square matrices where square ones are needed
 and for batch axes that do not broadcast; :class:`LinAlgError` (also a
@@ -36,6 +43,7 @@ Examples
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -496,7 +504,14 @@ def _solve_like(op: str, a: ArrayLike, b: ArrayLike, run: Any) -> Tensor:
         )
     x, y = _common(x, y)
     x, y = _broadcast_batch(op, x, y)
-    out = _batch_first(run(_core(x), _core(y)), 2)
+    try:
+        res = run(_core(x), _core(y))
+    except LinAlgError as e:
+        if str(e).startswith(f"{op}:"):
+            raise
+        # The primitive names itself (`inv` runs `solve`); say which function the user called.
+        raise LinAlgError(f"linalg.{op}: {e}") from e
+    out = _batch_first(res, 2)
     return out[..., 0] if vector else out
 
 
@@ -618,31 +633,72 @@ def det(a: ArrayLike) -> Tensor:
     -2.0
     """
     tf = _tf()
-    s, logabs = slogdet(a)
+    s, logabs = slogdet(_matrix("det", a, square=True))
     return tf.multiply(s, tf.exp(logabs))
 
 
-def pinv(a: ArrayLike, rtol: float | None = None) -> Tensor:
-    """Moore–Penrose pseudo-inverse through :func:`svd`, as ``numpy.linalg.pinv``.
+def pinv(a: ArrayLike, rtol: Any = None) -> Tensor:
+    """Moore–Penrose pseudo-inverse, as ``numpy.linalg.pinv(a, rtol=rtol)``.
 
-    Singular values at or below ``rtol * max(S)`` are treated as zero; the default ``rtol`` is
-    ``max(m, n) * finfo(dtype).eps`` (NumPy 2 / array API).
+    Parameters
+    ----------
+    a : array_like, shape ``(..., m, n)``
+        float32/float64/complex64/complex128 (ints and bools become float64).
+    rtol : float or array_like, optional
+        Singular values at or below ``rtol * max(S)`` are treated as zero; an array broadcasts
+        against the batch axes (NumPy's ``rtol[..., newaxis]``). The default is
+        ``max(m, n) * finfo(dtype).eps``: NumPy's ``rtol=None`` and the array API's default
+        (a bare ``numpy.linalg.pinv(a)`` still uses the legacy ``rcond=1e-15``).
+
+    Returns
+    -------
+    Tensor, shape ``(..., n, m)``, ``a``'s dtype.
+
+    Notes
+    -----
+    When every matrix of the batch has full rank (no singular value at or below the cutoff) the
+    result is ``R⁻¹·Qᴴ`` from the reduced :func:`qr` of ``a`` (of ``aᴴ`` when ``m < n``, then
+    transposed back). Its derivatives are the exact ones of a constant-rank pseudo-inverse to
+    any order (Golub & Pereyra 1973, as JAX's and PyTorch's ``pinv`` rules), also at repeated
+    singular values, where a route through :func:`svd` would meet the broadened inverse gaps
+    (module docs). Otherwise the result is ``V·diag(1/s)·Uᴴ`` over the kept singular values of
+    :func:`svd`, whose derivative carries that broadening.
+
+    Raises
+    ------
+    ShapeError
+        For inputs of rank < 2.
+    LinAlgError
+        For non-finite input or non-convergence.
 
     Examples
     --------
-    >>> import tenferro as tf
+    >>> import numpy as np, tenferro as tf
     >>> tf.linalg.pinv(tf.asarray([[2.0, 0.0], [0.0, 0.0]])).tolist()
     [[0.5, 0.0], [0.0, 0.0]]
+    >>> np.round(tf.linalg.pinv(tf.asarray([[1.0], [1.0]])), 12).tolist()
+    [[0.5, 0.5]]
     """
     tf = _tf()
     x = _matrix("pinv", a)
     m, n = x.shape[-2:]
     if rtol is None:
         rtol = max(m, n) * float(np.finfo(x.dtype).eps)
+    tol = np.asarray(rtol, dtype=np.float64)
+    if tol.ndim:
+        tol = tol[..., None]
+    if min(m, n) == 0:
+        # Zeros of shape (..., n, m), in `a`'s runtime and attached to it (zero derivative).
+        return tf.multiply(_swap(x), 0)
+    # The rank decision needs values only.
+    sv = np.asarray(svdvals(x.detach()))
+    if np.all(sv > tol * sv.max(axis=-1, keepdims=True)):
+        y = x if m >= n else tf.conj(_swap(x))
+        q, r = qr(y)
+        p = triangular_solve(r, tf.conj(_swap(q)), lower=False)
+        return p if m >= n else tf.conj(_swap(p))
     u, s, vh = svd(x, full_matrices=False)
-    if s.shape[-1] == 0:
-        return tf.zeros((*x.shape[:-2], n, m), dtype=x.dtype)
-    cutoff = tf.multiply(tf.max(s, axis=-1, keepdims=True), rtol)
+    cutoff = tf.multiply(tf.max(s, axis=-1, keepdims=True), tol)
     keep = tf.greater(s, cutoff).astype(s.dtype)
     # 1/s where kept, 0 elsewhere, without a division by zero (whose derivative would be inf).
     sinv = tf.divide(keep, tf.add(s, tf.subtract(1.0, keep)))
@@ -658,13 +714,32 @@ def _abs2(x: Tensor) -> Tensor:
     return tf.square(x)
 
 
+def _root(s: Tensor, p: float) -> Tensor:
+    """``s ** (1/p)`` of a non-negative ``s`` whose derivative is 0 (not ``0·inf = NaN``) where
+    ``s == 0``: the norm of a zero vector gets the zero subgradient, as in PyTorch."""
+    tf = _tf()
+    pos = tf.greater(s, 0)
+    safe = tf.where(pos, s, 1.0)
+    root = tf.sqrt(safe) if p == 2 else tf.power(safe, 1.0 / p)
+    return tf.where(pos, root, 0.0)
+
+
+def _max0(x: Tensor, axis: Any, keepdims: bool) -> Tensor:
+    """``max`` of non-negative values over ``axis``, 0 over an empty axis (as NumPy's norms)."""
+    tf = _tf()
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    if any(x.shape[a] == 0 for a in axes):
+        return tf.sum(x, axis=axis, keepdims=keepdims)
+    return tf.max(x, axis=axis, keepdims=keepdims)
+
+
 def _vector_norm(x: Tensor, ord: Any, axis: int, keepdims: bool) -> Tensor:
     tf = _tf()
     if ord is None or ord == 2:
-        return tf.sqrt(tf.sum(_abs2(x), axis=axis, keepdims=keepdims))
+        return _root(tf.sum(_abs2(x), axis=axis, keepdims=keepdims), 2)
     ax = tf.abs(x)
     if ord == math.inf:
-        return tf.max(ax, axis=axis, keepdims=keepdims)
+        return _max0(ax, axis, keepdims)
     if ord == -math.inf:
         return tf.min(ax, axis=axis, keepdims=keepdims)
     if ord == 0:
@@ -674,14 +749,14 @@ def _vector_norm(x: Tensor, ord: Any, axis: int, keepdims: bool) -> Tensor:
     if isinstance(ord, str):
         raise ValueError(f"linalg.norm: invalid norm order {ord!r} for vectors")
     p = float(ord)
-    return tf.power(tf.sum(tf.power(ax, p), axis=axis, keepdims=keepdims), 1.0 / p)
+    return _root(tf.sum(tf.power(ax, p), axis=axis, keepdims=keepdims), p)
 
 
 def _matrix_norm(x: Tensor, ord: Any, axes: tuple[int, int], keepdims: bool) -> Tensor:
     tf = _tf()
     r, c = axes
     if ord is None or ord == "fro":
-        out = tf.sqrt(tf.sum(_abs2(x), axis=(r, c), keepdims=True))
+        out = _root(tf.sum(_abs2(x), axis=(r, c), keepdims=True), 2)
     elif ord in ("nuc", 2, -2):
         # Singular values of the matrices in (r, c): move them last.
         y = tf.moveaxis(x, (r, c), (-2, -1))
@@ -689,7 +764,7 @@ def _matrix_norm(x: Tensor, ord: Any, axes: tuple[int, int], keepdims: bool) -> 
         if ord == "nuc":
             red = tf.sum(s, axis=-1)
         elif ord == 2:
-            red = tf.max(s, axis=-1)
+            red = _max0(s, -1, False)
         else:
             red = tf.min(s, axis=-1)
         out = tf.expand_dims(tf.expand_dims(red, -1), -1)
@@ -698,7 +773,7 @@ def _matrix_norm(x: Tensor, ord: Any, axes: tuple[int, int], keepdims: bool) -> 
         # 1: max over columns of the column sums; inf: max over rows of the row sums.
         sum_ax, red_ax = (r, c) if ord in (1, -1) else (c, r)
         sums = tf.sum(tf.abs(x), axis=sum_ax, keepdims=True)
-        red = tf.max if ord in (1, math.inf) else tf.min
+        red = _max0 if ord in (1, math.inf) else tf.min
         out = red(sums, axis=red_ax, keepdims=True)
     else:
         raise ValueError(f"linalg.norm: invalid norm order {ord!r} for matrices")
@@ -741,7 +816,7 @@ def norm(x: ArrayLike, ord: Any = None, axis: Any = None, keepdims: bool = False
     nd = t.ndim
     if axis is None:
         if ord is None:
-            r = tf.sqrt(tf.sum(_abs2(tf.reshape(t, (-1,)))))
+            r = _root(tf.sum(_abs2(tf.reshape(t, (-1,)))), 2)
             if keepdims:
                 r = tf.reshape(r, (1,) * nd)
             return r
@@ -750,16 +825,22 @@ def norm(x: ArrayLike, ord: Any = None, axis: Any = None, keepdims: bool = False
         if nd == 2:
             return _matrix_norm(t, ord, (0, 1), keepdims)
         raise ValueError("linalg.norm: improper number of dimensions to norm")
-    if isinstance(axis, int):
-        ax = axis % nd if -nd <= axis < nd else None
-        if ax is None:
-            raise tf.errors.AxisError(f"linalg.norm: axis {axis} is out of bounds for array of dimension {nd}")
-        return _vector_norm(t, ord, ax, keepdims)
-    axes = tuple(axis)
+    def norm_axis(a: Any) -> int:
+        try:
+            i = operator.index(a)
+        except TypeError:
+            raise TypeError(f"linalg.norm: axis must be an int or a tuple of ints, got {a!r}") from None
+        if not -nd <= i < nd:
+            raise tf.errors.AxisError(f"linalg.norm: axis {i} is out of bounds for array of dimension {nd}")
+        return i % nd
+
+    if not isinstance(axis, (tuple, list)):
+        return _vector_norm(t, ord, norm_axis(axis), keepdims)
+    axes = tuple(norm_axis(a) for a in axis)
     if len(axes) == 1:
-        return _vector_norm(t, ord, axes[0] % nd, keepdims)
+        return _vector_norm(t, ord, axes[0], keepdims)
     if len(axes) == 2:
-        r, c = (a % nd for a in axes)
+        r, c = axes
         if r == c:
             raise ValueError("linalg.norm: duplicate axes given")
         return _matrix_norm(t, ord, (r, c), keepdims)

@@ -9,9 +9,11 @@
 //!
 //! Degenerate spectra: `svd` and `eigh` use the Lorentzian-broadened inverse gap
 //! `g/(g² + ε²)` (`g = s_j² − s_i²`, resp. `λ_j − λ_i`) and `s/(s² + ε²)` for `1/s`, with the
-//! op's `eps` (`autodiff.md`). Gradients stay finite at exact degeneracy; for losses that are
-//! invariant under rotations inside a degenerate block they are exact (the broadened terms
-//! multiply zero), for losses that rotate inside such a block the value is biased.
+//! op's `eps` (`autodiff.md`). Gradients stay finite at exact degeneracy, where the terms that
+//! couple two equal values become zero. Their true value is a limit a rule cannot see (for
+//! `V·f(Λ)·Vᴴ` it is `f'(λ)` times the coupling component), so the result is exact when the
+//! cotangent has no coupling component between equal values (losses of the values alone,
+//! `‖U·S·Vᴴ‖²` at `I`) and biased otherwise; gaps well above `ε` are exact.
 
 use super::ops::{add, add_opt, broadcast_in_dim, cast, conj, fit, full, mul, neg, sub};
 use crate::{Ctx, Var};
