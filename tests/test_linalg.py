@@ -148,6 +148,12 @@ def test_eigh_eig_cholesky_forward(shape: tuple[int, ...], dtype: str) -> None:
     p = spd(shape, dtype)
     np.testing.assert_allclose(np_of(L.cholesky(p)), np.linalg.cholesky(p), atol=tol, rtol=tol)
     np.testing.assert_allclose(np_of(L.cholesky(p, upper=True)), H(np.linalg.cholesky(p)), atol=tol, rtol=tol)
+    # Like NumPy, upper=True reads the upper triangle and upper=False the lower one.
+    n = shape[-1]
+    junk_low = p + np.tril(rand(shape, dtype) * 100, -1)
+    junk_up = p + np.triu(rand(shape, dtype) * 100, 1)
+    np.testing.assert_allclose(np_of(L.cholesky(junk_low, upper=True)), np.linalg.cholesky(junk_low, upper=True), atol=tol * n, rtol=tol)
+    np.testing.assert_allclose(np_of(L.cholesky(junk_up)), np.linalg.cholesky(junk_up), atol=tol * n, rtol=tol)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -432,7 +432,8 @@ def eigvals(a: ArrayLike) -> Tensor:
 def cholesky(a: ArrayLike, upper: bool = False) -> Tensor:
     """Cholesky factor of Hermitian positive-definite matrices, as ``numpy.linalg.cholesky``.
 
-    Reads the lower triangle (and the real part of the diagonal). Derivatives: Murray 2016.
+    Reads the lower triangle (the upper one with ``upper=True``, as NumPy) and the real part of
+    the diagonal. Derivatives: Murray 2016.
 
     Parameters
     ----------
@@ -454,9 +455,13 @@ def cholesky(a: ArrayLike, upper: bool = False) -> Tensor:
     >>> tf.linalg.cholesky(tf.asarray([[4.0, 2.0], [2.0, 5.0]])).tolist()
     [[2.0, 0.0], [1.0, 2.0]]
     """
-    x = _core(_matrix("cholesky", a, square=True))
-    low = _batch_first(_p.cholesky(x), 2)
-    return _tf().conj(_swap(low)) if upper else low
+    tf = _tf()
+    x = _matrix("cholesky", a, square=True)
+    if upper:
+        # The kernel reads the lower triangle: hand it aᴴ, whose lower triangle is a's upper one.
+        x = tf.conj(_swap(x))
+    low = _batch_first(_p.cholesky(_core(x)), 2)
+    return tf.conj(_swap(low)) if upper else low
 
 
 def lu(a: ArrayLike) -> LUResult:
