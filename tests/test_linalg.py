@@ -303,10 +303,11 @@ def test_norm_of_empty_matrices_matches_numpy(shape: tuple[int, ...], ord_: Any)
     assert_close(L.norm(x, ord_, axis), ref)
 
 
-@pytest.mark.parametrize("ord_", [None, 1, 2, 3, np.inf, -np.inf, 0])
+@pytest.mark.parametrize("ord_", [None, 1, 2, 3, 0.5, -1, -2, np.inf, -np.inf, 0])
 def test_norm_of_empty_vectors_matches_numpy(ord_: Any) -> None:
     try:
-        ref = np.linalg.norm(np.zeros(0), ord_)
+        with np.errstate(divide="ignore"):  # NumPy computes 0 ** (1/p) = inf for p < 0
+            ref = np.linalg.norm(np.zeros(0), ord_)
     except ValueError:
         with pytest.raises(ValueError):
             L.norm(np.zeros(0), ord_)
@@ -327,9 +328,16 @@ def test_norm_axis_is_checked_like_numpy() -> None:
         L.norm(x, axis=1.5)
 
 
+def test_norm_propagates_nan_like_numpy() -> None:
+    for x, ord_ in [(np.array([np.nan, 1.0]), None), (np.array([[np.nan, 1.0], [0.0, 1.0]]), None),
+                    (np.array([[np.nan, 1.0], [0.0, 1.0]]), "fro"), (np.array([1.0, np.nan]), 3), (np.array([1.0, 2.0]), np.nan)]:
+        assert np.isnan(np.linalg.norm(x, ord_))
+        assert np.isnan(float(L.norm(x, ord_)))
+
+
 @pytest.mark.parametrize("dtype", RC)
-@pytest.mark.parametrize(("shape", "ord_", "axis"), [((3,), None, None), ((3,), 3, None), ((2, 3), None, None),
-                                                     ((2, 3), "fro", None), ((2, 3), 2, 1)], ids=str)
+@pytest.mark.parametrize(("shape", "ord_", "axis"), [((3,), None, None), ((3,), 3, None), ((3,), 0.5, None), ((3,), -1, None),
+                                                     ((2, 3), None, None), ((2, 3), "fro", None), ((2, 3), 2, 1)], ids=str)
 def test_norm_gradient_at_zero_is_the_zero_subgradient(shape: tuple[int, ...], ord_: Any, axis: Any, dtype: str) -> None:
     """``sqrt``/``** (1/p)`` at 0 would give ``0·inf = NaN``; like PyTorch, the zero vector gets the
     zero subgradient (JAX returns NaN). Away from zero the same expression keeps its derivatives."""
@@ -358,12 +366,37 @@ def test_pinv_of_full_rank_matrices_is_exact_at_repeated_singular_values() -> No
     tall, _ = np.linalg.qr(RNG.standard_normal((4, 2)) + 1j * RNG.standard_normal((4, 2)))
     for a in (np.eye(3), q, tall, H(tall), np.eye(2, dtype=complex)):
         check_grads(L.pinv, [a], order=2)
+    # The route is chosen per matrix: I keeps its exact gradient next to a rank-deficient matrix.
+    rt = tf.Runtime()
+    x = rt.variable(np.stack([np.eye(3), np.diag([1.0, 2.0, 0.0])]))
+    g = np.asarray(rt.grad(tf.sum(L.pinv(x) * rt.constant(np.stack([w, w]))), x))
+    np.testing.assert_allclose(g[0], -w, atol=1e-12)
+    np.testing.assert_allclose(np_of(L.pinv(x)), np.linalg.pinv(np.asarray(x), rtol=None), atol=1e-14)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "complex64", "float64"])
+def test_pinv_of_badly_conditioned_full_rank_matrices_matches_numpy(dtype: str) -> None:
+    """Smallest singular value just above the cutoff: unpivoted QR is not accurate there (faer's
+    single-precision QR returned an exactly zero diagonal entry of R), so these take the SVD."""
+    eps = np.finfo(dtype).eps
+    u, _ = np.linalg.qr(RNG.standard_normal((8, 5)))
+    v, _ = np.linalg.qr(RNG.standard_normal((5, 5)))
+    a = ((u * np.geomspace(1, 1.2 * 8 * eps, 5)) @ v.T).astype(dtype)
+    for x in (a, a.T):
+        ref = np.linalg.pinv(x.astype(np.complex128 if np.iscomplexobj(x) else np.float64), rtol=8 * eps)
+        np.testing.assert_allclose(np_of(L.pinv(x)), ref, atol=0.1 * np.abs(ref).max())
 
 
 def test_pinv_rtol_broadcasts_over_the_batch_and_empty_input_stays_attached() -> None:
     b = np.stack([np.diag([1.0, 0.15])] * 2)
     rtol = np.array([0.1, 0.2])
     np.testing.assert_allclose(np_of(L.pinv(b, rtol=rtol)), np.linalg.pinv(b, rtol=rtol))
+    with pytest.raises(ValueError, match="rtol of shape"):
+        L.pinv(np.eye(2), rtol=np.array([0.1]))
+    with pytest.raises(ValueError, match="rtol of shape"):
+        L.pinv(b, rtol=np.array([0.1, 0.2, 0.3]))
+    with pytest.raises(L.LinAlgError, match=r"^linalg\.pinv: .*non-finite"):
+        L.pinv(np.array([[np.nan, 1.0], [0.0, 1.0]]))
     rt = tf.Runtime()
     v = rt.variable(np.zeros((2, 0, 3)))
     p = L.pinv(v)

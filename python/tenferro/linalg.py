@@ -21,8 +21,8 @@ that the rule cannot see, e.g. ``f'(λ)`` for ``V·f(Λ)·Vᴴ``): gradients are
 the values alone (``Σ s``, ``Σ λ²``, norms) and whenever the cotangent reaching the
 decomposition has no coupling component there (``‖U S Vᴴ‖²`` at ``I``); otherwise, e.g. for a
 general weighted sum of ``V·f(Λ)·Vᴴ`` or ``U·S·Vᴴ`` at a repeated value, the value is biased
-(JAX and PyTorch give NaN). Gaps well above ``eps`` are exact. :func:`pinv` of a full-rank
-matrix does not go through :func:`svd` and is exact everywhere.
+(JAX and PyTorch give NaN). Gaps well above ``eps`` are exact. :func:`pinv` of a full-rank,
+not badly conditioned matrix does not go through :func:`svd` and is exact there.
 
 Errors: :class:`tenferro.errors.ShapeError` for non-square matrices where square ones are needed
 and for batch axes that do not broadcast; :class:`LinAlgError` (also a
@@ -638,7 +638,10 @@ def det(a: ArrayLike) -> Tensor:
     -2.0
     """
     tf = _tf()
-    s, logabs = slogdet(_matrix("det", a, square=True))
+    try:
+        s, logabs = slogdet(_matrix("det", a, square=True))
+    except LinAlgError as e:
+        raise LinAlgError(f"linalg.det: {e}") from e
     return tf.multiply(s, tf.exp(logabs))
 
 
@@ -661,18 +664,22 @@ def pinv(a: ArrayLike, rtol: Any = None) -> Tensor:
 
     Notes
     -----
-    When every matrix of the batch has full rank (no singular value at or below the cutoff) the
-    result is ``R⁻¹·Qᴴ`` from the reduced :func:`qr` of ``a`` (of ``aᴴ`` when ``m < n``, then
-    transposed back). Its derivatives are the exact ones of a constant-rank pseudo-inverse to
-    any order (Golub & Pereyra 1973, as JAX's and PyTorch's ``pinv`` rules), also at repeated
-    singular values, where a route through :func:`svd` would meet the broadened inverse gaps
-    (module docs). Otherwise the result is ``V·diag(1/s)·Uᴴ`` over the kept singular values of
-    :func:`svd`, whose derivative carries that broadening.
+    A matrix with full rank and condition number below ``1/sqrt(eps)`` (``eps`` of the dtype:
+    about 7e7 in double, 3e3 in single precision) goes through the reduced :func:`qr` of ``a``
+    (of ``aᴴ`` when ``m < n``): ``R⁻¹·Qᴴ``. Its derivatives are the exact ones of a
+    constant-rank pseudo-inverse to any order (Golub & Pereyra 1973, as JAX's and PyTorch's
+    ``pinv`` rules), also at repeated singular values such as at ``I``, where the route through
+    :func:`svd` meets the broadened inverse gaps (module docs). Every other matrix, rank-deficient
+    or worse conditioned (where unpivoted QR loses accuracy), gets ``V·diag(1/s)·Uᴴ`` over the
+    kept singular values of :func:`svd`, whose derivative carries that broadening. The choice is
+    made per matrix of the batch, on the singular values.
 
     Raises
     ------
     ShapeError
         For inputs of rank < 2.
+    ValueError
+        If ``rtol`` does not broadcast to the batch shape.
     LinAlgError
         For non-finite input or non-convergence.
 
@@ -687,27 +694,55 @@ def pinv(a: ArrayLike, rtol: Any = None) -> Tensor:
     tf = _tf()
     x = _matrix("pinv", a)
     m, n = x.shape[-2:]
+    batch = tuple(x.shape[:-2])
+    eps = float(np.finfo(x.dtype).eps)
     if rtol is None:
-        rtol = max(m, n) * float(np.finfo(x.dtype).eps)
+        rtol = max(m, n) * eps
     tol = np.asarray(rtol, dtype=np.float64)
     if tol.ndim:
         tol = tol[..., None]
+        try:
+            fits = np.broadcast_shapes(tol.shape[:-1], batch) == batch
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ValueError(f"linalg.pinv: rtol of shape {tol.shape[:-1]} does not broadcast to the batch shape {batch}")
     if min(m, n) == 0:
         # Zeros of shape (..., n, m), in `a`'s runtime and attached to it (zero derivative).
         return tf.multiply(_swap(x), 0)
-    # The rank decision needs values only.
-    sv = np.asarray(svdvals(x.detach()))
-    if np.all(sv > tol * sv.max(axis=-1, keepdims=True)):
-        y = x if m >= n else tf.conj(_swap(x))
-        q, r = qr(y)
-        p = triangular_solve(r, tf.conj(_swap(q)), lower=False)
-        return p if m >= n else tf.conj(_swap(p))
+    try:
+        sv = np.asarray(svdvals(x.detach()))  # the route is chosen on values only
+    except LinAlgError as e:
+        raise LinAlgError(f"linalg.pinv: {e}") from e
+    smax = sv.max(axis=-1, keepdims=True)
+    well = np.all(sv > np.maximum(tol, math.sqrt(eps)) * smax, axis=-1)
+    if well.all():
+        return _pinv_qr(x)
+    if not well.any():
+        return _pinv_svd(x, tol)
+    mask = well[..., None, None]
+    stand_in = x.runtime.constant(np.broadcast_to(np.eye(m, n, dtype=x.dtype), tuple(x.shape)))
+    return tf.where(mask, _pinv_qr(tf.where(mask, x, stand_in)), _pinv_svd(x, tol))
+
+
+def _pinv_qr(x: Tensor) -> Tensor:
+    """``R⁻¹·Qᴴ`` of full-rank ``x`` (through ``xᴴ`` when it is wide)."""
+    tf = _tf()
+    m, n = x.shape[-2:]
+    y = x if m >= n else tf.conj(_swap(x))
+    q, r = qr(y)
+    p = triangular_solve(r, tf.conj(_swap(q)), lower=False)
+    return p if m >= n else tf.conj(_swap(p))
+
+
+def _pinv_svd(x: Tensor, tol: np.ndarray) -> Tensor:
+    """``V·diag(1/s)·Uᴴ`` over the singular values above ``tol·max(s)``."""
+    tf = _tf()
     u, s, vh = svd(x, full_matrices=False)
     cutoff = tf.multiply(tf.max(s, axis=-1, keepdims=True), tol)
     keep = tf.greater(s, cutoff).astype(s.dtype)
     # 1/s where kept, 0 elsewhere, without a division by zero (whose derivative would be inf).
     sinv = tf.divide(keep, tf.add(s, tf.subtract(1.0, keep)))
-    # V·diag(1/s)·Uᴴ.
     v = tf.conj(_swap(vh))
     return tf.matmul(tf.multiply(v, tf.expand_dims(sinv, -2)), tf.conj(_swap(u)))
 
@@ -720,13 +755,25 @@ def _abs2(x: Tensor) -> Tensor:
 
 
 def _root(s: Tensor, p: float) -> Tensor:
-    """``s ** (1/p)`` of a non-negative ``s`` whose derivative is 0 (not ``0·inf = NaN``) where
-    ``s == 0``: the norm of a zero vector gets the zero subgradient, as in PyTorch."""
+    """``s ** (1/p)`` of a sum ``s`` of ``|x|**p``. For ``p > 0`` its derivative is 0 (not
+    ``0·inf = NaN``) where ``s == 0``: the norm of a zero vector gets the zero subgradient, as in
+    PyTorch. NaN stays NaN; ``p < 0`` needs no guard (``0 ** (1/p) = inf``, as NumPy)."""
     tf = _tf()
-    pos = tf.greater(s, 0)
-    safe = tf.where(pos, s, 1.0)
+    if p < 0:
+        return tf.power(s, 1.0 / p)
+    nz = tf.not_equal(s, 0)
+    safe = tf.where(nz, s, 1.0)
     root = tf.sqrt(safe) if p == 2 else tf.power(safe, 1.0 / p)
-    return tf.where(pos, root, 0.0)
+    return tf.where(nz, root, 0.0)
+
+
+def _abs_pow(ax: Tensor, p: float) -> Tensor:
+    """``|x| ** p`` whose derivative is 0 at ``x == 0`` (``p·0**(p-1)`` is inf for ``p < 1``),
+    the convention that gives PyTorch's zero subgradient; NaN stays NaN."""
+    tf = _tf()
+    nz = tf.not_equal(ax, 0)
+    safe = tf.where(nz, ax, 1.0)
+    return tf.where(nz, tf.power(safe, p), 0.0 if p > 0 else math.inf)
 
 
 def _max0(x: Tensor, axis: Any, keepdims: bool) -> Tensor:
@@ -754,7 +801,7 @@ def _vector_norm(x: Tensor, ord: Any, axis: int, keepdims: bool) -> Tensor:
     if isinstance(ord, str):
         raise ValueError(f"linalg.norm: invalid norm order {ord!r} for vectors")
     p = float(ord)
-    return _root(tf.sum(tf.power(ax, p), axis=axis, keepdims=keepdims), p)
+    return _root(tf.sum(_abs_pow(ax, p), axis=axis, keepdims=keepdims), p)
 
 
 def _matrix_norm(x: Tensor, ord: Any, axes: tuple[int, int], keepdims: bool) -> Tensor:
