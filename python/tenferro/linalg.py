@@ -42,8 +42,10 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import math
 import operator
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -166,6 +168,18 @@ def _batch_first(t: Tensor, core: int) -> Tensor:
     if nd == core:
         return t
     return _p.transpose(t, (*range(core, nd), *range(core)))
+
+
+@contextlib.contextmanager
+def _named(op: str) -> Iterator[None]:
+    """Prefix ``linalg.<op>:`` to a :class:`LinAlgError` raised by the primitives a composition
+    runs (``inv`` runs ``solve``), so the message names the function the user called."""
+    try:
+        yield
+    except LinAlgError as e:
+        if str(e).startswith((f"{op}:", f"linalg.{op}:")):
+            raise
+        raise LinAlgError(f"linalg.{op}: {e}") from e
 
 
 def _swap(a: Tensor) -> Tensor:
@@ -509,13 +523,8 @@ def _solve_like(op: str, a: ArrayLike, b: ArrayLike, run: Any) -> Tensor:
         )
     x, y = _common(x, y)
     x, y = _broadcast_batch(op, x, y)
-    try:
+    with _named(op):
         res = run(_core(x), _core(y))
-    except LinAlgError as e:
-        if str(e).startswith(f"{op}:"):
-            raise
-        # The primitive names itself (`inv` runs `solve`); say which function the user called.
-        raise LinAlgError(f"linalg.{op}: {e}") from e
     out = _batch_first(res, 2)
     return out[..., 0] if vector else out
 
@@ -638,10 +647,8 @@ def det(a: ArrayLike) -> Tensor:
     -2.0
     """
     tf = _tf()
-    try:
+    with _named("det"):
         s, logabs = slogdet(_matrix("det", a, square=True))
-    except LinAlgError as e:
-        raise LinAlgError(f"linalg.det: {e}") from e
     return tf.multiply(s, tf.exp(logabs))
 
 
@@ -710,10 +717,8 @@ def pinv(a: ArrayLike, rtol: Any = None) -> Tensor:
     if min(m, n) == 0:
         # Zeros of shape (..., n, m), in `a`'s runtime and attached to it (zero derivative).
         return tf.multiply(_swap(x), 0)
-    try:
+    with _named("pinv"):
         sv = np.asarray(svdvals(x.detach()))  # the route is chosen on values only
-    except LinAlgError as e:
-        raise LinAlgError(f"linalg.pinv: {e}") from e
     smax = sv.max(axis=-1, keepdims=True)
     well = np.all(sv > np.maximum(tol, math.sqrt(eps)) * smax, axis=-1)
     if well.all():
