@@ -855,7 +855,13 @@ def norm(x: ArrayLike, ord: Any = None, axis: Any = None, keepdims: bool = False
     Raises
     ------
     ValueError
-        For an invalid ``ord``, or ``ord`` with ``axis=None`` on an input of rank > 2.
+        For an invalid ``ord``, or ``ord`` with ``axis=None`` on an input of rank > 2, and for
+        ``-2``/``-inf`` (``-1`` over no columns) of empty inputs, as NumPy.
+    AxisError
+        For an axis out of range (a ``TypeError`` for a non-integer axis).
+    LinAlgError
+        For non-finite input to the norms computed from singular values (``2``, ``-2``,
+        ``"nuc"``), as :func:`svd`; the other norms propagate NaN and inf as NumPy.
 
     Examples
     --------
