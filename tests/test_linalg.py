@@ -374,6 +374,27 @@ def test_pinv_of_full_rank_matrices_is_exact_at_repeated_singular_values() -> No
     np.testing.assert_allclose(np_of(L.pinv(x)), np.linalg.pinv(np.asarray(x), rtol=None), atol=1e-14)
 
 
+def test_pinv_gradient_at_rank_deficient_matrices_is_the_constant_rank_derivative() -> None:
+    """Projectors (repeated kept singular values next to dropped zeros), a generic rank-2 matrix
+    and a batch with a zero matrix, against the Golub–Pereyra derivative written out in NumPy:
+    ``dA⁺ = −A⁺·dA·A⁺ + A⁺A⁺ᵀ·dAᵀ·(I − AA⁺) + (I − A⁺A)·dAᵀ·A⁺ᵀA⁺`` (JAX's and PyTorch's rule)."""
+    q, _ = np.linalg.qr(RNG.standard_normal((3, 3)))
+    mats = [np.diag([1.0, 1.0, 0.0]), q @ np.diag([1.0, 1.0, 0.0]) @ q.T, q @ np.diag([2.0, 2.0, 0.0]) @ q.T,
+            RNG.standard_normal((4, 2)) @ RNG.standard_normal((2, 3)), np.zeros((3, 3))]
+    for a in mats:
+        w = RNG.standard_normal(a.T.shape)
+        rt = tf.Runtime()
+        x = rt.variable(a)
+        g = np.asarray(rt.grad(tf.sum(L.pinv(x) * rt.constant(w)), x))
+        ap = np.linalg.pinv(a)
+        m, n = a.shape
+        for _ in range(3):
+            d = RNG.standard_normal(a.shape)
+            gp = (-ap @ d @ ap + ap @ ap.T @ d.T @ (np.eye(m) - a @ ap)
+                  + (np.eye(n) - ap @ a) @ d.T @ ap.T @ ap)
+            assert abs(np.sum(w * gp) - np.sum(g * d)) < 1e-7 * max(1.0, np.abs(g).sum()), a
+
+
 @pytest.mark.parametrize("dtype", ["float32", "complex64", "float64"])
 def test_pinv_of_badly_conditioned_full_rank_matrices_matches_numpy(dtype: str) -> None:
     """Smallest singular value just above the cutoff: unpivoted QR is not accurate there (faer's

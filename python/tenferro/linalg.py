@@ -678,8 +678,11 @@ def pinv(a: ArrayLike, rtol: Any = None) -> Tensor:
     ``pinv`` rules), also at repeated singular values such as at ``I``, where the route through
     :func:`svd` meets the broadened inverse gaps (module docs). Every other matrix, rank-deficient
     or worse conditioned (where unpivoted QR loses accuracy), gets ``V·diag(1/s)·Uᴴ`` over the
-    kept singular values of :func:`svd`, whose derivative carries that broadening. The choice is
-    made per matrix of the batch, on the singular values.
+    kept singular values of :func:`svd`. Its first derivative is the constant-rank one as well
+    (also at repeated kept values, e.g. at projectors) when the kept values lie within
+    ``eps**(1/4)`` of the largest; otherwise it carries the broadening. The choice is made per
+    matrix of the batch, on the singular values. Second derivatives at rank-deficient matrices
+    meet the broadened ``1/s`` at ``s = 0`` and are not reliable there.
 
     Raises
     ------
@@ -741,7 +744,17 @@ def _pinv_qr(x: Tensor) -> Tensor:
 
 
 def _pinv_svd(x: Tensor, tol: np.ndarray) -> Tensor:
-    """``V·diag(1/s)·Uᴴ`` over the singular values above ``tol·max(s)``."""
+    """``V·diag(1/s)·Uᴴ`` over the singular values above ``tol·max(s)``.
+
+    When the call records and a matrix's kept singular values lie within ``eps**(1/4)`` of the
+    largest, its derivative is taken from the rank-``r`` expression
+    ``(P·AᴴA·P + c·(I − P))⁻¹·P·Aᴴ`` (``P = V_r·V_rᴴ``, ``c = max(s)²``), which equals the
+    pseudo-inverse of the rank-``r`` truncation of ``A`` and has the constant-rank (Golub &
+    Pereyra 1973) first derivative also at repeated kept values, where ``V·diag(1/s)·Uᴴ``'s
+    derivative meets the broadened gaps. ``P`` only enters through the kept/dropped couplings,
+    whose gaps are at least the cutoff. The value stays ``V·diag(1/s)·Uᴴ``'s (``p + (g − g)``
+    with ``g`` detached once), since that expression squares the condition number.
+    """
     tf = _tf()
     u, s, vh = svd(x, full_matrices=False)
     cutoff = tf.multiply(tf.max(s, axis=-1, keepdims=True), tol)
@@ -749,7 +762,24 @@ def _pinv_svd(x: Tensor, tol: np.ndarray) -> Tensor:
     # 1/s where kept, 0 elsewhere, without a division by zero (whose derivative would be inf).
     sinv = tf.divide(keep, tf.add(s, tf.subtract(1.0, keep)))
     v = tf.conj(_swap(vh))
-    return tf.matmul(tf.multiply(v, tf.expand_dims(sinv, -2)), tf.conj(_swap(u)))
+    p = tf.matmul(tf.multiply(v, tf.expand_dims(sinv, -2)), tf.conj(_swap(u)))
+    if not _p._SESSION._records(x):
+        return p
+    sv, kv = np.asarray(s.detach()), np.asarray(keep.detach()) > 0
+    smax = sv[..., :1]
+    smallest_kept = np.where(kv, sv, np.inf).min(axis=-1, keepdims=True)
+    smooth = (kv.any(axis=-1, keepdims=True) & (smallest_kept > np.finfo(sv.dtype).eps ** 0.25 * smax))[..., None]
+    if not smooth.any():
+        return p
+    n = x.shape[-1]
+    vk = tf.multiply(v, tf.expand_dims(keep, -2))
+    proj = tf.matmul(vk, tf.conj(_swap(vk)))
+    xr = tf.matmul(x, proj)
+    xrh = tf.conj(_swap(xr))
+    gram = tf.add(tf.matmul(xrh, xr), tf.multiply(tf.subtract(np.eye(n), proj), (smax**2)[..., None]))
+    eye = x.runtime.constant(np.broadcast_to(np.eye(n, dtype=x.dtype), tuple(gram.shape)))
+    g = solve(tf.where(smooth, gram, eye), xrh)
+    return tf.where(smooth, tf.add(p.detach(), tf.subtract(g, g.detach())), p)
 
 
 def _abs2(x: Tensor) -> Tensor:
