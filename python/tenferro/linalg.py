@@ -44,13 +44,13 @@ from __future__ import annotations
 
 import contextlib
 import math
-import operator
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from . import prim as _p
+from ._numpy_api import _normalize_axes
 from ._tenferro import Tensor
 from .errors import LinAlgError, ShapeError
 
@@ -180,6 +180,12 @@ def _named(op: str) -> Iterator[None]:
         if str(e).startswith((f"{op}:", f"linalg.{op}:")):
             raise
         raise LinAlgError(f"linalg.{op}: {e}") from e
+
+
+def _eye_like(x: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """Constant identity matrices (``np.eye(m, n)`` in the last two axes) of ``shape``, in
+    ``x``'s runtime and dtype."""
+    return x.runtime.constant(np.broadcast_to(np.eye(shape[-2], shape[-1], dtype=x.dtype), shape))
 
 
 def _swap(a: Tensor) -> Tensor:
@@ -602,11 +608,8 @@ def inv(a: ArrayLike) -> Tensor:
     >>> tf.linalg.inv(tf.asarray([[2.0, 0.0], [0.0, 4.0]])).tolist()
     [[0.5, 0.0], [0.0, 0.25]]
     """
-    tf = _tf()
     x = _matrix("inv", a, square=True)
-    n = x.shape[-1]
-    eye = x.runtime.constant(np.broadcast_to(np.eye(n, dtype=x.dtype), tuple(x.shape)))
-    return _solve_like("inv", x, eye, _p.solve)
+    return _solve_like("inv", x, _eye_like(x, tuple(x.shape)), _p.solve)
 
 
 def slogdet(a: ArrayLike) -> SlogdetResult:
@@ -721,16 +724,16 @@ def pinv(a: ArrayLike, rtol: Any = None) -> Tensor:
         # Zeros of shape (..., n, m), in `a`'s runtime and attached to it (zero derivative).
         return tf.multiply(_swap(x), 0)
     with _named("pinv"):
-        sv = np.asarray(svdvals(x.detach()))  # the route is chosen on values only
+        sv = np.asarray(svdvals(x.detach()))  # the routes are chosen on values only
     smax = sv.max(axis=-1, keepdims=True)
     well = np.all(sv > np.maximum(tol, math.sqrt(eps)) * smax, axis=-1)
     if well.all():
         return _pinv_qr(x)
     if not well.any():
-        return _pinv_svd(x, tol)
+        return _pinv_svd(x, tol, eps)
     mask = well[..., None, None]
-    stand_in = x.runtime.constant(np.broadcast_to(np.eye(m, n, dtype=x.dtype), tuple(x.shape)))
-    return tf.where(mask, _pinv_qr(tf.where(mask, x, stand_in)), _pinv_svd(x, tol))
+    stand_in = _eye_like(x, tuple(x.shape))
+    return tf.where(mask, _pinv_qr(tf.where(mask, x, stand_in)), _pinv_svd(x, tol, eps))
 
 
 def _pinv_qr(x: Tensor) -> Tensor:
@@ -743,7 +746,7 @@ def _pinv_qr(x: Tensor) -> Tensor:
     return p if m >= n else tf.conj(_swap(p))
 
 
-def _pinv_svd(x: Tensor, tol: np.ndarray) -> Tensor:
+def _pinv_svd(x: Tensor, tol: np.ndarray, eps: float) -> Tensor:
     """``V·diag(1/s)·Uᴴ`` over the singular values above ``tol·max(s)``.
 
     When the call records and a matrix's kept singular values lie within ``eps**(1/4)`` of the
@@ -753,7 +756,8 @@ def _pinv_svd(x: Tensor, tol: np.ndarray) -> Tensor:
     Pereyra 1973) first derivative also at repeated kept values, where ``V·diag(1/s)·Uᴴ``'s
     derivative meets the broadened gaps. ``P`` only enters through the kept/dropped couplings,
     whose gaps are at least the cutoff. The value stays ``V·diag(1/s)·Uᴴ``'s (``p + (g − g)``
-    with ``g`` detached once), since that expression squares the condition number.
+    with ``g`` detached once), since that expression squares the condition number. ``eps`` is
+    the dtype's.
     """
     tf = _tf()
     u, s, vh = svd(x, full_matrices=False)
@@ -765,19 +769,18 @@ def _pinv_svd(x: Tensor, tol: np.ndarray) -> Tensor:
     p = tf.matmul(tf.multiply(v, tf.expand_dims(sinv, -2)), tf.conj(_swap(u)))
     if not _p._SESSION._records(x):
         return p
-    sv, kv = np.asarray(s.detach()), np.asarray(keep.detach()) > 0
+    sv, kept = np.asarray(s.detach()), np.asarray(keep.detach()) > 0
     smax = sv[..., :1]
-    smallest_kept = np.where(kv, sv, np.inf).min(axis=-1, keepdims=True)
-    smooth = (kv.any(axis=-1, keepdims=True) & (smallest_kept > np.finfo(sv.dtype).eps ** 0.25 * smax))[..., None]
+    smallest_kept = np.where(kept, sv, np.inf).min(axis=-1, keepdims=True)
+    smooth = (kept.any(axis=-1, keepdims=True) & (smallest_kept > eps**0.25 * smax))[..., None]
     if not smooth.any():
         return p
-    n = x.shape[-1]
     vk = tf.multiply(v, tf.expand_dims(keep, -2))
     proj = tf.matmul(vk, tf.conj(_swap(vk)))
+    eye = _eye_like(x, tuple(proj.shape))
     xr = tf.matmul(x, proj)
     xrh = tf.conj(_swap(xr))
-    gram = tf.add(tf.matmul(xrh, xr), tf.multiply(tf.subtract(np.eye(n), proj), (smax**2)[..., None]))
-    eye = x.runtime.constant(np.broadcast_to(np.eye(n, dtype=x.dtype), tuple(gram.shape)))
+    gram = tf.add(tf.matmul(xrh, xr), tf.multiply(tf.subtract(eye, proj), (smax**2)[..., None]))
     g = solve(tf.where(smooth, gram, eye), xrh)
     return tf.where(smooth, tf.add(p.detach(), tf.subtract(g, g.detach())), p)
 
@@ -789,26 +792,29 @@ def _abs2(x: Tensor) -> Tensor:
     return tf.square(x)
 
 
+def _where_nonzero(v: Tensor, f: Any, at_zero: float) -> Tensor:
+    """``f(v)`` where ``v != 0`` and ``at_zero`` elsewhere, with derivative 0 at the zeros (``f``
+    only ever sees non-zero values, so no ``0·inf = NaN``); NaN stays NaN."""
+    tf = _tf()
+    nz = tf.not_equal(v, 0)
+    return tf.where(nz, f(tf.where(nz, v, 1.0)), at_zero)
+
+
 def _root(s: Tensor, p: float) -> Tensor:
-    """``s ** (1/p)`` of a sum ``s`` of ``|x|**p``. For ``p > 0`` its derivative is 0 (not
-    ``0·inf = NaN``) where ``s == 0``: the norm of a zero vector gets the zero subgradient, as in
-    PyTorch. NaN stays NaN; ``p < 0`` needs no guard (``0 ** (1/p) = inf``, as NumPy)."""
+    """``s ** (1/p)`` of a sum ``s`` of ``|x|**p``. For ``p > 0`` the norm of a zero vector gets
+    the zero subgradient, as in PyTorch; ``p < 0`` needs no guard (``0 ** (1/p) = inf``, as
+    NumPy)."""
     tf = _tf()
     if p < 0:
         return tf.power(s, 1.0 / p)
-    nz = tf.not_equal(s, 0)
-    safe = tf.where(nz, s, 1.0)
-    root = tf.sqrt(safe) if p == 2 else tf.power(safe, 1.0 / p)
-    return tf.where(nz, root, 0.0)
+    return _where_nonzero(s, tf.sqrt if p == 2 else (lambda v: tf.power(v, 1.0 / p)), 0.0)
 
 
 def _abs_pow(ax: Tensor, p: float) -> Tensor:
     """``|x| ** p`` whose derivative is 0 at ``x == 0`` (``p·0**(p-1)`` is inf for ``p < 1``),
-    the convention that gives PyTorch's zero subgradient; NaN stays NaN."""
+    the convention that gives PyTorch's zero subgradient."""
     tf = _tf()
-    nz = tf.not_equal(ax, 0)
-    safe = tf.where(nz, ax, 1.0)
-    return tf.where(nz, tf.power(safe, p), 0.0 if p > 0 else math.inf)
+    return _where_nonzero(ax, lambda v: tf.power(v, p), 0.0 if p > 0 else math.inf)
 
 
 def _max0(x: Tensor, axis: Any, keepdims: bool) -> Tensor:
@@ -918,25 +924,11 @@ def norm(x: ArrayLike, ord: Any = None, axis: Any = None, keepdims: bool = False
         if nd == 2:
             return _matrix_norm(t, ord, (0, 1), keepdims)
         raise ValueError("linalg.norm: improper number of dimensions to norm")
-    def norm_axis(a: Any) -> int:
-        try:
-            i = operator.index(a)
-        except TypeError:
-            raise TypeError(f"linalg.norm: axis must be an int or a tuple of ints, got {a!r}") from None
-        if not -nd <= i < nd:
-            raise tf.errors.AxisError(f"linalg.norm: axis {i} is out of bounds for array of dimension {nd}")
-        return i % nd
-
-    if not isinstance(axis, (tuple, list)):
-        return _vector_norm(t, ord, norm_axis(axis), keepdims)
-    axes = tuple(norm_axis(a) for a in axis)
+    axes = _normalize_axes("linalg.norm", axis, nd)
     if len(axes) == 1:
         return _vector_norm(t, ord, axes[0], keepdims)
     if len(axes) == 2:
-        r, c = axes
-        if r == c:
-            raise ValueError("linalg.norm: duplicate axes given")
-        return _matrix_norm(t, ord, (r, c), keepdims)
+        return _matrix_norm(t, ord, axes, keepdims)
     raise ValueError("linalg.norm: improper number of dimensions to norm")
 
 
