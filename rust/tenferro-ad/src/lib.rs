@@ -20,6 +20,10 @@
 //! Complex numbers follow tenferro's Hermitian convention: a VJP is the adjoint under
 //! `<a, b> = Re Σ conj(a)·b`, so for holomorphic `f` the VJP is `ȳ·conj(f'(z))`.
 
+// Matches over op kinds (and every other enum) are exhaustive: a new variant must be routed
+// by hand, never caught by a plausible default (issue 17).
+#![deny(clippy::wildcard_enum_match_arm)]
+
 pub mod rules;
 
 use std::collections::{HashMap, HashSet};
@@ -27,7 +31,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tenferro_ops::Op;
 use tenferro_runtime::{apply, Engine};
-use tenferro_tensor::{Result, Tensor};
+use tenferro_tensor::{Error, Result, Tensor};
 
 static NEXT_NODE: AtomicU64 = AtomicU64::new(1);
 static LIVE_NODES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -125,10 +129,10 @@ impl Node {
 
     /// Shape and dtype of a leaf's value.
     pub fn leaf_meta(&self) -> Option<(tenferro_tensor::DType, &[usize])> {
-        match &self.kind {
-            NodeKind::Leaf { meta, .. } => Some((meta.0, &meta.1)),
-            _ => None,
-        }
+        let NodeKind::Leaf { meta, .. } = &self.kind else {
+            return None;
+        };
+        Some((meta.0, &meta.1))
     }
 
     /// An untracked leaf: gives a constant made under `capture_trace` an identity that the
@@ -147,10 +151,10 @@ impl Node {
 
     /// The gradient slot of a leaf.
     pub fn slot(&self) -> Option<&Mutex<Option<Var>>> {
-        match &self.kind {
-            NodeKind::Leaf { slot, .. } => Some(slot),
-            _ => None,
-        }
+        let NodeKind::Leaf { slot, .. } = &self.kind else {
+            return None;
+        };
+        Some(slot)
     }
 
     fn inputs(&self) -> &[Var] {
@@ -393,10 +397,13 @@ pub fn vjp_graph(
                 if let Some(&i) = want.get(&node.id) {
                     result[i] = Some(ct.clone());
                 }
-                let n = match &p.kind {
-                    NodeKind::Multi { outputs, .. } => outputs.len(),
-                    _ => 0,
+                let NodeKind::Multi { outputs, .. } = &p.kind else {
+                    return Err(Error::internal(
+                        "backward",
+                        "an output node whose parent is not a several-output node",
+                    ));
                 };
+                let n = outputs.len();
                 let slots = multi_cts.entry(p.id).or_insert_with(|| vec![None; n]);
                 if let Some(slot) = slots.get_mut(*index) {
                     *slot = rules::ops::add_opt(ctx, slot.take(), Some(ct))?;

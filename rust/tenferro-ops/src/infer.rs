@@ -594,7 +594,19 @@ fn infer_structural(op: &Op, inputs: &[(DType, &[usize])]) -> Result<OutMeta> {
             out(d, vec![s[0], r[1]])
         }
         Op::ScaleReal(_) | Op::ScaleComplex(_) => out(d, s.to_vec()),
-        _ => Err(Error::unsupported(name, "not a structural op")),
+        Op::Unary(_)
+        | Op::Binary(_)
+        | Op::Compare(_)
+        | Op::Select
+        | Op::Clamp
+        | Op::Convert(_)
+        | Op::Cast(_)
+        | Op::Transpose(_)
+        | Op::Reshape(_)
+        | Op::BroadcastInDim { .. }
+        | Op::Reverse(_)
+        | Op::Reduce { .. }
+        | Op::Linalg(_) => Err(Error::internal(name, "routed to the structural shape rule")),
     }
 }
 

@@ -268,11 +268,11 @@ fn herm_from_lower_adjoint(ctx: &Ctx<'_>, g: &Var) -> Result<Var> {
     half_lower(ctx, &h)
 }
 
-fn params(op: &Op) -> LinalgOp {
-    match op {
-        Op::Linalg(l) => *l,
-        _ => LinalgOp::Solve,
-    }
+fn params(op: &Op) -> Result<LinalgOp> {
+    let Op::Linalg(l) = op else {
+        return Err(super::misrouted("linalg", op));
+    };
+    Ok(*l)
 }
 
 fn unsupported(op: &Op, what: &str) -> Error {
@@ -466,11 +466,11 @@ fn svd_vjp_reduced(
     }
 }
 
-fn svd_params(op: &Op) -> (bool, f64) {
-    match params(op) {
-        LinalgOp::Svd { full_matrices, eps } => (full_matrices, eps),
-        _ => (false, 1e-12),
-    }
+fn svd_params(op: &Op) -> Result<(bool, f64)> {
+    let LinalgOp::Svd { full_matrices, eps } = params(op)? else {
+        return Err(super::misrouted("svd", op));
+    };
+    Ok((full_matrices, eps))
 }
 
 /// JVP of `svd`. With `full_matrices` and a non-square input, the completing columns of `U`
@@ -487,7 +487,7 @@ pub fn svd_jvp(
     let Some(da) = &ts[0] else {
         return Ok(vec![None; 3]);
     };
-    let (full_m, eps) = svd_params(op);
+    let (full_m, eps) = svd_params(op)?;
     let (u, s, vh) = (&outs[0], &outs[1], &outs[2]);
     let (m, n) = (u.value.shape()[0], vh.value.shape()[1]);
     let k = s.value.shape()[0];
@@ -539,7 +539,7 @@ pub fn svd_vjp(
     outs: &[Var],
     cts: &[Option<Var>],
 ) -> Result<Vec<Option<Var>>> {
-    let (full_m, eps) = svd_params(op);
+    let (full_m, eps) = svd_params(op)?;
     let (u, s, vh) = (&outs[0], &outs[1], &outs[2]);
     let (m, n) = (u.value.shape()[0], vh.value.shape()[1]);
     let k = s.value.shape()[0];
@@ -606,11 +606,11 @@ pub fn svd_vjp(
 // eigh
 // ---------------------------------------------------------------------------------------------
 
-fn eigh_eps(op: &Op) -> f64 {
-    match params(op) {
-        LinalgOp::Eigh { eps } => eps,
-        _ => 1e-12,
-    }
+fn eigh_eps(op: &Op) -> Result<f64> {
+    let LinalgOp::Eigh { eps } = params(op)? else {
+        return Err(super::misrouted("eigh", op));
+    };
+    Ok(eps)
 }
 
 /// JVP of `eigh` (`A = V·diag(w)·Vᴴ`, `A` the Hermitian matrix of the lower triangle):
@@ -640,7 +640,7 @@ pub fn eigh_jvp(
         None
     };
     let dv = if wanted[1] {
-        let f = gap_matrix(ctx, w, eigh_eps(op))?;
+        let f = gap_matrix(ctx, w, eigh_eps(op)?)?;
         let fx = mul(ctx, &f, &x)?;
         Some(mm(ctx, v, &fx)?)
     } else {
@@ -667,7 +667,7 @@ pub fn eigh_vjp(
     }
     if let Some(vb) = &cts[1] {
         let vb = to(ctx, vb, dt)?;
-        let f = gap_matrix(ctx, w, eigh_eps(op))?;
+        let f = gap_matrix(ctx, w, eigh_eps(op)?)?;
         let y = mhm(ctx, v, &vb)?;
         terms.push(Some(mul(ctx, &f, &y)?));
     }
@@ -910,8 +910,11 @@ fn qr_vjp_tall(ctx: &Ctx<'_>, q: &Var, r: &Var, qb: Option<&Var>, rb: Option<&Va
     mh(ctx, &xh)
 }
 
-fn qr_complete(op: &Op) -> bool {
-    matches!(params(op), LinalgOp::Qr { complete: true })
+fn qr_complete(op: &Op) -> Result<bool> {
+    let LinalgOp::Qr { complete } = params(op)? else {
+        return Err(super::misrouted("qr", op));
+    };
+    Ok(complete)
 }
 
 /// JVP of `qr`; wide inputs (`m < n`) split `A = [X | Y]` with `X` square: `X = Q·R₁` by the
@@ -930,7 +933,7 @@ pub fn qr_jvp(
     };
     let (q, r) = (&outs[0], &outs[1]);
     let (m, n) = (q.value.shape()[0], r.value.shape()[1]);
-    if qr_complete(op) && m > n {
+    if qr_complete(op)? && m > n {
         return Err(unsupported(
             op,
             "qr with mode=\"complete\" and more rows than columns",
@@ -964,7 +967,7 @@ pub fn qr_vjp(
 ) -> Result<Vec<Option<Var>>> {
     let (q, r) = (&outs[0], &outs[1]);
     let (m, n) = (q.value.shape()[0], r.value.shape()[1]);
-    if qr_complete(op) && m > n {
+    if qr_complete(op)? && m > n {
         return Err(unsupported(
             op,
             "qr with mode=\"complete\" and more rows than columns",
@@ -1094,8 +1097,11 @@ pub fn solve_vjp(
     ])
 }
 
-fn tri_lower(op: &Op) -> bool {
-    !matches!(params(op), LinalgOp::TriangularSolve { lower: false })
+fn tri_lower(op: &Op) -> Result<bool> {
+    let LinalgOp::TriangularSolve { lower } = params(op)? else {
+        return Err(super::misrouted("triangular_solve", op));
+    };
+    Ok(lower)
 }
 
 /// JVP of `triangular_solve`: `dx = tri(A)⁻¹·(db − tri(dA)·x)` (JAX
@@ -1107,7 +1113,7 @@ pub fn triangular_solve_jvp(
     out: &Var,
     ts: &[Option<Var>],
 ) -> Result<Option<Var>> {
-    let lower = tri_lower(op);
+    let lower = tri_lower(op)?;
     let dax = match &ts[0] {
         Some(da) => {
             let t = if lower {
@@ -1134,7 +1140,7 @@ pub fn triangular_solve_vjp(
     out: &Var,
     ct: &Var,
 ) -> Result<Vec<Option<Var>>> {
-    let lower = tri_lower(op);
+    let lower = tri_lower(op)?;
     let ah = mh(ctx, &inputs[0])?;
     let ct = to(ctx, ct, out.value.dtype())?;
     let bb = trisolve(ctx, &ah, &ct, !lower)?;
