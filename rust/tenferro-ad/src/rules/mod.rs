@@ -257,7 +257,17 @@ mod tests {
             engine: &engine,
             record: false,
         };
-        let err = structural::transpose_vjp(&ctx, &Op::Reshape(vec![6]), &[x.clone()], &x, &ct);
-        assert!(matches!(err, Err(Error::Internal { .. })), "{:?}", err.err());
+        let err = structural::transpose_vjp(
+            &ctx,
+            &Op::Reshape(vec![6]),
+            std::slice::from_ref(&x),
+            &x,
+            &ct,
+        );
+        assert!(
+            matches!(err, Err(Error::Internal { .. })),
+            "{:?}",
+            err.err()
+        );
     }
 }
