@@ -377,16 +377,25 @@ pub fn vjp_graph(
         return Ok(vec![None; targets.len()]);
     };
     let order = topo_order(root);
-    let want: HashMap<u64, usize> = targets.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
+    // A node may be wanted several times (a repeated `wrt` entry): each gets the full cotangent.
+    let mut want: HashMap<u64, Vec<usize>> = HashMap::new();
+    for (i, n) in targets.iter().enumerate() {
+        want.entry(n.id).or_default().push(i);
+    }
     let mut result: Vec<Option<Var>> = vec![None; targets.len()];
+    let put = |result: &mut Vec<Option<Var>>, id: u64, ct: &Var| {
+        for &i in want.get(&id).map_or(&[][..], Vec::as_slice) {
+            result[i] = Some(ct.clone());
+        }
+    };
     let mut cts: HashMap<u64, Var> = HashMap::new();
     let mut multi_cts: HashMap<u64, Vec<Option<Var>>> = HashMap::new();
     cts.insert(root.id, seed);
     for node in order.iter().rev() {
         let (op, inputs, grads) = match &node.kind {
             NodeKind::Leaf { .. } => {
-                if let (Some(ct), Some(&i)) = (cts.remove(&node.id), want.get(&node.id)) {
-                    result[i] = Some(ct);
+                if let Some(ct) = cts.remove(&node.id) {
+                    put(&mut result, node.id, &ct);
                 }
                 continue;
             }
@@ -394,9 +403,7 @@ pub fn vjp_graph(
                 let (Some(ct), Some(p)) = (cts.remove(&node.id), &parent[0].node) else {
                     continue;
                 };
-                if let Some(&i) = want.get(&node.id) {
-                    result[i] = Some(ct.clone());
-                }
+                put(&mut result, node.id, &ct);
                 let NodeKind::Multi { outputs, .. } = &p.kind else {
                     return Err(Error::internal(
                         "backward",
@@ -435,9 +442,7 @@ pub fn vjp_graph(
                 let Some(ct) = cts.remove(&node.id) else {
                     continue;
                 };
-                if let Some(&i) = want.get(&node.id) {
-                    result[i] = Some(ct.clone());
-                }
+                put(&mut result, node.id, &ct);
                 let out_var = Var {
                     value: output.clone(),
                     node: Some(node.clone()),
@@ -479,7 +484,15 @@ pub fn jvp_graph(ctx: &Ctx<'_>, output: &Var, sources: &[(Arc<Node>, Var)]) -> R
     let Some(root) = &output.node else {
         return Ok(None);
     };
-    let mut tangents: HashMap<u64, Var> = sources.iter().map(|(n, t)| (n.id, t.clone())).collect();
+    // A source given several times (a repeated `wrt` entry) carries the sum of its tangents.
+    let mut tangents: HashMap<u64, Var> = HashMap::new();
+    for (n, t) in sources {
+        let acc = match tangents.remove(&n.id) {
+            Some(prev) => rules::ops::add(ctx, &prev, t)?,
+            None => t.clone(),
+        };
+        tangents.insert(n.id, acc);
+    }
     let order = topo_order(root);
     // Which outputs of each multi node the path uses (its projections in the order).
     let mut wanted: HashMap<u64, Vec<bool>> = HashMap::new();
