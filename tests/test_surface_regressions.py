@@ -248,6 +248,24 @@ def test_concatenate_and_binary_ops_accept_nested_tracked():
     assert (float(ga), float(gb)) == pytest.approx((fa, fb), rel=1e-7)
 
 
+def test_at_set_where_and_clip_accept_nested_tracked():
+    rt, a, b = _two_leaves()
+    z = rt.constant(np.zeros(3))
+    r = z.at[:2].set([a * b, b])
+    assert r.requires_grad
+    ga, gb = rt.grad((r * r).sum(), [a, b])
+    fa, fb = _fd(lambda a, b: (a * b) ** 2 + b * b, [0.7, -1.3])
+    assert (float(ga), float(gb)) == pytest.approx((fa, fb), rel=1e-7)
+    r = z.at[1:].add([[a, 2.0]])
+    assert float(rt.grad(r.sum(), a)) == pytest.approx(1.0)
+    w = tf.where(np.array([True, False]), [a, b], rt.constant(np.zeros(2)))
+    ga, gb = rt.grad_optional(w.sum(), [a, b])
+    assert float(ga) == 1.0 and (gb is None or float(gb) == 0.0)
+    c = tf.clip([a, b], -1.0, 1.0)
+    ga, gb = rt.grad_optional(c.sum(), [a, b])
+    assert float(ga) == 1.0 and (gb is None or float(gb) == 0.0)
+
+
 def test_copy_of_tracked_tensor_stays_tracked():
     rt, a, _ = _two_leaves()
     for t in (tf.asarray(a, copy=True), tf.array(a), tf.tensor(a)):

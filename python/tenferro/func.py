@@ -44,10 +44,10 @@ tenferro's VJP is the adjoint under ``<a, b> = Re Σ conj(a)·b`` (``autodiff.md
 Pytrees (JAX's)
 ---------------
 Arguments, outputs, gradients, cotangents and tangents are **pytrees**: tuples, lists, dicts
-(flattened in sorted-key order), namedtuples and ``None`` (an empty node), nested, are containers;
-anything else (tensors, NumPy arrays, Python numbers) is a leaf. A differentiated argument is
-flattened and each leaf becomes its own variable, so a list argument is a list of leaves, never
-stacked into one array; the gradient is returned with the argument's structure. ``argnums``
+(flattened, and rebuilt, in sorted-key order), namedtuples and ``None`` (an empty node), nested,
+are containers; anything else (tensors, NumPy arrays, Python numbers) is a leaf. A differentiated
+argument is flattened and each leaf becomes its own variable, so a list argument is a list of
+leaves, never stacked into one array; the gradient is returned with the argument's structure. ``argnums``
 selects whole arguments (an int: that argument's gradient; a tuple: a tuple of them, in
 ``argnums`` order). The complex convention above holds leaf by leaf.
 

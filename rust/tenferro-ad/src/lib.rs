@@ -579,7 +579,7 @@ pub fn reachable_leaves(output: &Var) -> Vec<Arc<Node>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tenferro_ops::LinalgOp;
+    use tenferro_ops::{BinaryOp, LinalgOp};
 
     #[test]
     fn multi_output_nodes_reverse_forward_and_teardown() {
@@ -614,6 +614,40 @@ mod tests {
             assert!((t.value.to_vec::<f64>()[0] - 2.0).abs() < 1e-12);
         }
         assert_eq!(live_nodes(), before);
+    }
+
+    /// A target listed twice gets the full cotangent at both positions; the tangents of a
+    /// source listed twice add (torch.autograd.grad's semantics).
+    #[test]
+    fn repeated_targets_and_sources() {
+        let e = tenferro_cpu::CpuEngine::new(Some(1)).unwrap();
+        let ctx = Ctx {
+            engine: &e,
+            record: false,
+        };
+        let x = Tensor::from_vec(&[2], vec![1.0f64, 2.0]).unwrap();
+        let leaf = Var {
+            value: x.clone(),
+            node: Some(Node::leaf(&x)),
+        };
+        let rec = ctx_record(&e);
+        let sq = rec
+            .apply(Op::Binary(BinaryOp::Mul), &[&leaf, &leaf])
+            .unwrap();
+        let s = rules::ops::reduce_sum(&rec, &sq, &[0]).unwrap();
+        let seed = Var::constant(Tensor::from_vec(&[], vec![1.0f64]).unwrap());
+        let n = leaf.node.clone().unwrap();
+        let gs = vjp_graph(&ctx, &s, seed, &[n.clone(), n.clone()]).unwrap();
+        for g in &gs {
+            assert_eq!(g.as_ref().unwrap().value.to_vec::<f64>(), vec![2.0, 4.0]);
+        }
+        let e1 = Var::constant(Tensor::from_vec(&[2], vec![1.0f64, 0.0]).unwrap());
+        let e2 = Var::constant(Tensor::from_vec(&[2], vec![1.0f64, 1.0]).unwrap());
+        let t = jvp_graph(&ctx, &s, &[(n.clone(), e1), (n, e2)])
+            .unwrap()
+            .unwrap();
+        // <2x, e1 + e2> = 2·1·2 + 2·2·1
+        assert_eq!(t.value.to_vec::<f64>(), vec![8.0]);
     }
 
     fn ctx_record(e: &tenferro_cpu::CpuEngine) -> Ctx<'_> {
