@@ -42,15 +42,26 @@ def _shape(shape: Any) -> list[int]:
     return [int(d) for d in shape]
 
 
+_PY_SCALARS = frozenset((bool, int, float, complex))
+
+
 def _tracked_in(obj: Any) -> Tensor | None:
-    """The first tracked tensor in ``obj`` (a tensor or nested lists/tuples), else ``None``."""
+    """A tracked tensor in ``obj`` (a tensor or nested lists/tuples), else ``None``."""
     if isinstance(obj, Tensor):
         return obj if obj.requires_grad else None
-    if isinstance(obj, (list, tuple)):
-        for o in obj:
-            t = _tracked_in(o)
-            if t is not None:
-                return t
+    if not isinstance(obj, (list, tuple)):
+        return None
+    todo = [obj]
+    while todo:
+        seq = todo.pop()
+        if set(map(type, seq)) <= _PY_SCALARS:  # the common flat row of numbers, at C speed
+            continue
+        for o in seq:
+            if isinstance(o, Tensor):
+                if o.requires_grad:
+                    return o
+            elif isinstance(o, (list, tuple)):
+                todo.append(o)
     return None
 
 
@@ -130,8 +141,6 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
         if isinstance(data, Tensor):
             return _identity(asarray(data, dtype=dtype))
         return _stack_tracked(data, dtype, ref, "tensor")
-    if _has_tensor(data):
-        data = _host_view(data)
     arr = as_supported_ndarray(data, dtype=dtype, op="tensor")
     if requires_grad:
         from .autodiff import _variable
@@ -194,8 +203,6 @@ def asarray(obj: Any, dtype: Any = None, copy: bool | None = None) -> Tensor:
         if copy is False:
             raise ValueError("asarray: copy=False cannot share memory when stacking tensors")
         return _stack_tracked(obj, dtype, ref, "asarray")
-    if _has_tensor(obj):
-        obj = _host_view(obj)
     arr = as_supported_ndarray(obj, dtype=dtype, copy=copy)
     return _tenferro._from_numpy(arr, copy is not False, _current_runtime())
 

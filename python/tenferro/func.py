@@ -242,7 +242,7 @@ class _Frame:
         # Record on the caller's runtime, so that f may close over the caller's tensors and use
         # the factories; the private leaves die with the call and no gradient slot is touched.
         self.rt: Runtime = tracked[0].runtime if tracked else self.home
-        new_args = [a if i in argnums else _tree_map(self._passive, a) for i, a in enumerate(args)]
+        new_args = [a if i in argnums else self._passive_tree(a) for i, a in enumerate(args)]
         self.wrt: list[Tensor] = []
         self.trees: list[_TreeDef] = []
         self.spans: list[tuple[int, int]] = []
@@ -254,6 +254,13 @@ class _Frame:
             self.spans.append((len(self.wrt), len(self.wrt) + len(new)))
             self.wrt.extend(new)
         self.args = new_args
+
+    def _passive_tree(self, a: Any) -> Any:
+        """A non-differentiated argument: the caller's object itself, unless it holds untracked
+        tensors of another runtime (then rebuilt with those re-registered here)."""
+        if any(self._passive(x) is not x for x in _flatten(a)[0]):
+            return _tree_map(self._passive, a)
+        return a
 
     def _passive(self, a: Any) -> Any:
         if isinstance(a, Tensor) and not a.requires_grad and a.runtime.id != self.rt.id:
