@@ -266,6 +266,20 @@ def test_at_set_where_and_clip_accept_nested_tracked():
     assert float(ga) == 1.0 and (gb is None or float(gb) == 0.0)
 
 
+def test_linalg_solve_accepts_nested_tracked():
+    rt, a, b = _two_leaves()
+    rhs = rt.constant(np.array([4.0, 1.0]))
+    x = tf.linalg.solve([[a, 0.5], [0.0, b]], rhs)
+    assert x.requires_grad
+    ga, gb = rt.grad(x.sum(), [a, b])
+    ref = lambda a, b: float(np.linalg.solve(np.array([[a, 0.5], [0.0, b]]), [4.0, 1.0]).sum())  # noqa: E731
+    fa, fb = _fd(ref, [0.7, -1.3])
+    assert (float(ga), float(gb)) == pytest.approx((fa, fb), rel=1e-6)
+    y = tf.linalg.solve(rt.constant(np.diag([2.0, 4.0])), [a, b])
+    ga, gb = rt.grad(y.sum(), [a, b])
+    assert (float(ga), float(gb)) == pytest.approx((0.5, 0.25))
+
+
 def test_copy_of_tracked_tensor_stays_tracked():
     rt, a, _ = _two_leaves()
     for t in (tf.asarray(a, copy=True), tf.array(a), tf.tensor(a)):
