@@ -78,6 +78,17 @@ def test_jvp_repeated_wrt_adds_tangents():
     assert rt.jvp_optional(out, [x, x], [rt.constant(E1), rt.constant(E2)]) is not None
 
 
+def test_issue_example_scalar_jvp_is_six():
+    """The issue's numbers: x = 1, e1 = 1, e2 = 2 gave 4.0 (only e2 counted); <2x, e1+e2> = 6."""
+    rt = tf.Runtime()
+    x = rt.variable(np.array(1.0))
+    out = (x * x).sum()
+    t = rt.jvp(out, [x, x], [rt.constant(np.array(1.0)), rt.constant(np.array(2.0))])
+    assert float(t) == 6.0
+    assert [float(g) for g in rt.grad_optional(out, [x, x])] == [2.0, 2.0]  # was [None, 2x]
+    assert [float(g) for g in rt.grad(out, [x, x])] == [2.0, 2.0]  # raised InactiveError
+
+
 def test_repeated_wrt_through_an_intermediate_node():
     rt = tf.Runtime()
     x = rt.variable(X0)
