@@ -338,3 +338,14 @@ def test_assign_tensor_seeds_accumulation_and_errors():
     c = rt.constant(np.array([1.0]))
     c.grad = None  # no slot: a no-op, as clear_grad
     assert c.grad is None
+
+
+def test_pad_with_tracked_constant_values_keeps_their_gradient() -> None:
+    """A tracked ``constant_values`` was copied to NumPy and its gradient silently dropped."""
+    from tenferro.testing import check_grads
+
+    x0 = np.array([[1.0, 2.0], [3.0, 4.0]])
+    for cv0, width in [(np.array(2.5), ((1, 0), (0, 2))), (np.array([1.0, -1.0]), 1), (np.array([[1.0, 2.0], [3.0, 4.0]]), (2, 1))]:
+        y = tf.pad(tf.tensor(x0), width, constant_values=tf.tensor(cv0, requires_grad=True))
+        np.testing.assert_array_equal(np.asarray(y), np.pad(x0, width, constant_values=cv0))
+        check_grads(lambda x, c, w=width: tf.pad(x, w, constant_values=c) ** 2, [x0, cv0], order=2, modes=("fwd", "rev"))

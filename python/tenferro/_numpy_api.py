@@ -2554,7 +2554,9 @@ def pad(array: ArrayLike, pad_width: Any, mode: str = "constant", *, constant_va
     x = _as_tensor(array)
     ndim = x.ndim
     widths = _as_pairs("pad", "pad_width", pad_width, ndim, as_index=True).astype(np.int64)
-    values = _as_pairs("pad", "constant_values", constant_values, ndim, as_index=False)
+    tracked = _factories._tracked_in(constant_values) is not None
+    if not tracked:
+        values = _as_pairs("pad", "constant_values", constant_values, ndim, as_index=False)
     if ndim == 0:
         return x
     low, high = tuple(int(w) for w in widths[:, 0]), tuple(int(w) for w in widths[:, 1])
@@ -2563,6 +2565,30 @@ def pad(array: ArrayLike, pad_width: Any, mode: str = "constant", *, constant_va
         out = _p.pad(x, cfg)
     else:
         out = x
+    if tracked:
+        # Differentiable constants: each padded band is a host mask times the tracked value.
+        cv = _factories.asarray(constant_values)
+        try:
+            cv = broadcast_to(cv, (ndim, 2))
+        except ValueError:
+            raise ValueError(
+                f"pad: constant_values of shape {cv.shape} does not broadcast to ({ndim}, 2)"
+            ) from None
+        cv = cv.astype(x.dtype)
+        for d in range(ndim):
+            if low[d] == 0 and high[d] == 0:
+                continue
+            n = out.shape[d]
+            shape = tuple(n if i == d else 1 for i in range(ndim))
+            keep = np.zeros(n, dtype=bool)
+            keep[low[d] : n - high[d]] = True
+            before = np.zeros(n, dtype=x.dtype)
+            before[: low[d]] = 1
+            after = np.zeros(n, dtype=x.dtype)
+            after[n - high[d] :] = 1
+            fill = before.reshape(shape) * cv[d, 0] + after.reshape(shape) * cv[d, 1]
+            out = _p.select(keep.reshape(shape), out, fill)
+        return out
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         consts = values.astype(x.dtype)
