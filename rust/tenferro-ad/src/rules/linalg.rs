@@ -9,7 +9,11 @@
 //!
 //! Degenerate spectra: `svd` and `eigh` use the Lorentzian-broadened inverse gap
 //! `g/(g² + ε²)` (`g = s_j² − s_i²`, resp. `λ_j − λ_i`) and `s/(s² + ε²)` for `1/s`, with the
-//! op's `eps` (`autodiff.md`). Gradients stay finite at exact degeneracy, where the terms that
+//! op's `eps` relative to the scale of the spectrum (`autodiff.md`): the rules measure the
+//! values in the unit `σ = 2^⌊log₂ max|v|⌋` of [`Unit`], so the broadening is `eps·σ²` for the
+//! squared singular-value gaps, `eps·σ` for `1/s` and the eigenvalue gaps, gradients are
+//! scale-covariant (`∇L(c·A) = c^(k−1)·∇L(A)` for a loss homogeneous of degree `k`) and no
+//! intermediate `s²` or `1/g` over- or underflows where the result does not. Gradients stay finite at exact degeneracy, where the terms that
 //! couple two equal values become zero. Their true value is a limit a rule cannot see (for
 //! `V·f(Λ)·Vᴴ` it is `f'(λ)` times the coupling component), so the result is exact when the
 //! cotangent has no coupling component between equal values (losses of the values alone,
@@ -18,7 +22,7 @@
 use super::ops::{add, add_opt, broadcast_in_dim, cast, conj, fit, full, mul, neg, sub};
 use crate::{Ctx, Var};
 use tenferro_ops::{DotGeneralConfig, LinalgOp, Op, ReduceOp, SliceConfig};
-use tenferro_tensor::{Complex64, DType, Error, Result};
+use tenferro_tensor::{Complex32, Complex64, DType, Error, Result, Tensor};
 
 // ---------------------------------------------------------------------------------------------
 // Batched matrix helpers (axes 0, 1 = rows, columns; the rest batch).
@@ -268,11 +272,17 @@ fn herm_from_lower_adjoint(ctx: &Ctx<'_>, g: &Var) -> Result<Var> {
     half_lower(ctx, &h)
 }
 
-fn params(op: &Op) -> LinalgOp {
-    match op {
-        Op::Linalg(l) => *l,
-        _ => LinalgOp::Solve,
-    }
+/// The `LinalgOp` of a rule's op (`rule` names the rule for the error of an impossible call).
+fn params(op: &Op, rule: &str) -> Result<LinalgOp> {
+    let Op::Linalg(l) = op else {
+        return Err(internal(op, rule));
+    };
+    Ok(*l)
+}
+
+/// The error of a rule called for an op it does not serve (a dispatch bug, never user input).
+fn internal(op: &Op, rule: &str) -> Error {
+    Error::unsupported(op.name(), format!("internal: {rule} called for {}", op.name()))
 }
 
 fn unsupported(op: &Op, what: &str) -> Error {
@@ -287,25 +297,106 @@ fn sum_opt(ctx: &Ctx<'_>, terms: Vec<Option<Var>>) -> Result<Option<Var>> {
     Ok(acc)
 }
 
+/// The unit `σ` in which the svd and eigh rules measure a spectrum `v` (`[k, batch…]`, real):
+/// per batch item the power of two `σ = 2^⌊log₂ max_i |v_i|⌋` (1 for an all-zero item), a
+/// constant (the broadening is a regularisation, not a function of `A` to differentiate).
+///
+/// The rules form the inverse gaps from `v/σ` (exact) and apply `1/σ` to the tangent or
+/// cotangent parts that meet them: `1/(s_j² − s_i²)·s = (1/(ŝ_j² − ŝ_i²)·ŝ)/σ` with `ŝ = s/σ`,
+/// so the broadening `eps` is relative (`eps·σ²` on the squared gaps) and nothing overflows or
+/// underflows where the derivative itself does not (`s²` underflows at `s ≈ 1e-160`).
+struct Unit {
+    /// The batch shape (`v`'s axes after the first).
+    batch: Vec<usize>,
+    /// `1/σ` per batch item, column-major.
+    inv: Vec<f64>,
+}
+
+impl Unit {
+    fn of(v: &Var) -> Unit {
+        let t = &v.value;
+        let (vals, lo, hi): (Vec<f64>, i32, i32) = if t.dtype() == DType::F32 {
+            let v = t.to_vec::<f32>().into_iter().map(f64::from).collect();
+            (v, f32::MIN_EXP - 1, f32::MAX_EXP - 1)
+        } else {
+            (t.to_vec::<f64>(), f64::MIN_EXP - 1, f64::MAX_EXP - 1)
+        };
+        let batch = t.shape()[1..].to_vec();
+        let k = t.shape()[0];
+        let nb: usize = batch.iter().product();
+        let inv = (0..nb)
+            .map(|b| {
+                let m = vals[b * k..(b + 1) * k]
+                    .iter()
+                    .fold(0.0f64, |m, x| m.max(x.abs()));
+                if m > 0.0 && m.is_finite() {
+                    // 2^−e with e = ⌊log₂ m⌋ kept where 2^±e is a normal number of the dtype.
+                    let e = (m.log2().floor() as i32).clamp(lo, hi);
+                    f64::from_bits(((1023 - e) as u64) << 52)
+                } else {
+                    1.0
+                }
+            })
+            .collect();
+        Unit { batch, inv }
+    }
+
+    /// `x/σ` per batch item (`x`: any core axes, then the batch axes).
+    fn shrink(&self, ctx: &Ctx<'_>, x: &Var) -> Result<Var> {
+        let d = x.value.dtype();
+        let inv = &self.inv;
+        let t = match d {
+            DType::F32 => Tensor::from_vec(&self.batch, inv.iter().map(|&c| c as f32).collect()),
+            DType::F64 => Tensor::from_vec(&self.batch, inv.clone()),
+            DType::C32 => Tensor::from_vec(
+                &self.batch,
+                inv.iter().map(|&c| Complex32::new(c as f32, 0.0)).collect(),
+            ),
+            DType::C64 => Tensor::from_vec(
+                &self.batch,
+                inv.iter().map(|&c| Complex64::new(c, 0.0)).collect(),
+            ),
+            DType::Bool | DType::I32 | DType::I64 => {
+                return Err(Error::dtype(
+                    "linalg rule",
+                    format!("internal: spectrum unit applied to a {d} tensor"),
+                ))
+            }
+        }?;
+        let shape = x.value.shape().to_vec();
+        let core = shape.len() - self.batch.len();
+        let dims: Vec<usize> = (core..shape.len()).collect();
+        let c = broadcast_in_dim(ctx, &Var::constant(t), &shape, &dims)?;
+        mul(ctx, x, &c)
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // svd
 // ---------------------------------------------------------------------------------------------
 
-/// Shared pieces of the reduced SVD rules.
+/// Shared pieces of the reduced SVD rules, in the unit `σ` of the singular values ([`Unit`]).
 struct SvdParts {
     k: usize,
-    /// `F[i, j] = lorentz(s_j² − s_i²)`.
+    unit: Unit,
+    /// `ŝ = s/σ`.
+    s: Var,
+    /// `F̂[i, j] = lorentz(ŝ_j² − ŝ_i²)` (`F = F̂/σ²`).
     f: Var,
-    /// `s / (s² + ε²)`.
+    /// `ŝ / (ŝ² + ε²)` (`1/s ≈ ŝinv/σ`).
     sinv: Var,
 }
 
 fn svd_parts(ctx: &Ctx<'_>, s: &Var, eps: f64) -> Result<SvdParts> {
-    let s2 = mul(ctx, s, s)?;
+    let unit = Unit::of(s);
+    let sh = unit.shrink(ctx, s)?;
+    let s2 = mul(ctx, &sh, &sh)?;
     Ok(SvdParts {
         k: s.value.shape()[0],
         f: gap_matrix(ctx, &s2, eps)?,
-        sinv: lorentz(ctx, s, eps)?,
+        sinv: lorentz(ctx, &sh, eps)?,
+        s: sh,
+        unit,
     })
 }
 
@@ -317,7 +408,8 @@ fn svd_parts(ctx: &Ctx<'_>, s: &Var, eps: f64) -> Result<SvdParts> {
 /// `i·Im(diag X)` term is the gauge term of complex SVD. Sources: Townsend 2016, "Differentiating
 /// the Singular Value Decomposition"; Wan & Zhang 2019, "Automatic differentiation for complex
 /// valued SVD"; JAX `jax/_src/lax/linalg.py` (`_svd_jvp_rule`). Inverse gaps broadened as in the
-/// module docs.
+/// module docs; `dU` and `dV` are evaluated as the same expressions in `ŝ = s/σ` applied to
+/// `X/σ` and `dA/σ` ([`Unit`]).
 fn svd_jvp_reduced(
     ctx: &Ctx<'_>,
     da: &Var,
@@ -328,7 +420,6 @@ fn svd_jvp_reduced(
     wanted: [bool; 3],
 ) -> Result<[Option<Var>; 3]> {
     let (m, n) = (u.value.shape()[0], vh.value.shape()[1]);
-    let p = svd_parts(ctx, s, eps)?;
     let dt = u.value.dtype();
     let uh_da = mhm(ctx, u, da)?;
     let x = mmh(ctx, &uh_da, vh)?;
@@ -338,8 +429,13 @@ fn svd_jvp_reduced(
     } else {
         None
     };
+    if !(wanted[0] || wanted[2]) {
+        return Ok([None, ds, None]);
+    }
+    let p = svd_parts(ctx, s, eps)?;
+    let x = p.unit.shrink(ctx, &x)?;
     let du = if wanted[0] {
-        let xs = scale_cols(ctx, &x, s)?;
+        let xs = scale_cols(ctx, &x, &p.s)?;
         let sym = herm2(ctx, &xs)?;
         let sym = mul(ctx, &p.f, &sym)?;
         let mut y = sym;
@@ -354,6 +450,7 @@ fn svd_jvp_reduced(
         let mut du = mm(ctx, u, &y)?;
         if m > p.k {
             let dav = mmh(ctx, da, vh)?;
+            let dav = p.unit.shrink(ctx, &dav)?;
             let ux = mm(ctx, u, &x)?;
             let r = sub(ctx, &dav, &ux)?;
             let r = scale_cols(ctx, &r, &p.sinv)?;
@@ -364,15 +461,15 @@ fn svd_jvp_reduced(
         None
     };
     let dvh = if wanted[2] {
-        let sx = scale_rows(ctx, &x, s)?;
+        let sx = scale_rows(ctx, &x, &p.s)?;
         let sym = herm2(ctx, &sx)?;
         let y = mul(ctx, &p.f, &sym)?;
         // dVh = dVᴴ = Yᴴ·Vh (+ the complement term for n > k).
         let yh = mh(ctx, &y)?;
         let mut dvh = mm(ctx, &yh, vh)?;
         if n > p.k {
-            // (I − V·Vᴴ)·dAᴴ·U·S⁻¹, conjugate-transposed: S⁻¹·(Uᴴ·dA − Xᴴ... ) written as
-            // S⁻¹·(Uᴴ·dA − X·Vh).
+            // (I − V·Vᴴ)·dAᴴ·U·S⁻¹, conjugate-transposed: S⁻¹·(Uᴴ·dA − X·Vh).
+            let uh_da = p.unit.shrink(ctx, &uh_da)?;
             let xv = mm(ctx, &x, vh)?;
             let r = sub(ctx, &uh_da, &xv)?;
             let r = scale_rows(ctx, &r, &p.sinv)?;
@@ -388,7 +485,8 @@ fn svd_jvp_reduced(
 /// VJP of the reduced SVD: the adjoint of [`svd_jvp_reduced`], step by step:
 /// `X̄ = diag(s̄) + (Z + Zᴴ)·S + ½(Ȳ − Ȳᴴ)∘I·S⁻¹ + S·(W + Wᴴ)` with `Ȳ = Uᴴ·Ū`, `Z = F∘Ȳ`,
 /// `W = F∘(Vᴴ·V̄)`; `Ā = U·X̄·Vh + (I − U·Uᴴ)·Ū·S⁻¹·Vh + U·S⁻¹·V̄ᴴ·(I − V·Vᴴ)`.
-/// Sources as the JVP; PyTorch `svd_backward` (`FunctionsManual.cpp`) for the same terms.
+/// Sources as the JVP; PyTorch `svd_backward` (`FunctionsManual.cpp`) for the same terms. All
+/// but `diag(s̄)` are evaluated in `ŝ = s/σ` on `Ū/σ`, `V̄h/σ` ([`Unit`]).
 fn svd_vjp_reduced(
     ctx: &Ctx<'_>,
     u: &Var,
@@ -413,10 +511,11 @@ fn svd_vjp_reduced(
     }
     let mut extra: Vec<Option<Var>> = Vec::new();
     if let Some(ub) = cts[0] {
-        let yb = mhm(ctx, u, ub)?;
+        let ub = p.unit.shrink(ctx, ub)?;
+        let yb = mhm(ctx, u, &ub)?;
         let z = mul(ctx, &p.f, &yb)?;
         let z = herm2(ctx, &z)?;
-        terms.push(Some(scale_cols(ctx, &z, s)?));
+        terms.push(Some(scale_cols(ctx, &z, &p.s)?));
         if dt.is_complex() {
             let d = diag(ctx, &yb)?;
             let imd = im(ctx, &d)?;
@@ -426,22 +525,23 @@ fn svd_vjp_reduced(
         }
         if m > p.k {
             let uy = mm(ctx, u, &yb)?;
-            let r = sub(ctx, ub, &uy)?;
+            let r = sub(ctx, &ub, &uy)?;
             let r = scale_cols(ctx, &r, &p.sinv)?;
             extra.push(Some(mm(ctx, &r, vh)?));
         }
     }
     if let Some(vhb) = cts[2] {
+        let vhb = p.unit.shrink(ctx, vhb)?;
         // Vᴴ·V̄ with V = Vhᴴ, V̄ = V̄hᴴ: Vh·V̄hᴴ.
-        let yv = mmh(ctx, vh, vhb)?;
+        let yv = mmh(ctx, vh, &vhb)?;
         let w = mul(ctx, &p.f, &yv)?;
         let w = herm2(ctx, &w)?;
-        terms.push(Some(scale_rows(ctx, &w, s)?));
+        terms.push(Some(scale_rows(ctx, &w, &p.s)?));
         if n > p.k {
             // U·S⁻¹·(V̄h − (V̄h·V)·Vh), V̄h·V = V̄h·Vhᴴ.
-            let vbv = mmh(ctx, vhb, vh)?;
+            let vbv = mmh(ctx, &vhb, vh)?;
             let t = mm(ctx, &vbv, vh)?;
-            let r = sub(ctx, vhb, &t)?;
+            let r = sub(ctx, &vhb, &t)?;
             let r = scale_rows(ctx, &r, &p.sinv)?;
             extra.push(Some(mm(ctx, u, &r)?));
         }
@@ -466,11 +566,11 @@ fn svd_vjp_reduced(
     }
 }
 
-fn svd_params(op: &Op) -> (bool, f64) {
-    match params(op) {
-        LinalgOp::Svd { full_matrices, eps } => (full_matrices, eps),
-        _ => (false, 1e-12),
-    }
+fn svd_params(op: &Op) -> Result<(bool, f64)> {
+    let LinalgOp::Svd { full_matrices, eps } = params(op, "the svd rule")? else {
+        return Err(internal(op, "the svd rule"));
+    };
+    Ok((full_matrices, eps))
 }
 
 /// JVP of `svd`. With `full_matrices` and a non-square input, the completing columns of `U`
@@ -487,7 +587,7 @@ pub fn svd_jvp(
     let Some(da) = &ts[0] else {
         return Ok(vec![None; 3]);
     };
-    let (full_m, eps) = svd_params(op);
+    let (full_m, eps) = svd_params(op)?;
     let (u, s, vh) = (&outs[0], &outs[1], &outs[2]);
     let (m, n) = (u.value.shape()[0], vh.value.shape()[1]);
     let k = s.value.shape()[0];
@@ -502,13 +602,14 @@ pub fn svd_jvp(
         let [du1, ds, dvh] =
             svd_jvp_reduced(ctx, &da, &u1, s, vh, eps, [true, wanted[1], wanted[2]])?;
         let du = match du1 {
-            Some(du1) if wanted[0] => {
+            None => None,
+            Some(_) if !wanted[0] => None,
+            Some(du1) => {
                 let t = mhm(ctx, &du1, &u2)?;
                 let t = mm(ctx, &u1, &t)?;
                 let du2 = neg(ctx, &t)?;
                 Some(concat(ctx, &du1, &du2, 1)?)
             }
-            _ => None,
         };
         Ok(vec![du, ds, dvh])
     } else {
@@ -517,14 +618,15 @@ pub fn svd_jvp(
         let [du, ds, dvh1] =
             svd_jvp_reduced(ctx, &da, u, s, &v1, eps, [wanted[0], wanted[1], true])?;
         let dvh = match dvh1 {
-            Some(dvh1) if wanted[2] => {
+            None => None,
+            Some(_) if !wanted[2] => None,
+            Some(dvh1) => {
                 // dVh2 = −Vh2·dVh1ᴴ·Vh1.
                 let t = mmh(ctx, &v2, &dvh1)?;
                 let t = mm(ctx, &t, &v1)?;
                 let dvh2 = neg(ctx, &t)?;
                 Some(concat(ctx, &dvh1, &dvh2, 0)?)
             }
-            _ => None,
         };
         Ok(vec![du, ds, dvh])
     }
@@ -539,7 +641,7 @@ pub fn svd_vjp(
     outs: &[Var],
     cts: &[Option<Var>],
 ) -> Result<Vec<Option<Var>>> {
-    let (full_m, eps) = svd_params(op);
+    let (full_m, eps) = svd_params(op)?;
     let (u, s, vh) = (&outs[0], &outs[1], &outs[2]);
     let (m, n) = (u.value.shape()[0], vh.value.shape()[1]);
     let k = s.value.shape()[0];
@@ -606,15 +708,16 @@ pub fn svd_vjp(
 // eigh
 // ---------------------------------------------------------------------------------------------
 
-fn eigh_eps(op: &Op) -> f64 {
-    match params(op) {
-        LinalgOp::Eigh { eps } => eps,
-        _ => 1e-12,
-    }
+fn eigh_eps(op: &Op) -> Result<f64> {
+    let LinalgOp::Eigh { eps } = params(op, "the eigh rule")? else {
+        return Err(internal(op, "the eigh rule"));
+    };
+    Ok(eps)
 }
 
 /// JVP of `eigh` (`A = V·diag(w)·Vᴴ`, `A` the Hermitian matrix of the lower triangle):
-/// `X = Vᴴ·dA·V`, `dw = Re diag X`, `dV = V·(F∘X)`, `F_ij = 1/(w_j − w_i)` broadened.
+/// `X = Vᴴ·dA·V`, `dw = Re diag X`, `dV = V·(F∘X)`, `F_ij = 1/(w_j − w_i)` broadened relative
+/// to the unit `σ` of `w` ([`Unit`]: `eps·σ`).
 /// Sources: Giles 2008, "An extended collection of matrix derivative results"; JAX
 /// `_eigh_jvp_rule`.
 pub fn eigh_jvp(
@@ -640,7 +743,11 @@ pub fn eigh_jvp(
         None
     };
     let dv = if wanted[1] {
-        let f = gap_matrix(ctx, w, eigh_eps(op))?;
+        // F∘X = F̂∘(X/σ), F̂ from ŵ = w/σ ([`Unit`]).
+        let unit = Unit::of(w);
+        let wh = unit.shrink(ctx, w)?;
+        let f = gap_matrix(ctx, &wh, eigh_eps(op)?)?;
+        let x = unit.shrink(ctx, &x)?;
         let fx = mul(ctx, &f, &x)?;
         Some(mm(ctx, v, &fx)?)
     } else {
@@ -667,7 +774,10 @@ pub fn eigh_vjp(
     }
     if let Some(vb) = &cts[1] {
         let vb = to(ctx, vb, dt)?;
-        let f = gap_matrix(ctx, w, eigh_eps(op))?;
+        let unit = Unit::of(w);
+        let wh = unit.shrink(ctx, w)?;
+        let f = gap_matrix(ctx, &wh, eigh_eps(op)?)?;
+        let vb = unit.shrink(ctx, &vb)?;
         let y = mhm(ctx, v, &vb)?;
         terms.push(Some(mul(ctx, &f, &y)?));
     }
@@ -910,8 +1020,11 @@ fn qr_vjp_tall(ctx: &Ctx<'_>, q: &Var, r: &Var, qb: Option<&Var>, rb: Option<&Va
     mh(ctx, &xh)
 }
 
-fn qr_complete(op: &Op) -> bool {
-    matches!(params(op), LinalgOp::Qr { complete: true })
+fn qr_complete(op: &Op) -> Result<bool> {
+    let LinalgOp::Qr { complete } = params(op, "the qr rule")? else {
+        return Err(internal(op, "the qr rule"));
+    };
+    Ok(complete)
 }
 
 /// JVP of `qr`; wide inputs (`m < n`) split `A = [X | Y]` with `X` square: `X = Q·R₁` by the
@@ -930,7 +1043,7 @@ pub fn qr_jvp(
     };
     let (q, r) = (&outs[0], &outs[1]);
     let (m, n) = (q.value.shape()[0], r.value.shape()[1]);
-    if qr_complete(op) && m > n {
+    if qr_complete(op)? && m > n {
         return Err(unsupported(
             op,
             "qr with mode=\"complete\" and more rows than columns",
@@ -964,7 +1077,7 @@ pub fn qr_vjp(
 ) -> Result<Vec<Option<Var>>> {
     let (q, r) = (&outs[0], &outs[1]);
     let (m, n) = (q.value.shape()[0], r.value.shape()[1]);
-    if qr_complete(op) && m > n {
+    if qr_complete(op)? && m > n {
         return Err(unsupported(
             op,
             "qr with mode=\"complete\" and more rows than columns",
@@ -1094,8 +1207,11 @@ pub fn solve_vjp(
     ])
 }
 
-fn tri_lower(op: &Op) -> bool {
-    !matches!(params(op), LinalgOp::TriangularSolve { lower: false })
+fn tri_lower(op: &Op) -> Result<bool> {
+    let LinalgOp::TriangularSolve { lower } = params(op, "the triangular_solve rule")? else {
+        return Err(internal(op, "the triangular_solve rule"));
+    };
+    Ok(lower)
 }
 
 /// JVP of `triangular_solve`: `dx = tri(A)⁻¹·(db − tri(dA)·x)` (JAX
@@ -1107,7 +1223,7 @@ pub fn triangular_solve_jvp(
     out: &Var,
     ts: &[Option<Var>],
 ) -> Result<Option<Var>> {
-    let lower = tri_lower(op);
+    let lower = tri_lower(op)?;
     let dax = match &ts[0] {
         Some(da) => {
             let t = if lower {
@@ -1134,7 +1250,7 @@ pub fn triangular_solve_vjp(
     out: &Var,
     ct: &Var,
 ) -> Result<Vec<Option<Var>>> {
-    let lower = tri_lower(op);
+    let lower = tri_lower(op)?;
     let ah = mh(ctx, &inputs[0])?;
     let ct = to(ctx, ct, out.value.dtype())?;
     let bb = trisolve(ctx, &ah, &ct, !lower)?;
