@@ -988,7 +988,15 @@ fn lu<T: Scalar>(e: &CpuEngine, name: &str, a: &Tensor, metas: &[OutMeta]) -> Re
             let exp = scale_exponent::<T>(check_finite(name, a, b)?);
             // SAFETY: blocks `b` belong to this task.
             let (mut p, mut l, mut u) = unsafe { (po.mat(b), lo.mat(b), uo.mat(b)) };
-            lu_into(a, exp, f.rb_mut(), &mut perm, &mut perm_inv, par, &mut *stack);
+            lu_into(
+                a,
+                exp,
+                f.rb_mut(),
+                &mut perm,
+                &mut perm_inv,
+                par,
+                &mut *stack,
+            );
             // faer divides by the pivot even when the whole pivot column is zero (LAPACK skips
             // that step), which fills the factors with NaN: report it instead of returning NaN.
             check_finite(name, f.rb(), b).map_err(|_| {
@@ -1066,7 +1074,15 @@ fn solve<T: Scalar>(
             let eb = scale_exponent::<T>(check_finite(name, rhs, b)?);
             // SAFETY: block `b` belongs to this task.
             let mut x = unsafe { xo.mat(b) };
-            lu_into(a, ea, f.rb_mut(), &mut perm, &mut perm_inv, par, &mut *stack);
+            lu_into(
+                a,
+                ea,
+                f.rb_mut(),
+                &mut perm,
+                &mut perm_inv,
+                par,
+                &mut *stack,
+            );
             for i in 0..n {
                 let (re, im) = f[(i, i)].parts();
                 if re == 0.0 && im == 0.0 {
@@ -1172,7 +1188,15 @@ fn slogdet<T: Scalar>(
         for b in range {
             let a = ab.mat(b);
             let exp = scale_exponent::<T>(check_finite(name, a, b)?);
-            let swaps = lu_into(a, exp, f.rb_mut(), &mut perm, &mut perm_inv, par, &mut *stack);
+            let swaps = lu_into(
+                a,
+                exp,
+                f.rb_mut(),
+                &mut perm,
+                &mut perm_inv,
+                par,
+                &mut *stack,
+            );
             let mut sign = Complex64::new(if swaps % 2 == 0 { 1.0 } else { -1.0 }, 0.0);
             let mut logabs = 0.0f64;
             for i in 0..n {
@@ -1256,6 +1280,39 @@ mod tests {
             );
             assert!(matches!(err, Err(Error::LinAlg { .. })), "{err:?}");
         }
+    }
+
+    #[test]
+    fn extreme_scales_factorise_a_power_of_two_multiple() {
+        let e = CpuEngine::new(Some(1)).unwrap();
+        // Singular values of [[1, 2], [3, 1]]: sqrt((15 ± 5·sqrt(5))/2).
+        let r5 = 5f64.sqrt();
+        let exact = [
+            ((15.0 + 5.0 * r5) / 2.0).sqrt(),
+            ((15.0 - 5.0 * r5) / 2.0).sqrt(),
+        ];
+        for c in [1e-300, 1e-200, 1e-140, 1.0, 1e140, 1e200, 1e300] {
+            // Column-major [[1, 2], [3, 1]]·c.
+            let a = t(&[2, 2], vec![c, 3.0 * c, 2.0 * c, c]);
+            let s = apply(&e, &Op::Linalg(LinalgOp::Svdvals), &[&a]).unwrap();
+            for (got, want) in s.to_vec::<f64>().iter().zip(exact) {
+                assert!((got / c - want).abs() < 1e-14 * want, "c={c}: {got}");
+            }
+            // det = 1 − 6 = −5: logabsdet = ln 5 + 2·ln c, sign −1.
+            let outs = apply_multi(&e, &Op::Linalg(LinalgOp::Slogdet), &[&a]).unwrap();
+            let want = 5f64.ln() + 2.0 * c.ln();
+            assert_eq!(outs[0].to_vec::<f64>(), vec![-1.0]);
+            assert!((outs[1].to_vec::<f64>()[0] - want).abs() < 1e-14 * want.abs().max(1.0));
+        }
+        assert_eq!(super::ldexp(1.0, -1076), 0.0);
+        assert_eq!(super::ldexp(3.0, -1075), 2.0 * 5e-324);
+        assert_eq!(super::ldexp(f64::MIN_POSITIVE, 2045), 2f64.powi(1023));
+        assert_eq!(super::ldexp(1.5, 1024), f64::INFINITY);
+        assert_eq!(super::ldexp(5e-324, 2097), 2f64.powi(1023));
+        assert_eq!(super::scale_exponent::<f64>(1.0), None);
+        assert_eq!(super::scale_exponent::<f64>(0.0), None);
+        assert_eq!(super::scale_exponent::<f64>(1e300), Some(-996));
+        assert_eq!(super::scale_exponent::<f32>(1e30), Some(-99));
     }
 
     #[test]

@@ -282,7 +282,10 @@ fn params(op: &Op, rule: &str) -> Result<LinalgOp> {
 
 /// The error of a rule called for an op it does not serve (a dispatch bug, never user input).
 fn internal(op: &Op, rule: &str) -> Error {
-    Error::unsupported(op.name(), format!("internal: {rule} called for {}", op.name()))
+    Error::unsupported(
+        op.name(),
+        format!("internal: {rule} called for {}", op.name()),
+    )
 }
 
 fn unsupported(op: &Op, what: &str) -> Error {
