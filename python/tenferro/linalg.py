@@ -917,6 +917,13 @@ def norm(x: ArrayLike, ord: Any = None, axis: Any = None, keepdims: bool = False
     Tensor
         Real (float32/float64); int and bool inputs give float64.
 
+    Notes
+    -----
+    The 2-, Frobenius and ``p``-norms are computed as ``m·‖x/m‖`` with ``m = max|x|`` (LAPACK's
+    ``dnrm2``), so neither they nor their gradients over- or underflow where the norm itself does
+    not: ``norm([1e200, 1e200])`` is ``1.414e200`` (NumPy's ``sqrt(x·x)`` gives inf) and the
+    gradient at ``[1e-170, 0]`` is ``[1, 0]``.
+
     Raises
     ------
     ValueError

@@ -42,6 +42,8 @@ pub(crate) trait Scalar: Element + faer::traits::ComplexField<Real: Element> {
     fn make(re: f64, im: f64) -> Self;
     /// A real value of the matching real type.
     fn real(x: f64) -> Self::Real;
+    /// `(safmin, eps)` of the real type: its smallest normal number and machine epsilon.
+    fn limits() -> (f64, f64);
 }
 
 macro_rules! real_scalar {
@@ -55,6 +57,9 @@ macro_rules! real_scalar {
             }
             fn real(x: f64) -> $t {
                 x as $t
+            }
+            fn limits() -> (f64, f64) {
+                (<$t>::MIN_POSITIVE as f64, <$t>::EPSILON as f64)
             }
         }
     };
@@ -73,6 +78,9 @@ macro_rules! complex_scalar {
             }
             fn real(x: f64) -> $r {
                 x as $r
+            }
+            fn limits() -> (f64, f64) {
+                (<$r>::MIN_POSITIVE as f64, <$r>::EPSILON as f64)
             }
         }
     };
@@ -249,10 +257,7 @@ fn check_finite<T: Scalar>(name: &str, a: MatRef<'_, T>, b: usize) -> Result<f64
 /// `SMLNUM = sqrt(safmin)/eps` and `BIGNUM = 1/SMLNUM` (`dgesvd`, `dsyevd`, `dgeev`: about
 /// `[6.7e-139, 1.5e138]` in double, `[9.1e-13, 1.1e12]` in single precision).
 fn safe_range<T: Scalar>() -> (f64, f64) {
-    let (safmin, eps) = match T::DTYPE {
-        DType::F32 | DType::C32 => (f32::MIN_POSITIVE as f64, f32::EPSILON as f64),
-        _ => (f64::MIN_POSITIVE, f64::EPSILON),
-    };
+    let (safmin, eps) = T::limits();
     let small = safmin.sqrt() / eps;
     (small, 1.0 / small)
 }

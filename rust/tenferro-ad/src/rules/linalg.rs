@@ -13,8 +13,8 @@
 //! values in the unit `σ = 2^⌊log₂ max|v|⌋` of [`Unit`], so the broadening is `eps·σ²` for the
 //! squared singular-value gaps, `eps·σ` for `1/s` and the eigenvalue gaps, gradients are
 //! scale-covariant (`∇L(c·A) = c^(k−1)·∇L(A)` for a loss homogeneous of degree `k`) and no
-//! intermediate `s²` or `1/g` over- or underflows where the result does not. Gradients stay finite at exact degeneracy, where the terms that
-//! couple two equal values become zero. Their true value is a limit a rule cannot see (for
+//! intermediate `s²` or `1/g` over- or underflows where the result does not. Gradients stay
+//! finite at exact degeneracy, where the terms that couple two equal values become zero. Their true value is a limit a rule cannot see (for
 //! `V·f(Λ)·Vᴴ` it is `f'(λ)` times the coupling component), so the result is exact when the
 //! cotangent has no coupling component between equal values (losses of the values alone,
 //! `‖U·S·Vᴴ‖²` at `I`) and biased otherwise; gaps well above `ε` are exact.
@@ -318,11 +318,13 @@ struct Unit {
 impl Unit {
     fn of(v: &Var) -> Unit {
         let t = &v.value;
-        let (vals, lo, hi): (Vec<f64>, i32, i32) = if t.dtype() == DType::F32 {
+        // `lo`: the exponent of the smallest normal number, so that `2^±e` are normal for
+        // `e` in `lo..=−lo`.
+        let (vals, lo): (Vec<f64>, i32) = if t.dtype() == DType::F32 {
             let v = t.to_vec::<f32>().into_iter().map(f64::from).collect();
-            (v, f32::MIN_EXP - 1, f32::MAX_EXP - 1)
+            (v, f32::MIN_EXP - 1)
         } else {
-            (t.to_vec::<f64>(), f64::MIN_EXP - 1, f64::MAX_EXP - 1)
+            (t.to_vec::<f64>(), f64::MIN_EXP - 1)
         };
         let batch = t.shape()[1..].to_vec();
         let k = t.shape()[0];
@@ -333,8 +335,8 @@ impl Unit {
                     .iter()
                     .fold(0.0f64, |m, x| m.max(x.abs()));
                 if m > 0.0 && m.is_finite() {
-                    // 2^−e with e = ⌊log₂ m⌋ kept where 2^±e is a normal number of the dtype.
-                    let e = (m.log2().floor() as i32).clamp(lo, hi);
+                    // 2^−e with e = ⌊log₂ m⌋, kept where 2^±e are normal numbers of the dtype.
+                    let e = (m.log2().floor() as i32).clamp(lo, -lo);
                     f64::from_bits(((1023 - e) as u64) << 52)
                 } else {
                     1.0
