@@ -341,6 +341,7 @@ def test_norm_values_and_gradients_are_scale_covariant(ord_: Any, axis: Any, c: 
     assert_normwise(gc, g1, 1.0, 1e-12)
 
 
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")
 def test_norm_keeps_numpy_special_values() -> None:
     """Scaling by ``max|x|`` leaves inf, NaN and zero vectors as NumPy has them."""
     assert float(L.norm(np.array([np.inf, 1.0]))) == np.inf
@@ -348,3 +349,17 @@ def test_norm_keeps_numpy_special_values() -> None:
     assert float(L.norm(np.zeros(3))) == 0.0
     assert float(L.norm(np.array([0.0, 0.0]), -1)) == 0.0
     np.testing.assert_allclose(float(L.norm(np.array([3.0, 0.0, 4.0]), -2)), np.linalg.norm([3.0, 0.0, 4.0], -2))
+
+
+@pytest.mark.parametrize("dtype", RC)
+@pytest.mark.parametrize("name", ["svd vectors", "eigh vectors"])
+def test_the_unit_is_per_matrix_of_a_batch(name: str, dtype: str) -> None:
+    """A batch mixing scales 1e-100 and 1e100: each matrix gets its own unit σ, so each gradient
+    is ``c^(−1)`` times its gradient at scale 1 (a batch-wide unit would broaden one away)."""
+    make = svd_vector_loss if name.startswith("svd") else eigh_vector_loss
+    f = make(dtype, (4, 4))
+    a1, a2 = matrix_for(name, dtype, (4, 4)), matrix_for(name, dtype, (4, 4)).T.copy()
+    g1, g2 = grad_at(f, a1), grad_at(f, a2)
+    gb = grad_at(f, np.stack([a1 * 1e-100, a2 * 1e100]).astype(dtype))
+    assert_normwise(gb[0], g1 * 1e100, 1e100, 1e-10)
+    assert_normwise(gb[1], g2 * 1e-100, 1e-100, 1e-10)
