@@ -123,3 +123,69 @@ def test_check_grads_single_precision(op: str, dtype: str) -> None:
     f, args = CASES[op][1]({"float32": "float64", "complex64": "complex128"}[dtype])
     args = [a.astype(dtype) for a in args]
     check_grads(f, args, order=1, eps=1e-2, atol=5e-2, rtol=5e-2)
+
+
+# Permuted dimension parameters (issue 17, finding 1): every op with dimension parameters, with
+# non-identity, non-monotonic ones — broadcast dims out of order (with and without size-1
+# expansion), cyclic permutations, reduce axes listed out of order, diagonals with
+# axis_a > axis_b, dot_general contracting/batch dims permuted on both sides, and gather/scatter
+# dimension numbers whose maps are permuted. Each is checked with ``check_grads`` (JVP against
+# central differences, the dot-product identity to second order) and ``jacrev == jacfwd``.
+_GATHER_IDX = np.array([[1, 0], [0, 2], [2, 1]]).T.copy()  # index vector along axis 0
+_PERM_DG = dict(lhs_contracting_dims=(2, 0), rhs_contracting_dims=(0, 3), lhs_batch_dims=(3, 1), rhs_batch_dims=(2, 1))
+
+PERMUTED: dict[str, Case] = {
+    "broadcast_in_dim": (RC, lambda d: (lambda a: P.broadcast_in_dim(a, (4, 3, 5, 2), (3, 0, 2)), [arr((2, 4, 5), d)])),
+    "broadcast_in_dim/expand": (RC, lambda d: (lambda a: P.broadcast_in_dim(a.T, (4, 3, 5, 2), (3, 1, 0)), [arr((1, 3, 2), d)])),
+    "transpose": (RC, lambda d: (lambda a: P.transpose(a, (1, 2, 0)), [arr((2, 3, 4), d)])),
+    "reverse": (RC, lambda d: (lambda a: P.reverse(a, (2, 0)), [arr((2, 3, 4), d)])),
+    "reduce_sum": (RC, lambda d: (lambda a: P.reduce_sum(a, (2, 0)), [arr((2, 3, 4), d)])),
+    "reduce_prod": (RC, lambda d: (lambda a: P.reduce_prod(a, (2, 0)), [arr((2, 3, 2), d, 0.5, 1.5)])),
+    "reduce_max": (R, lambda d: (lambda a: P.reduce_max(a, (2, 0)), [arr((2, 3, 4), d)])),
+    "reduce_min": (R, lambda d: (lambda a: P.reduce_min(a, (2, 0)), [arr((2, 3, 4), d)])),
+    "reduce_sum_squares": (R, lambda d: (lambda a: P.reduce_sum_squares(a, (2, 0)), [arr((2, 3, 4), d)])),
+    "extract_diag": (RC, lambda d: (lambda a: P.extract_diag(a, 2, 0), [arr((3, 2, 4), d)])),
+    "embed_diag": (RC, lambda d: (lambda a: P.embed_diag(a, 2, 0), [arr((3, 2), d)])),
+    "concatenate": (RC, lambda d: (lambda a, b: P.concatenate([P.transpose(a, (2, 0, 1)), b], 1), [arr((2, 3, 4), d), arr((4, 1, 3), d)])),
+    "dot_general": (RC, lambda d: (lambda a, b: P.dot_general(a, b, tf.DotGeneralConfig(**_PERM_DG)), [arr((2, 5, 3, 4), d), arr((3, 5, 4, 2, 6), d)])),
+    "dot_general_with_conj": (RC, lambda d: (lambda a, b: P.dot_general_with_conj(a, b, tf.DotGeneralConfig(**_PERM_DG), True, False), [arr((2, 5, 3, 4), d), arr((3, 5, 4, 2, 6), d)])),
+    "gather": (RC, lambda d: (lambda a: P.gather(a, const(a, _GATHER_IDX), tf.GatherConfig(offset_dims=(0, 2), collapsed_slice_dims=(1,), start_index_map=(2, 1), index_vector_dim=0, slice_sizes=(2, 1, 2))), [arr((2, 4, 3), d)])),
+    "scatter": (RC, lambda d: (lambda a, u: P.scatter(a, const(a, _GATHER_IDX), u, tf.ScatterConfig(update_window_dims=(0, 2), inserted_window_dims=(1,), scatter_dims_to_operand_dims=(2, 1), index_vector_dim=0)), [arr((2, 4, 3), d), arr((2, 3, 2), d)])),
+}
+
+# Ops whose parameters name dimensions: each needs a permuted case above.
+DIMENSION_PARAMETER_OPS = {
+    "broadcast_in_dim", "transpose", "reverse", "reduce_sum", "reduce_prod", "reduce_max", "reduce_min",
+    "reduce_sum_squares", "extract_diag", "embed_diag", "concatenate", "dot_general",
+    "dot_general_with_conj", "gather", "scatter",
+}
+
+
+def test_every_op_with_dimension_parameters_has_a_permuted_case() -> None:
+    assert {k.split("/")[0] for k in PERMUTED} == DIMENSION_PARAMETER_OPS
+
+
+PERM_PARAMS = [(op, d) for op, (dtypes, _) in sorted(PERMUTED.items()) for d in dtypes]
+
+
+@pytest.mark.parametrize(("op", "dtype"), PERM_PARAMS, ids=[f"{o}-{d}" for o, d in PERM_PARAMS])
+def test_permuted_dimension_parameters(op: str, dtype: str) -> None:
+    f, args = PERMUTED[op][1](dtype)
+    check_grads(f, args, order=2, modes=("fwd", "rev"))
+    if op == "dot_general_with_conj" and dtype == "complex128":
+        return  # not holomorphic: no complex Jacobian; the dot-product identity above covers it
+    holo = dtype == "complex128"
+    argnums = tuple(range(len(args)))
+    xs = [tf.tensor(a) for a in args]
+    rev = tf.func.jacrev(f, argnums=argnums, holomorphic=holo)(*xs)
+    fwd = tf.func.jacfwd(f, argnums=argnums, holomorphic=holo)(*xs)
+    for r, fw in zip(rev, fwd):
+        np.testing.assert_allclose(np.asarray(r), np.asarray(fw), rtol=1e-12, atol=1e-12)
+
+
+def test_broadcast_in_dim_vjp_with_transposing_dims() -> None:
+    """Finding 1: the VJP of a broadcast whose dims are not increasing transposes back."""
+    x = tf.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    w = np.arange(6.0).reshape(3, 2)
+    (tf.prim.broadcast_in_dim(x, (3, 2), (1, 0)) * w).sum().backward()
+    np.testing.assert_array_equal(np.asarray(x.grad), w.T)

@@ -250,9 +250,9 @@ CONFIG_CASES: list[tuple] = [
     # GatherConfig
     ("gather-offset-duplicate", E.AxisError, lambda: tf.GatherConfig(offset_dims=[1, 1], collapsed_slice_dims=[], start_index_map=[0], index_vector_dim=1, slice_sizes=[1, 2]), "GatherConfig", (1, 1)),
     ("gather-offset-unsorted", E.AxisError, lambda: tf.GatherConfig(offset_dims=[2, 1], collapsed_slice_dims=[], start_index_map=[0], index_vector_dim=1, slice_sizes=[1, 2]), "GatherConfig", (2, 1)),
-    ("gather-negative-dim", E.AxisError, lambda: tf.GatherConfig(offset_dims=[1], collapsed_slice_dims=[-1], start_index_map=[0], index_vector_dim=1, slice_sizes=[1, 2]), "GatherConfig", -1),
+    # Negative dimension numbers count from the end (ops.md); out of range they are AxisErrors.
+    ("gather-negative-dim", E.AxisError, lambda: tf.GatherConfig(offset_dims=[1], collapsed_slice_dims=[-3], start_index_map=[0], index_vector_dim=1, slice_sizes=[1, 2]), "GatherConfig", -3),
     ("gather-map-duplicate", E.AxisError, lambda: tf.GatherConfig(offset_dims=[], collapsed_slice_dims=[0, 1], start_index_map=[0, 0], index_vector_dim=1, slice_sizes=[1, 1]), "GatherConfig", (0, 0)),
-    ("gather-index-vector-dim", E.AxisError, lambda: tf.GatherConfig(offset_dims=[1], collapsed_slice_dims=[0], start_index_map=[0], index_vector_dim=-1, slice_sizes=[1, 2]), "GatherConfig", -1),
     ("gather-counts", E.ShapeError, lambda: tf.GatherConfig(offset_dims=[1, 2], collapsed_slice_dims=[0], start_index_map=[0], index_vector_dim=1, slice_sizes=[1, 2]), "GatherConfig", (1, 2), (0,)),
     ("gather-collapsed-size", E.ShapeError, lambda: tf.GatherConfig(offset_dims=[1], collapsed_slice_dims=[0], start_index_map=[0], index_vector_dim=1, slice_sizes=[2, 2]), "GatherConfig", 0, 2),
     ("gather-map-range", E.AxisError, lambda: tf.GatherConfig(offset_dims=[1], collapsed_slice_dims=[0], start_index_map=[2], index_vector_dim=1, slice_sizes=[1, 2]), "GatherConfig", 2),
@@ -260,16 +260,13 @@ CONFIG_CASES: list[tuple] = [
     # ScatterConfig
     ("scatter-window-duplicate", E.AxisError, lambda: tf.ScatterConfig(update_window_dims=[1, 1], inserted_window_dims=[0], scatter_dims_to_operand_dims=[0], index_vector_dim=1), "ScatterConfig", (1, 1)),
     ("scatter-window-unsorted", E.AxisError, lambda: tf.ScatterConfig(update_window_dims=[2, 1], inserted_window_dims=[0], scatter_dims_to_operand_dims=[0], index_vector_dim=1), "ScatterConfig", (2, 1)),
-    ("scatter-inserted-negative", E.AxisError, lambda: tf.ScatterConfig(update_window_dims=[1], inserted_window_dims=[-1], scatter_dims_to_operand_dims=[0], index_vector_dim=1), "ScatterConfig", -1),
     ("scatter-map-duplicate", E.AxisError, lambda: tf.ScatterConfig(update_window_dims=[], inserted_window_dims=[0, 1], scatter_dims_to_operand_dims=[1, 1], index_vector_dim=1), "ScatterConfig", (1, 1)),
-    ("scatter-index-vector-dim", E.AxisError, lambda: tf.ScatterConfig(update_window_dims=[1], inserted_window_dims=[0], scatter_dims_to_operand_dims=[0], index_vector_dim=-2), "ScatterConfig", -2),
     # DotGeneralConfig
     ("dot-contract-count", E.ShapeError, lambda: tf.DotGeneralConfig(lhs_contracting_dims=[1, 2], rhs_contracting_dims=[0]), OneOf("DotGeneralConfig"), (1, 2), (0,)),
     ("dot-batch-count", E.ShapeError, lambda: tf.DotGeneralConfig(lhs_contracting_dims=[1], rhs_contracting_dims=[0], lhs_batch_dims=[0], rhs_batch_dims=[]), "DotGeneralConfig", (0,)),
     ("dot-duplicate", E.AxisError, lambda: tf.DotGeneralConfig(lhs_contracting_dims=[1, 1], rhs_contracting_dims=[0, 1]), "DotGeneralConfig", (1, 1)),
     ("dot-role-overlap-lhs", E.AxisError, lambda: tf.DotGeneralConfig(lhs_contracting_dims=[0], rhs_contracting_dims=[1], lhs_batch_dims=[0], rhs_batch_dims=[0]), "DotGeneralConfig", 0),
     ("dot-role-overlap-rhs", E.AxisError, lambda: tf.DotGeneralConfig(lhs_contracting_dims=[1], rhs_contracting_dims=[2], lhs_batch_dims=[0], rhs_batch_dims=[2]), "DotGeneralConfig", 2),
-    ("dot-negative", E.AxisError, lambda: tf.DotGeneralConfig(lhs_contracting_dims=[-1], rhs_contracting_dims=[0]), "DotGeneralConfig", -1),
 ]
 
 
@@ -335,6 +332,16 @@ PRIM_SHAPE_CASES: list[tuple] = [
     ("matmul-rank", E.ShapeError, lambda: tf.prim.matmul(T(X3), T(X2)), "matmul", (2, 3, 4)),
     ("matmul-inner", E.ShapeError, lambda: tf.prim.matmul(T(X2), T(X2)), "matmul", (2, 3)),
     ("scale_complex-real", E.DTypeError, lambda: tf.prim.scale_complex(T(X2), 1j), "scale_complex", "float64"),
+    # One rule for negative axis parameters (ops.md): they count from the end of the rank they
+    # index; out of range they are AxisErrors quoting the value as given (never 2**64 - k).
+    ("gather-index-vector-dim", E.AxisError, lambda: tf.prim.gather(T(X2), T(np.array([[0]])), tf.GatherConfig(offset_dims=[1], collapsed_slice_dims=[0], start_index_map=[0], index_vector_dim=-3, slice_sizes=[1, 2])), "gather", -3),
+    ("scatter-inserted-negative", E.AxisError, lambda: tf.prim.scatter(T(X2), T(np.array([[0]])), T(np.ones((1, 3))), tf.ScatterConfig(update_window_dims=[1], inserted_window_dims=[-3], scatter_dims_to_operand_dims=[0], index_vector_dim=1)), "scatter", -3),
+    ("scatter-index-vector-dim", E.AxisError, lambda: tf.prim.scatter(T(X2), T(np.array([[0]])), T(np.ones((1, 3))), tf.ScatterConfig(update_window_dims=[1], inserted_window_dims=[0], scatter_dims_to_operand_dims=[0], index_vector_dim=-3)), "scatter", -3),
+    ("dot-negative", E.AxisError, lambda: tf.prim.dot_general(T(X2), T(X2), tf.DotGeneralConfig(lhs_contracting_dims=[-3], rhs_contracting_dims=[0])), "dot_general", -3),
+    ("transpose-negative", E.AxisError, lambda: tf.prim.transpose(T(X2), (-1, -3)), "transpose", -3),
+    ("broadcast_in_dim-negative", E.AxisError, lambda: tf.prim.broadcast_in_dim(T([1.0, 2.0]), (3, 2), (-5,)), "broadcast_in_dim", -5),
+    ("reduce_sum-negative", E.AxisError, lambda: tf.prim.reduce_sum(T(X2), (-3,)), "reduce_sum", -3),
+    ("reverse-negative", E.AxisError, lambda: tf.prim.reverse(T(X2), (-3,)), "reverse", -3),
 ]
 
 
@@ -571,3 +578,38 @@ def test_random_calls_fail_cleanly_or_match_reference(data: st.DataObject) -> No
         r = np.asarray(result)
         if r.dtype.kind not in "fc" or (np.isfinite(r).all() and (np.abs(r) <= 100).all()):
             pool.append(result)
+
+
+def test_negative_axis_parameters_count_from_the_end() -> None:
+    """ops.md: every axis/permutation parameter of a primitive may be negative."""
+    x = np.arange(24.0).reshape(2, 3, 4)
+    np.testing.assert_array_equal(tf.prim.transpose(T(x), (-1, 0, -2)), np.transpose(x, (2, 0, 1)))
+    np.testing.assert_array_equal(tf.prim.reduce_sum(T(x), (-1, 0)), x.sum(axis=(2, 0)))
+    np.testing.assert_array_equal(tf.prim.reverse(T(x), (-1,)), x[:, :, ::-1])
+    y = tf.prim.broadcast_in_dim(T(np.arange(3.0)), (2, 3), (-1,))
+    np.testing.assert_array_equal(y, np.broadcast_to(np.arange(3.0), (2, 3)))
+    cfg = tf.DotGeneralConfig(lhs_contracting_dims=(-1,), rhs_contracting_dims=(-3,), lhs_batch_dims=(0,), rhs_batch_dims=(-1,))
+    b = np.arange(40.0).reshape(4, 5, 2)
+    np.testing.assert_allclose(tf.prim.dot_general(T(x), T(b), cfg), np.einsum("zik,kjz->ijz", x, b))
+    np.testing.assert_array_equal(tf.prim.extract_diag(T(x), -1, -2), np.moveaxis(np.diagonal(x, axis1=2, axis2=1), -1, 1))
+    g = tf.GatherConfig(offset_dims=(-1,), collapsed_slice_dims=(-2,), start_index_map=(0,), index_vector_dim=-1, slice_sizes=(1, 3))
+    np.testing.assert_array_equal(tf.prim.gather(T(X2), T(np.array([[1], [0]])), g), X2[[1, 0]])
+
+
+def test_huge_shapes_are_value_errors() -> None:
+    """Element-count overflow: ValueError as NumPy's "array is too big" (ShapeError for a reshape)."""
+    for shape in [(2**40, 2**40), (2**40, 2**40, 0), (0, 2**40, 2**40), (2**62, 4)]:
+        with pytest.raises(ValueError, match="too big") as info:
+            tf.zeros(shape)
+        assert not isinstance(info.value, MemoryError)
+        with pytest.raises(ValueError):
+            np.empty(shape)  # the oracle agrees that this is a ValueError
+    with pytest.raises(E.ShapeError, match="reshape"):
+        tf.prim.reshape(T(np.zeros(4)), (2**40, 2**40, 0))
+
+
+def test_negative_pinned_cpu_is_quoted_as_given() -> None:
+    with pytest.raises(E.CpuThreadError, match=r"pin=\[-1\]: CPU -1 ") as info:
+        tf.CpuEngine(pin=[-1])
+    assert info.value.reason is E.CpuThreadReason.CPU_NOT_ALLOWED
+    assert "18446744073709551615" not in str(info.value)

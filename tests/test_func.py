@@ -239,3 +239,186 @@ def test_numpy_left_operand_with_tensor_of_fresh_runtime() -> None:
     # Inside a transform, non-differentiated NumPy arguments meet tensors of the fresh runtime.
     g = tf.func.grad(lambda a, b: (np.sum(b) * a).sum())(np.array([1.0, 2.0]), np.array([3.0, 4.0]))
     assert_close(g, np.array([7.0, 7.0]))
+
+
+# --------------------------------------------------------------------------------------------
+# Pytrees (issue 17, fix 4): arguments, gradients, outputs and tangents are pytrees, as JAX's.
+# Expectations are JAX's documented semantics, checked here by finite differences.
+
+P_A = np.array([0.4, -1.2, 0.9])
+P_B = np.array([[0.3, 0.5], [-0.8, 1.1]])
+P_C = 0.7
+
+
+def _loss_np(a, b, c):
+    return np.sum(np.sin(a) * c) + np.sum(b * b) * c + a[0] * b[1, 0]
+
+
+def _loss_tf(a, b, c):
+    return (tf.sin(a) * c).sum() + (b * b).sum() * c + a[0] * b[1, 0]
+
+
+def _fd_pytree(f, leaves):
+    """Finite-difference gradients of ``f(*leaves)`` w.r.t. each leaf (arrays or floats)."""
+    out = []
+    for i, leaf in enumerate(leaves):
+        arr = np.asarray(leaf, dtype=float)
+        out.append(_fd_grad(lambda v, i=i: f(*leaves[:i], v if v.ndim else float(v), *leaves[i + 1 :]), arr))
+    return out
+
+
+def test_grad_dict_list_and_nested_pytrees_match_finite_differences() -> None:
+    fa, fb, fc = _fd_pytree(_loss_np, [P_A, P_B, P_C])
+    params = {"w": [P_A, {"m": P_B}], "c": P_C}
+    g = tf.func.grad(lambda p: _loss_tf(p["w"][0], p["w"][1]["m"], p["c"]))(params)
+    assert set(g) == {"w", "c"} and isinstance(g["w"], list) and set(g["w"][1]) == {"m"}
+    assert_close(g["w"][0], fa, **TOL)
+    assert_close(g["w"][1]["m"], fb, **TOL)
+    assert_close(g["c"], np.float64(fc), **TOL)
+    assert g["c"].shape == () and g["w"][1]["m"].shape == P_B.shape
+
+
+def test_list_argument_is_a_pytree_not_stacked() -> None:
+    """The finding: ``tf.func`` given a list of arrays silently stacked it."""
+    g = tf.func.grad(lambda xs: xs[0] * xs[0] * xs[1])([2.0, 5.0])
+    assert isinstance(g, list) and len(g) == 2
+    assert [float(v) for v in g] == pytest.approx([20.0, 4.0])
+    # Leaves of different shapes (could not be stacked at all).
+    g = tf.func.grad(lambda xs: (xs[0] * xs[0]).sum() + (xs[1] * xs[1] * xs[1]).sum())([P_A, P_B])
+    assert_close(g[0], 2 * P_A)
+    assert_close(g[1], 3 * P_B**2)
+
+
+def test_tuple_namedtuple_and_none_structure_preserved() -> None:
+    from collections import namedtuple
+
+    Pair = namedtuple("Pair", "u v")
+    g = tf.func.grad(lambda t: (t[0].u * t[0].v).sum() + t[2] * 0.0)((Pair(P_A, 2 * P_A), None, 1.0))
+    assert isinstance(g, tuple) and isinstance(g[0], Pair) and g[1] is None
+    assert_close(g[0].u, 2 * P_A)
+    assert_close(g[0].v, P_A)
+    assert_close(g[2], np.float64(0.0))
+
+
+def test_argnums_select_pytree_arguments() -> None:
+    def f(scale, params, data):
+        return scale * ((params["a"] * data).sum() + (params["b"] * params["b"]).sum())
+
+    params = {"a": P_A, "b": P_B}
+    data = np.array([1.0, 2.0, 3.0])
+    g = tf.func.grad(f, argnums=1)(2.0, params, data)
+    assert_close(g["a"], 2.0 * data)
+    assert_close(g["b"], 4.0 * P_B)
+    v, (gp, gs) = tf.func.value_and_grad(f, argnums=(1, 0))(2.0, params, data)
+    assert_close(gp["a"], 2.0 * data)
+    fs = _fd_pytree(lambda s: s * (np.sum(P_A * data) + np.sum(P_B**2)), [2.0])[0]
+    assert_close(gs, np.float64(fs), **TOL)
+    assert float(v) == pytest.approx(2.0 * (np.sum(P_A * data) + np.sum(P_B**2)))
+    # an empty pytree argument: an empty gradient of the same structure
+    assert tf.func.grad(lambda p, x: (x * x).sum(), argnums=0)([], P_A) == []
+
+
+def test_pytree_grad_complex_convention_kept() -> None:
+    """tenferro's convention (∂L/∂x + i∂L/∂y, PyTorch's numbers) holds for pytree leaves too."""
+    z = {"z": np.array([3 + 4j, 1 - 2j]), "r": [np.array(0.5)]}
+    g = tf.func.grad(lambda p: (p["z"] * p["z"].conj()).real.sum() * p["r"][0])(z)
+    assert_close(g["z"], 2 * 0.5 * z["z"])  # jax.grad would give the conjugate
+    assert_close(g["r"][0], np.float64(np.sum(np.abs(z["z"]) ** 2)))
+
+
+def test_pytree_grad_composes() -> None:
+    def f(p):
+        return (p[0] * p[0] * p[0]).sum() * p[1]
+
+    gg = tf.func.grad(lambda p: tf.func.grad(f)(p)[0].sum())([P_A, 2.0])
+    assert_close(gg[0], 12.0 * P_A)  # d/da Σ 3a²·s = 6a·s
+    assert_close(gg[1], np.float64(3 * np.sum(P_A**2)))
+
+
+def test_jvp_several_outputs_and_pytree_primals() -> None:
+    """The finding: ``tf.func.jvp`` rejected functions with several outputs."""
+
+    def f(p, s):
+        return {"prod": p["a"] * s, "sum": (p["a"] * p["a"]).sum()}, [tf.sin(s)]
+
+    primals = ({"a": P_A}, 0.3)
+    ta = np.array([1.0, -2.0, 0.5])
+    tangents = ({"a": ta}, 2.0)
+    out, t_out = tf.func.jvp(f, primals, tangents)
+    assert isinstance(out, tuple) and set(out[0]) == {"prod", "sum"} and isinstance(out[1], list)
+    assert isinstance(t_out, tuple) and set(t_out[0]) == {"prod", "sum"} and isinstance(t_out[1], list)
+    assert_close(out[0]["prod"], P_A * 0.3)
+    # Finite differences along the tangent direction.
+    h = 1e-6
+    hi = (P_A + h * ta) * (0.3 + h * 2.0), np.sum((P_A + h * ta) ** 2), np.sin(0.3 + h * 2.0)
+    lo = (P_A - h * ta) * (0.3 - h * 2.0), np.sum((P_A - h * ta) ** 2), np.sin(0.3 - h * 2.0)
+    fd = [(a - b) / (2 * h) for a, b in zip(hi, lo)]
+    assert_close(t_out[0]["prod"], fd[0], **TOL)
+    assert_close(t_out[0]["sum"], np.float64(fd[1]), **TOL)
+    assert_close(t_out[1][0], np.float64(fd[2]), **TOL)
+    # A plain tuple of outputs, as in the issue.
+    out, (t1, t2) = tf.func.jvp(lambda x: (x * x, x.sum()), (P_A,), (ta,))
+    assert_close(t1, 2 * P_A * ta)
+    assert_close(t2, np.float64(ta.sum()))
+
+
+def test_jvp_structure_errors() -> None:
+    with pytest.raises(TypeError, match="tree structure"):
+        tf.func.jvp(lambda p: p["a"], ({"a": P_A},), ({"b": P_A},))
+    with pytest.raises(TypeError, match="tree structure"):
+        tf.func.jvp(lambda p: p[0], ([P_A, P_A],), ([P_A],))
+    with pytest.raises(TypeError, match="tuple or list"):
+        tf.func.jvp(lambda x: x, P_A, P_A)
+    with pytest.raises(ValueError, match="shape"):
+        tf.func.jvp(lambda p: p[0], ([P_A],), ([P_B],))
+
+
+def test_vjp_pytree_primals_and_outputs() -> None:
+    def f(p, c):
+        return {"y": p[0] * c, "s": (p[1] * p[1]).sum()}
+
+    out, vjp_fn = tf.func.vjp(f, [P_A, P_B], 0.5)
+    assert set(out) == {"y", "s"}
+    ct = {"y": np.array([1.0, 2.0, -1.0]), "s": 3.0}
+    gp, gc = vjp_fn(ct)
+    assert isinstance(gp, list)
+    assert_close(gp[0], 0.5 * ct["y"])
+    assert_close(gp[1], 3.0 * 2 * P_B)
+    assert_close(gc, np.float64(np.dot(P_A, ct["y"])))
+    with pytest.raises(TypeError, match="tree structure"):
+        vjp_fn({"y": ct["y"]})
+
+
+def test_jacobians_of_pytrees_nest_output_outside_argument_inside() -> None:
+    def f(p):
+        return {"u": p["a"] * p["c"], "v": [(p["a"] * p["a"]).sum()]}
+
+    p = {"a": P_A, "c": 1.5}
+    for jac in (tf.func.jacrev, tf.func.jacfwd):
+        j = jac(f)(p)
+        assert set(j) == {"u", "v"} and isinstance(j["v"], list) and set(j["u"]) == {"a", "c"}
+        assert j["u"]["a"].shape == (3, 3) and j["u"]["c"].shape == (3,) and j["v"][0]["a"].shape == (3,)
+        assert_close(j["u"]["a"], 1.5 * np.eye(3))
+        assert_close(j["u"]["c"], P_A)
+        assert_close(j["v"][0]["a"], 2 * P_A)
+        assert_close(j["v"][0]["c"], np.float64(0.0))
+        assert_close(j["u"]["a"], _fd_jac(lambda a: a * 1.5, P_A), **TOL)
+    # A list of outputs stays a list (was turned into a tuple).
+    j = tf.func.jacrev(lambda x: [x * x, x.sum()])(P_A)
+    assert isinstance(j, list) and j[0].shape == (3, 3) and j[1].shape == (3,)
+
+
+def test_hessian_of_dict_argument_matches_finite_differences() -> None:
+    def f(p):
+        return (p["a"] * p["a"] * p["b"]).sum() + tf.sin(p["b"]) * p["a"][0]
+
+    p = {"a": P_A, "b": 0.3}
+    h = tf.func.hessian(f)(p)
+    assert set(h) == {"a", "b"} and set(h["a"]) == {"a", "b"}
+    assert h["a"]["a"].shape == (3, 3) and h["a"]["b"].shape == (3,) and h["b"]["b"].shape == ()
+    ga = lambda a: np.asarray(tf.func.grad(f)({"a": a, "b": 0.3})["a"])  # noqa: E731
+    assert_close(h["a"]["a"], _fd_jac(ga, P_A), **TOL)
+    gb = lambda b: np.asarray(tf.func.grad(f)({"a": P_A, "b": float(b)})["a"])  # noqa: E731
+    assert_close(h["a"]["b"], _fd_jac(gb, np.array(0.3)), **TOL)
+    assert_close(h["b"]["a"], h["a"]["b"], rtol=1e-12, atol=1e-12)
+    assert_close(h["b"]["b"], np.float64(-np.sin(0.3) * P_A[0]), rtol=1e-10)

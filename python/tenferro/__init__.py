@@ -48,7 +48,7 @@ from ._types import (
     ScatterConfig,
     SliceConfig,
 )
-from ._factories import arange, asarray, eye, from_dlpack, full, linspace, ones, tensor, zeros
+from ._factories import arange, array, asarray, empty, eye, from_dlpack, full, linspace, ones, tensor, zeros
 from . import prim
 from . import _numpy_api
 from ._numpy_api import *  # noqa: F401,F403  (NumPy-named functions)
@@ -97,9 +97,11 @@ __all__ = [
     "allowed_cpus",
     "set_default_cpu_threads",
     "tensor",
+    "array",
     "asarray",
     "zeros",
     "ones",
+    "empty",
     "full",
     "eye",
     "arange",

@@ -14,9 +14,11 @@ from ._tenferro import Runtime, Tensor
 
 __all__ = [
     "tensor",
+    "array",
     "asarray",
     "zeros",
     "ones",
+    "empty",
     "full",
     "eye",
     "arange",
@@ -40,6 +42,67 @@ def _shape(shape: Any) -> list[int]:
     return [int(d) for d in shape]
 
 
+_PY_SCALARS = frozenset((bool, int, float, complex))
+
+
+def _tracked_in(obj: Any) -> Tensor | None:
+    """A tracked tensor in ``obj`` (a tensor or nested lists/tuples), else ``None``."""
+    if isinstance(obj, Tensor):
+        return obj if obj.requires_grad else None
+    if not isinstance(obj, (list, tuple)):
+        return None
+    todo = [obj]
+    while todo:
+        seq = todo.pop()
+        if set(map(type, seq)) <= _PY_SCALARS:  # the common flat row of numbers, at C speed
+            continue
+        for o in seq:
+            if isinstance(o, Tensor):
+                if o.requires_grad:
+                    return o
+            elif isinstance(o, (list, tuple)):
+                todo.append(o)
+    return None
+
+
+def _has_tensor(obj: Any) -> bool:
+    if isinstance(obj, Tensor):
+        return True
+    return isinstance(obj, (list, tuple)) and builtins.any(_has_tensor(o) for o in obj)
+
+
+def _host_view(obj: Any) -> Any:
+    """``obj`` with every tensor replaced by its NumPy view (zero-copy), for NumPy's inference."""
+    if isinstance(obj, Tensor):
+        return np.asarray(obj)
+    if isinstance(obj, (list, tuple)):
+        return [_host_view(o) for o in obj]
+    return obj
+
+
+def _stack_tracked(obj: Any, dtype: Any, ref: Tensor, op: str) -> Tensor:
+    """Nested lists/tuples holding tracked tensors, stacked with AD (JAX's ``jnp.asarray`` of
+    tracers): the result is tracked and gradients flow to every element. Shape and dtype are
+    NumPy 2's for the same values (``numpy.asarray``); ragged nesting raises its ``ValueError``."""
+    from . import _numpy_api as np_api
+
+    target = as_supported_ndarray(_host_view(obj), dtype=dtype, op=op).dtype
+
+    def build(o: Any) -> Tensor:
+        if isinstance(o, Tensor):
+            return np_api._to_dtype(o, target)
+        if isinstance(o, (list, tuple)) and _has_tensor(o):
+            return np_api.stack([build(e) for e in o])
+        return ref.runtime.constant(np.asarray(_host_view(o), dtype=target))
+
+    return build(obj)
+
+
+def _identity(t: Tensor) -> Tensor:
+    """A recorded copy of a tracked tensor (an identity node): stays tracked."""
+    return _tenferro._implicit_session().reshape(t, t.shape)
+
+
 def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data``.
 
@@ -55,12 +118,17 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     Returns
     -------
     Tensor
-        Same shape as ``data``; compact column-major storage.
+        Same shape as ``data``; compact column-major storage. When ``data`` is, or nests,
+        tracked tensors (and ``requires_grad`` is false) the result is their differentiable
+        copy/stack (as :func:`asarray`): tracked, gradients flow back to each element.
+        ``requires_grad=True`` makes a new leaf from the values instead.
 
     Raises
     ------
     tenferro.errors.DTypeError
         If the dtype is not supported (the message lists the supported set).
+    ValueError
+        Ragged nesting (NumPy's error).
 
     Examples
     --------
@@ -68,8 +136,11 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     >>> tf.tensor([[1, 2], [3, 4]]).shape
     (2, 2)
     """
-    if isinstance(data, Tensor):
-        data = np.asarray(data)
+    ref = None if requires_grad else _tracked_in(data)
+    if ref is not None:
+        if isinstance(data, Tensor):
+            return _identity(asarray(data, dtype=dtype))
+        return _stack_tracked(data, dtype, ref, "tensor")
     arr = as_supported_ndarray(data, dtype=dtype, op="tensor")
     if requires_grad:
         from .autodiff import _variable
@@ -81,7 +152,10 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
 def asarray(obj: Any, dtype: Any = None, copy: bool | None = None) -> Tensor:
     """Convert ``obj`` to a tensor, as ``numpy.asarray``.
 
-    A tensor is returned as it is (cast if ``dtype`` differs). Other inputs are copied unless
+    A tensor is returned as it is (cast if ``dtype`` differs). Nested lists/tuples holding
+    tracked tensors are stacked with AD, as ``jax.numpy.asarray`` of tracers: the result is
+    tracked and gradients flow back to each element (shape and dtype as NumPy 2 infers them for
+    the same values). Other inputs are copied unless
     ``copy=False``, which shares the NumPy memory (writing to the array later changes the
     tensor) or raises ``ValueError`` when sharing is impossible. Any strides are accepted;
     non-native byte order is converted.
@@ -95,13 +169,16 @@ def asarray(obj: Any, dtype: Any = None, copy: bool | None = None) -> Tensor:
     Returns
     -------
     Tensor
+        Dtype as NumPy 2 infers it when ``dtype`` is ``None`` (Python ints → ``int64``, floats →
+        ``float64``, complex → ``complex128``, mixed nesting promoted).
 
     Raises
     ------
     tenferro.errors.DTypeError
         Unsupported dtype (e.g. ``float16``, ``uint8``, strings).
     ValueError
-        ``copy=False`` and the memory cannot be shared.
+        ``copy=False`` and the memory cannot be shared (always the case for a nesting of tracked
+        tensors), or ragged nesting.
 
     Examples
     --------
@@ -119,10 +196,31 @@ def asarray(obj: Any, dtype: Any = None, copy: bool | None = None) -> Tensor:
                 raise ValueError(f"asarray: copy=False cannot change dtype {t.dtype} to {np.dtype(dtype)}")
             return _tenferro._implicit_session().cast(t, dtype)
         if copy:
-            return t.runtime.constant(t)
+            return _identity(t) if t.requires_grad else t.runtime.constant(t)
         return t
+    ref = _tracked_in(obj)
+    if ref is not None:
+        if copy is False:
+            raise ValueError("asarray: copy=False cannot share memory when stacking tensors")
+        return _stack_tracked(obj, dtype, ref, "asarray")
     arr = as_supported_ndarray(obj, dtype=dtype, copy=copy)
     return _tenferro._from_numpy(arr, copy is not False, _current_runtime())
+
+
+def array(obj: Any, dtype: Any = None, copy: bool = True) -> Tensor:
+    """A tensor from ``obj``, as ``numpy.array`` (copies by default); same as
+    ``asarray(obj, dtype, copy)``, including the AD stacking of nested tracked tensors.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> rt = tf.Runtime()
+    >>> a, b = rt.variable(1.0), rt.variable(2.0)
+    >>> v = tf.array([a * b, a])
+    >>> v.requires_grad, rt.grad(v.sum(), [a, b])
+    (True, (tensor(3.), tensor(1.)))
+    """
+    return asarray(obj, dtype=dtype, copy=copy)
 
 
 def from_dlpack(x: Any) -> Tensor:
@@ -167,8 +265,12 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> Tensor:
     return _tenferro._full(_shape(shape), fill_value, dtype, _current_runtime())
 
 
+def _float_default(dtype: Any) -> Any:
+    return np.float64 if dtype is None else dtype
+
+
 def zeros(shape: Any, dtype: Any = np.float64) -> Tensor:
-    """A tensor of zeros (default ``float64``); see :func:`full` for errors.
+    """A tensor of zeros (``dtype=None`` or default: ``float64``); see :func:`full` for errors.
 
     Examples
     --------
@@ -176,11 +278,24 @@ def zeros(shape: Any, dtype: Any = np.float64) -> Tensor:
     >>> tf.zeros((2, 3)).shape
     (2, 3)
     """
-    return _tenferro._full(_shape(shape), False, dtype, _current_runtime())
+    return _tenferro._full(_shape(shape), False, _float_default(dtype), _current_runtime())
+
+
+def empty(shape: Any, dtype: Any = np.float64) -> Tensor:
+    """``numpy.empty``'s counterpart (``dtype=None`` or default: ``float64``). tenferro has no
+    uninitialised storage: the tensor holds zeros. See :func:`full` for errors.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> tf.empty((2,)).dtype
+    dtype('float64')
+    """
+    return zeros(shape, dtype)
 
 
 def ones(shape: Any, dtype: Any = np.float64) -> Tensor:
-    """A tensor of ones (default ``float64``); see :func:`full` for errors.
+    """A tensor of ones (``dtype=None`` or default: ``float64``); see :func:`full` for errors.
 
     Examples
     --------
@@ -188,11 +303,12 @@ def ones(shape: Any, dtype: Any = np.float64) -> Tensor:
     >>> tf.ones(3, dtype=tf.int32).tolist()
     [1, 1, 1]
     """
-    return _tenferro._full(_shape(shape), True, dtype, _current_runtime())
+    return _tenferro._full(_shape(shape), True, _float_default(dtype), _current_runtime())
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = np.float64) -> Tensor:
-    """The ``N × M`` matrix with ones on the ``k``-th diagonal (``numpy.eye``).
+    """The ``N × M`` matrix with ones on the ``k``-th diagonal (``numpy.eye``; ``dtype=None`` or
+    default: ``float64``).
 
     Examples
     --------
@@ -200,7 +316,7 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = np.float64) -> Te
     >>> tf.eye(2).tolist()
     [[1.0, 0.0], [0.0, 1.0]]
     """
-    return tensor(np.eye(N, M, k, dtype=dtype))
+    return tensor(np.eye(N, M, k, dtype=_float_default(dtype)))
 
 
 def arange(*args: Any, dtype: Any = None) -> Tensor:
@@ -218,7 +334,8 @@ def arange(*args: Any, dtype: Any = None) -> Tensor:
 def linspace(
     start: float, stop: float, num: int = 50, endpoint: bool = True, dtype: Any = None
 ) -> Tensor:
-    """``num`` evenly spaced samples over ``[start, stop]`` (``numpy.linspace``, ``float64``).
+    """``num`` evenly spaced samples over ``[start, stop]`` (``numpy.linspace``: ``dtype=None``
+    gives ``float64``, or ``complex128`` for complex endpoints).
 
     Examples
     --------

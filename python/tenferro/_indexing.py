@@ -47,6 +47,7 @@ import numpy as np
 
 from . import _numpy_api as _np_api
 from . import prim as _p
+from ._factories import _stack_tracked, _tracked_in
 from ._tenferro import Tensor
 from ._types import GatherConfig, ScatterConfig
 from .errors import ShapeError
@@ -337,6 +338,9 @@ class IndexUpdateRef:
         coords = _selection(tuple(t.shape), self._key)
         sel_shape = coords.shape[:-1]
         n = math.prod(sel_shape)
+        ref = None if isinstance(values, Tensor) else _tracked_in(values)
+        if ref is not None:  # nested tracked tensors: stacked with AD, not copied to the host
+            values = _stack_tracked(values, None, ref, f"at[...].{method}")
         if isinstance(values, Tensor):
             v: Any = values
         else:

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _factories
 from . import prim as _p
 from ._tenferro import Tensor
 from ._types import DotGeneralConfig, GatherConfig, PadConfig
@@ -188,7 +189,8 @@ def _adopt(x: ArrayLike, like: Sequence[Any], dtype: Any = None) -> Tensor:
     if isinstance(x, Tensor):
         return x
     ref = next((t for t in like if isinstance(t, Tensor)), None)
-    if ref is None:
+    if ref is None or _factories._tracked_in(x) is not None:
+        # Nested tracked tensors are stacked with AD (tf.asarray), never copied to the host.
         return _tf().asarray(x, dtype=dtype)
     return ref.runtime.constant(np.asarray(x, dtype=dtype))
 
@@ -2369,7 +2371,10 @@ def _join_operands(op: str, arrays: Any) -> list[Any]:
     """Tensors kept; other operands as host arrays (adopted by the primitive's runtime)."""
     if isinstance(arrays, (Tensor, np.ndarray)):
         arrays = list(arrays) if arrays.ndim else [arrays]
-    items = [x if isinstance(x, Tensor) else np.asarray(x) for x in arrays]
+    items = [
+        x if isinstance(x, Tensor) else _tf().asarray(x) if _factories._tracked_in(x) is not None else np.asarray(x)
+        for x in arrays
+    ]
     if not items:
         raise ValueError(f"{op}: need at least one array to {'stack' if op == 'stack' else 'concatenate'}")
     return items

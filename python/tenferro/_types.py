@@ -150,10 +150,12 @@ def _set_ints(obj: Any, *fields: str) -> None:
 
 
 def _check_dims(cls: str, field: str, dims: tuple[int, ...], *, sorted_: bool = False) -> None:
-    """Dimension numbers: non-negative, unique and (StableHLO) sometimes sorted."""
-    negative = [d for d in dims if d < 0]
-    if negative:
-        raise AxisError(f"{cls}: {field} {dims} holds the negative dimension {negative[0]}")
+    """Dimension numbers: unique and (StableHLO) sometimes sorted. Negative entries count from
+    the end of the rank they index (``ops.md``: one rule for every axis parameter of a
+    primitive); a config does not know that rank, so fields holding negative entries are
+    checked at the call, after normalisation."""
+    if any(d < 0 for d in dims):
+        return
     seen: set[int] = set()
     for d in dims:
         if d in seen:
@@ -164,6 +166,8 @@ def _check_dims(cls: str, field: str, dims: tuple[int, ...], *, sorted_: bool = 
 
 
 def _check_disjoint(cls: str, field_a: str, a: tuple[int, ...], field_b: str, b: tuple[int, ...]) -> None:
+    if any(d < 0 for d in a + b):
+        return  # checked at the call, once the operand's rank normalises the negative entries
     common = sorted(set(a) & set(b))
     if common:
         raise AxisError(
@@ -343,11 +347,20 @@ class GatherConfig:
         cls = "GatherConfig (gather)"
         _set_ints(self, "offset_dims", "collapsed_slice_dims", "start_index_map", "slice_sizes")
         object.__setattr__(self, "index_vector_dim", _int(cls, "index_vector_dim", self.index_vector_dim))
+        # The operand's rank is len(slice_sizes): its dimension numbers normalise here.
+        for field in ("collapsed_slice_dims", "start_index_map"):
+            dims = getattr(self, field)
+            rank = len(self.slice_sizes)
+            wrong = [d for d in dims if d < -rank]
+            if wrong:
+                raise AxisError(
+                    f"{cls}: {field} {dims} names operand dimension {wrong[0]}, but slice_sizes "
+                    f"{self.slice_sizes} has {rank} entries (one per operand dimension)"
+                )
+            object.__setattr__(self, field, tuple(d + rank if d < 0 else d for d in dims))
         _check_dims(cls, "offset_dims", self.offset_dims, sorted_=True)
         _check_dims(cls, "collapsed_slice_dims", self.collapsed_slice_dims, sorted_=True)
         _check_dims(cls, "start_index_map", self.start_index_map)
-        if self.index_vector_dim < 0:
-            raise AxisError(f"{cls}: index_vector_dim {self.index_vector_dim} is negative")
         negative = [s for s in self.slice_sizes if s < 0]
         if negative:
             raise ShapeError(f"{cls}: slice_sizes {self.slice_sizes} holds the negative size {negative[0]}")
@@ -427,8 +440,6 @@ class ScatterConfig:
         _check_dims(cls, "update_window_dims", self.update_window_dims, sorted_=True)
         _check_dims(cls, "inserted_window_dims", self.inserted_window_dims, sorted_=True)
         _check_dims(cls, "scatter_dims_to_operand_dims", self.scatter_dims_to_operand_dims)
-        if self.index_vector_dim < 0:
-            raise AxisError(f"{cls}: index_vector_dim {self.index_vector_dim} is negative")
 
 
 @dataclass(frozen=True, kw_only=True)

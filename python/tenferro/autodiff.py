@@ -211,7 +211,31 @@ def backward_with(self: Tensor, cotangent: Tensor, create_graph: bool = False) -
 
 
 def _grad_property(self: Tensor) -> Tensor | None:
+    """The gradient accumulated by ``backward`` (``None`` for untracked tensors, non-leaves and
+    before any backward). Assignable: ``x.grad = None`` resets it (as PyTorch)."""
     return _tenferro._grad_of(self)
+
+
+def _set_grad_property(self: Tensor, value: Tensor | None) -> None:
+    """``x.grad = None`` resets the slot (as PyTorch; same as ``clear_grad``); ``x.grad = g``
+    stores ``g`` (a tensor of ``x``'s runtime, shape and dtype) and the next ``backward`` adds
+    to it.
+
+    Raises
+    ------
+    TypeError
+        ``value`` is neither ``None`` nor a tensor.
+    ValueError
+        Assigning a tensor to something that is not a tracked leaf.
+    tenferro.errors.ShapeError, tenferro.errors.DTypeError, tenferro.errors.ContextMismatchError
+        ``g`` differs from ``x`` in shape, dtype or runtime.
+    """
+    if value is None:
+        _tenferro._clear_grad(self)
+    elif isinstance(value, Tensor):
+        _tenferro._set_grad(self, value)
+    else:
+        raise TypeError(f"grad: assigned value must be None or a Tensor, got {type(value).__name__}")
 
 
 def clear_grad(self: Tensor) -> None:
@@ -346,4 +370,4 @@ def install() -> None:
         "detach_into": detach_into,
     }.items():
         setattr(Tensor, name, fn)
-    Tensor.grad = property(_grad_property)
+    Tensor.grad = property(_grad_property, _set_grad_property, doc=_grad_property.__doc__)

@@ -44,6 +44,7 @@ __all__ = [
     "CpuThreadReason",
     "AlreadyInitializedError",
     "LinAlgError",
+    "InternalError",
 ]
 
 
@@ -133,3 +134,8 @@ class AlreadyInitializedError(TenferroError, RuntimeError):
 
 class LinAlgError(TenferroError, np.linalg.LinAlgError):
     """A linear-algebra failure (singular, not positive definite, no convergence); a ValueError."""
+
+
+class InternalError(TenferroError, RuntimeError):
+    """A broken invariant inside tenferro (a rule or kernel reached with an op it does not
+    serve). Never the user's fault: please report it with the traceback."""

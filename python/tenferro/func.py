@@ -41,9 +41,20 @@ tenferro's VJP is the adjoint under ``<a, b> = Re Σ conj(a)·b`` (``autodiff.md
   ``jacrev``, complex outputs) need ``holomorphic=True``, and then return the complex Jacobian
   ``f'(z)`` (``jacrev`` conjugates its VJP rows so that both agree).
 
-Shapes follow JAX: ``jacrev(f)(x)`` and ``jacfwd(f)(x)`` have shape ``out.shape + x.shape``; with a
-tuple ``argnums`` the result is a tuple over the arguments, and with a tuple of outputs a tuple
-over the outputs (outer) of such.
+Pytrees (JAX's)
+---------------
+Arguments, outputs, gradients, cotangents and tangents are **pytrees**: tuples, lists, dicts
+(flattened, and rebuilt, in sorted-key order), namedtuples and ``None`` (an empty node), nested,
+are containers; anything else (tensors, NumPy arrays, Python numbers) is a leaf. A differentiated
+argument is flattened and each leaf becomes its own variable, so a list argument is a list of
+leaves, never stacked into one array; the gradient is returned with the argument's structure. ``argnums``
+selects whole arguments (an int: that argument's gradient; a tuple: a tuple of them, in
+``argnums`` order). The complex convention above holds leaf by leaf.
+
+Shapes follow JAX: ``jacrev(f)(x)`` and ``jacfwd(f)(x)`` have shape ``out.shape + x.shape``; for
+pytrees the output's structure is outside and the argument's inside (``jac[out_key][arg_key]``
+has shape ``out_leaf.shape + arg_leaf.shape``), with a tuple over ``argnums`` in between when
+``argnums`` is a tuple.
 
 Examples
 --------
@@ -58,6 +69,10 @@ Examples
 >>> z = tf.tensor(3 + 4j)
 >>> tf.func.grad(lambda z: (z * z.conj()).real)(z).tolist()  # jax.grad: (6-8j)
 (6+8j)
+>>> loss = lambda p: (p["w"] * p["w"]).sum() * p["s"][0] + p["s"][1]
+>>> g = tf.func.grad(loss)({"w": tf.tensor([1.0, 2.0]), "s": [3.0, 4.0]})  # a dict of a list
+>>> g["w"].tolist(), [v.tolist() for v in g["s"]]
+([6.0, 12.0], [5.0, 1.0])
 """
 
 from __future__ import annotations
@@ -73,6 +88,111 @@ from ._tenferro import Runtime, Tensor
 from .errors import NonScalarGradError
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]
+
+
+# --------------------------------------------------------------------------------------------
+# pytrees (JAX's): tuples, lists, dicts (flattened in sorted-key order), namedtuples and None
+# (an empty node) are containers; everything else is a leaf.
+
+
+class _TreeDef:
+    """The structure of a pytree: ``kind`` (``leaf``, ``none``, ``tuple``, ``list``, ``dict``,
+    ``namedtuple``), ``meta`` (the dict's keys in flattening order, the namedtuple class) and the
+    children's structures."""
+
+    __slots__ = ("kind", "meta", "children")
+
+    def __init__(self, kind: str, meta: Any = None, children: tuple["_TreeDef", ...] = ()) -> None:
+        self.kind, self.meta, self.children = kind, meta, children
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, _TreeDef)
+            and self.kind == other.kind
+            and self.meta == other.meta
+            and self.children == other.children
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.children))
+
+    @property
+    def num_leaves(self) -> int:
+        return 1 if self.kind == "leaf" else sum(c.num_leaves for c in self.children)
+
+    def __repr__(self) -> str:
+        if self.kind == "leaf":
+            return "*"
+        if self.kind == "none":
+            return "None"
+        inner = ", ".join(repr(c) for c in self.children)
+        if self.kind == "dict":
+            return "{" + ", ".join(f"{k!r}: {c!r}" for k, c in zip(self.meta, self.children)) + "}"
+        if self.kind == "list":
+            return f"[{inner}]"
+        name = self.meta.__name__ if self.kind == "namedtuple" else ""
+        return f"{name}({inner}{',' if len(self.children) == 1 and not name else ''})"
+
+
+_LEAF_DEF = _TreeDef("leaf")
+
+
+def _is_namedtuple(x: Any) -> bool:
+    return isinstance(x, tuple) and hasattr(type(x), "_fields")
+
+
+def _dict_keys(d: dict[Any, Any]) -> tuple[Any, ...]:
+    try:
+        return tuple(sorted(d))
+    except TypeError:  # keys of mixed types: insertion order
+        return tuple(d)
+
+
+def _flatten(tree: Any) -> tuple[list[Any], _TreeDef]:
+    """The leaves of ``tree`` (depth first) and its structure."""
+    leaves: list[Any] = []
+
+    def walk(x: Any) -> _TreeDef:
+        if x is None:
+            return _TreeDef("none")
+        if _is_namedtuple(x):
+            return _TreeDef("namedtuple", type(x), tuple(walk(c) for c in x))
+        if isinstance(x, (tuple, list)):
+            kind = "tuple" if isinstance(x, tuple) else "list"
+            return _TreeDef(kind, None, tuple(walk(c) for c in x))
+        if isinstance(x, dict):
+            keys = _dict_keys(x)
+            return _TreeDef("dict", keys, tuple(walk(x[k]) for k in keys))
+        leaves.append(x)
+        return _LEAF_DEF
+
+    return leaves, walk(tree)
+
+
+def _unflatten(tdef: _TreeDef, leaves: Sequence[Any]) -> Any:
+    """The pytree of structure ``tdef`` holding ``leaves`` (depth first)."""
+    it = iter(leaves)
+
+    def build(d: _TreeDef) -> Any:
+        if d.kind == "leaf":
+            return next(it)
+        if d.kind == "none":
+            return None
+        kids = [build(c) for c in d.children]
+        if d.kind == "tuple":
+            return tuple(kids)
+        if d.kind == "list":
+            return kids
+        if d.kind == "namedtuple":
+            return d.meta(*kids)
+        return dict(zip(d.meta, kids))
+
+    return build(tdef)
+
+
+def _tree_map(fn: Callable[[Any], Any], tree: Any) -> Any:
+    leaves, tdef = _flatten(tree)
+    return _unflatten(tdef, [fn(x) for x in leaves])
 
 
 # --------------------------------------------------------------------------------------------
@@ -94,8 +214,8 @@ def _norm_argnums(argnums: int | Sequence[int], nargs: int, name: str) -> tuple[
     return tuple(out), single
 
 
-def _caller_runtime(args: Sequence[Any]) -> Runtime:
-    for a in args:
+def _caller_runtime(leaves: Sequence[Any]) -> Runtime:
+    for a in leaves:
         if isinstance(a, Tensor):
             return a.runtime
     sessions = _tenferro._state_var().get().sessions
@@ -105,26 +225,47 @@ def _caller_runtime(args: Sequence[Any]) -> Runtime:
 
 
 class _Frame:
-    """One call of a transformed function: the runtime it records on and how results leave it."""
+    """One call of a transformed function: the runtime it records on and how results leave it.
+
+    Every positional argument is a pytree; the leaves of the differentiated ones become the
+    flat list ``wrt`` (in argument order, depth first), ``groups`` regroups a flat list of
+    per-leaf results into one pytree per differentiated argument."""
 
     def __init__(self, name: str, args: Sequence[Any], argnums: tuple[int, ...]) -> None:
         self.name = name
-        tracked = [a for a in args if isinstance(a, Tensor) and a.requires_grad]
+        all_leaves = [x for a in args for x in _flatten(a)[0]]
+        tracked = [a for a in all_leaves if isinstance(a, Tensor) and a.requires_grad]
         self.composed = bool(tracked)
-        self.home = _caller_runtime(args)
+        self.home = _caller_runtime(all_leaves)
         state = _tenferro._state_var().get()
         self.grad_was_enabled = state.grad_enabled
         # Record on the caller's runtime, so that f may close over the caller's tensors and use
         # the factories; the private leaves die with the call and no gradient slot is touched.
         self.rt: Runtime = tracked[0].runtime if tracked else self.home
-        new_args = list(args)
-        for i, a in enumerate(args):
-            if i in argnums:
-                new_args[i] = self._leaf(a)
-            elif isinstance(a, Tensor) and not a.requires_grad and a.runtime.id != self.rt.id:
-                new_args[i] = a.detach_into(self.rt)
+        new_args = [a if i in argnums else self._passive_tree(a) for i, a in enumerate(args)]
+        self.wrt: list[Tensor] = []
+        self.trees: list[_TreeDef] = []
+        self.spans: list[tuple[int, int]] = []
+        for i in argnums:  # in argnums order, as the results
+            leaves, tdef = _flatten(args[i])
+            new = [self._leaf(x) for x in leaves]
+            new_args[i] = _unflatten(tdef, new)
+            self.trees.append(tdef)
+            self.spans.append((len(self.wrt), len(self.wrt) + len(new)))
+            self.wrt.extend(new)
         self.args = new_args
-        self.wrt = [new_args[i] for i in argnums]
+
+    def _passive_tree(self, a: Any) -> Any:
+        """A non-differentiated argument: the caller's object itself, unless it holds untracked
+        tensors of another runtime (then rebuilt with those re-registered here)."""
+        if any(self._passive(x) is not x for x in _flatten(a)[0]):
+            return _tree_map(self._passive, a)
+        return a
+
+    def _passive(self, a: Any) -> Any:
+        if isinstance(a, Tensor) and not a.requires_grad and a.runtime.id != self.rt.id:
+            return a.detach_into(self.rt)
+        return a
 
     def _leaf(self, a: Any) -> Tensor:
         if isinstance(a, Tensor) and a.requires_grad:
@@ -136,6 +277,10 @@ class _Frame:
                 f"{self.name}: differentiated arguments need a float or complex dtype, got {data.dtype}"
             )
         return self.rt.variable(data)
+
+    def groups(self, flat: Sequence[Any]) -> list[Any]:
+        """Per-leaf results (ordered as ``wrt``) as one pytree per differentiated argument."""
+        return [_unflatten(t, flat[a:b]) for t, (a, b) in zip(self.trees, self.spans)]
 
     def call(self, f: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
         token = _tenferro._set_modes(grad_enabled=True)
@@ -168,19 +313,32 @@ class _Frame:
     def out(self, value: Any) -> Any:
         """Map results back to the caller: untracked tensors of its runtime (fresh frame), or
         the tracked results themselves (composed frame)."""
+        return _tree_map(self._out_leaf, value)
+
+    def _out_leaf(self, value: Any) -> Any:
         if isinstance(value, Tensor):
             if self.composed:
                 return value if self.grad_was_enabled else value.detach()
             if value.runtime is self.rt:
                 return value.detach_into(self.home)
-            return value
-        if isinstance(value, tuple):
-            return tuple(self.out(v) for v in value)
-        if isinstance(value, list):
-            return [self.out(v) for v in value]
-        if isinstance(value, dict):
-            return {k: self.out(v) for k, v in value.items()}
         return value
+
+    def outputs(self, out: Any, what: str = "f") -> tuple[list[Tensor], _TreeDef]:
+        """The leaves of ``f``'s pytree output as tensors of this frame (NumPy/Python numbers
+        become constants), with the output's structure."""
+        leaves, tdef = _flatten(out)
+        res = []
+        for x in leaves:
+            if not isinstance(x, Tensor):
+                arr = np.asarray(x)
+                if arr.dtype.kind not in "biufc":
+                    raise TypeError(
+                        f"{self.name}: {what} must return tensors (or a pytree of them), got a leaf "
+                        f"of type {type(x).__name__}"
+                    )
+                x = self.const(arr)
+            res.append(x)
+        return res, tdef
 
 
 def _tenferro_error_mismatch(name: str, what: str) -> Exception:
@@ -201,10 +359,14 @@ def _split_aux(out: Any, has_aux: bool, name: str) -> tuple[Any, Any]:
     return out[0], out[1]
 
 
-def _check_tensor(out: Any, name: str) -> Tensor:
-    if not isinstance(out, Tensor):
+def _check_tensor(frame: _Frame, out: Any, name: str) -> Tensor:
+    """``f``'s single output as a tensor (a NumPy/Python number: a constant, zero gradients)."""
+    if isinstance(out, Tensor):
+        return out
+    if isinstance(out, (tuple, list, dict)) or out is None:
         raise TypeError(f"{name}: f must return a tenferro Tensor, got {type(out).__name__}")
-    return out
+    (leaf,), _ = frame.outputs(out)
+    return leaf
 
 
 def _grads(frame: _Frame, out: Tensor, name: str) -> list[Tensor]:
@@ -212,7 +374,7 @@ def _grads(frame: _Frame, out: Tensor, name: str) -> list[Tensor]:
         raise NonScalarGradError(
             f"{name}: f must return a scalar (shape ()), got shape {out.shape}; use jacrev or vjp"
         )
-    if not out.requires_grad and not _tenferro._is_leaf(out):
+    if not frame.wrt or (not out.requires_grad and not _tenferro._is_leaf(out)):
         # Constant output: every derivative is zero.
         return [_zeros_like(frame, w) for w in frame.wrt]
     gs = frame.run(lambda: out.runtime.grad_optional(out, frame.wrt))
@@ -234,7 +396,8 @@ def value_and_grad(
         ``f(*args, **kwargs) -> Tensor`` of shape ``()`` (or ``(Tensor, aux)`` with
         ``has_aux``), built from tenferro ops.
     argnums : int or tuple of int, default 0
-        Positional arguments to differentiate (array_like or tensors of float/complex dtype).
+        Positional arguments to differentiate: pytrees (module docstring) whose leaves are
+        array_like or tensors of float/complex dtype.
     has_aux : bool, default False
         ``f`` returns ``(output, aux)``; ``aux`` is passed through untouched (its tensors
         converted like the results).
@@ -242,16 +405,17 @@ def value_and_grad(
     Returns
     -------
     callable
-        ``(value, grad)``, or ``((value, aux), grad)`` with ``has_aux``; ``grad`` has the shape
-        and dtype of the argument, or is a tuple of such when ``argnums`` is a tuple. A gradient
-        that does not depend on the argument is zeros (as JAX), never ``None``.
+        ``(value, grad)``, or ``((value, aux), grad)`` with ``has_aux``; ``grad`` has the
+        structure of the argument and each leaf the shape and dtype of its leaf (a tuple of such
+        when ``argnums`` is a tuple). A gradient that does not depend on the argument is zeros (as
+        JAX), never ``None``.
 
     Raises
     ------
     tenferro.errors.NonScalarGradError
         When ``f``'s output is not a scalar.
     TypeError
-        When a differentiated argument has an integer or bool dtype, or ``f`` does not return a
+        When a differentiated leaf has an integer or bool dtype, or ``f`` does not return a
         tensor.
 
     Notes
@@ -273,8 +437,8 @@ def value_and_grad(
         nums, single = _norm_argnums(argnums, len(args), "value_and_grad")
         frame = _Frame("value_and_grad", args, nums)
         out, aux = _split_aux(frame.call(f, kwargs), has_aux, "value_and_grad")
-        out = _check_tensor(out, "value_and_grad")
-        gs = _grads(frame, out, "value_and_grad")
+        out = _check_tensor(frame, out, "value_and_grad")
+        gs = frame.groups(_grads(frame, out, "value_and_grad"))
         g = gs[0] if single else tuple(gs)
         value = (out, aux) if has_aux else out
         return frame.out((value, g))
@@ -297,8 +461,9 @@ def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool 
     Returns
     -------
     callable
-        Returns the gradient (shape and dtype of the argument), a tuple of gradients for a tuple
-        ``argnums``, and ``(grad, aux)`` with ``has_aux``.
+        Returns the gradient (the argument's pytree structure, each leaf with its leaf's shape
+        and dtype), a tuple of gradients for a tuple ``argnums``, and ``(grad, aux)`` with
+        ``has_aux``.
 
     Raises
     ------
@@ -344,19 +509,28 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     Parameters
     ----------
     f : callable
-        ``f(*primals) -> Tensor`` (or ``(Tensor, aux)`` with ``has_aux``).
-    *primals : array_like or Tensor
-        The points (float or complex dtypes); all are differentiated.
+        ``f(*primals) -> pytree of Tensors`` (or ``(output, aux)`` with ``has_aux``).
+    *primals : pytrees of array_like or Tensor
+        The points (float or complex leaves); all are differentiated.
     has_aux : bool, default False
         ``f`` returns ``(output, aux)``; then ``(out, vjp_fn, aux)`` is returned.
 
     Returns
     -------
-    out : Tensor
+    out : pytree of Tensor
         ``f(*primals)``.
     vjp_fn : callable
-        ``vjp_fn(cotangent)`` (shape and dtype of ``out``) returns a tuple with one cotangent per
-        primal (zeros where ``out`` does not depend on it); it may be called many times.
+        ``vjp_fn(cotangent)``, the cotangent a pytree of ``out``'s structure (each leaf the shape
+        and dtype of its output leaf; for a single tensor output any array_like), returns a tuple
+        with one cotangent pytree per primal, of its structure (zeros where ``out`` does not
+        depend on it); it may be called many times.
+
+    Raises
+    ------
+    TypeError
+        The cotangent's structure differs from the output's; an integer primal leaf.
+    ValueError
+        A cotangent leaf's shape differs from its output leaf's.
 
     Notes
     -----
@@ -378,20 +552,36 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
         raise TypeError("vjp: at least one primal is required")
     frame = _Frame("vjp", primals, tuple(range(len(primals))))
     out, aux = _split_aux(frame.call(f, {}), has_aux, "vjp")
-    out = _check_tensor(out, "vjp")
+    outs, out_tree = frame.outputs(out)
 
-    def vjp_fn(cotangent: Any) -> tuple[Tensor, ...]:
-        ct = frame.import_(cotangent, out, "cotangent")
-        if not out.requires_grad and not _tenferro._is_leaf(out):
-            gs: list[Any] = [None] * len(frame.wrt)
+    def vjp_fn(cotangent: Any) -> tuple[Any, ...]:
+        if out_tree.kind == "leaf":
+            cts, ct_tree = [cotangent], out_tree  # one array-like, whatever its nesting
         else:
-            gs = list(frame.run(lambda: out.runtime.vjp_optional(out, frame.wrt, ct)))
-        res = tuple(g if g is not None else _zeros_like(frame, w) for g, w in zip(gs, frame.wrt))
-        return frame.out(res)
+            cts, ct_tree = _flatten(cotangent)
+        if ct_tree != out_tree:
+            raise TypeError(
+                f"vjp: the cotangent's tree structure {ct_tree} differs from the output's {out_tree}"
+            )
+        acc: list[Any] = [None] * len(frame.wrt)
+        for i, (o, c) in enumerate(zip(outs, cts)):
+            what = "cotangent" if len(outs) == 1 else f"cotangent leaf {i}"
+            ct = frame.import_(c, o, what)
+            if ct.shape != o.shape:
+                raise ValueError(f"vjp: {what} has shape {ct.shape}, the output {o.shape}")
+            if not frame.wrt or (not o.requires_grad and not _tenferro._is_leaf(o)):
+                continue
+            gs = frame.run(lambda o=o, ct=ct: o.runtime.vjp_optional(o, frame.wrt, ct))
+            for j, g in enumerate(gs):
+                if g is not None:
+                    acc[j] = g if acc[j] is None else frame.run(lambda a=acc[j], g=g: a + g)
+        res = [g if g is not None else _zeros_like(frame, w) for g, w in zip(acc, frame.wrt)]
+        return frame.out(tuple(frame.groups(res)))
 
+    value = _unflatten(out_tree, outs)
     if has_aux:
-        return frame.out(out), vjp_fn, frame.out(aux)
-    return frame.out(out), vjp_fn
+        return frame.out(value), vjp_fn, frame.out(aux)
+    return frame.out(value), vjp_fn
 
 
 def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False) -> Any:
@@ -400,17 +590,28 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], 
     Parameters
     ----------
     f : callable
-        ``f(*primals) -> Tensor`` (or ``(Tensor, aux)`` with ``has_aux``).
-    primals, tangents : sequence
-        Same length; each tangent has its primal's shape and dtype.
+        ``f(*primals) -> pytree of Tensors`` (or ``(output, aux)`` with ``has_aux``); several
+        outputs (a tuple, dict…) are allowed.
+    primals, tangents : tuple or list
+        One pytree per argument; ``tangents`` has the structure of ``primals`` and each tangent
+        leaf its primal leaf's shape (array_like leaves take the primal's dtype).
     has_aux : bool, default False
         Then ``(out, tangent_out, aux)`` is returned.
 
     Returns
     -------
     (out, tangent_out)
-        ``f(*primals)`` and ``Σ_k ∂f/∂primal_k · tangent_k`` (zeros if ``f`` does not depend on
-        the primals). Identical to JAX's ``jvp`` for complex numbers too (``f'(z)·ż``).
+        ``f(*primals)`` and its tangent ``Σ_k ∂f/∂primal_k · tangent_k``, a pytree of ``out``'s
+        structure (zeros for output leaves that do not depend on the primals). Identical to JAX's
+        ``jvp`` for complex numbers too (``f'(z)·ż``).
+
+    Raises
+    ------
+    TypeError
+        ``primals``/``tangents`` are not tuples or lists or their structures differ; an integer
+        primal leaf.
+    ValueError
+        Different numbers of primals and tangents, or a tangent leaf of another shape.
 
     Examples
     --------
@@ -418,38 +619,42 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], 
     >>> out, t = tf.func.jvp(tf.sin, (np.array(0.0),), (np.array(2.0),))
     >>> out.tolist(), t.tolist()
     (0.0, 2.0)
+    >>> out, t = tf.func.jvp(lambda p: {"sq": p[0] * p[0], "sum": p[0] + p[1]}, ([3.0, 1.0],), ([1.0, 2.0],))
+    >>> t["sq"].tolist(), t["sum"].tolist()
+    (6.0, 3.0)
     """
+    for what, v in (("primals", primals), ("tangents", tangents)):
+        if not isinstance(v, (tuple, list)):
+            raise TypeError(f"jvp: {what} must be a tuple or list (one entry per argument), got {type(v).__name__}")
     primals, tangents = tuple(primals), tuple(tangents)
     if len(primals) != len(tangents):
         raise ValueError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
     if not primals:
         raise TypeError("jvp: at least one primal is required")
+    p_tree, t_tree = _flatten(primals)[1], _flatten(tangents)[1]
+    if p_tree != t_tree:
+        raise TypeError(f"jvp: primals {p_tree} and tangents {t_tree} must have the same tree structure")
     frame = _Frame("jvp", primals, tuple(range(len(primals))))
-    tans = [frame.import_(t, w, f"tangent {i}") for i, (t, w) in enumerate(zip(tangents, frame.wrt))]
+    t_leaves = _flatten(tangents)[0]
+    tans = [frame.import_(t, w, f"tangent leaf {i}") for i, (t, w) in enumerate(zip(t_leaves, frame.wrt))]
     for i, (t, w) in enumerate(zip(tans, frame.wrt)):
         if t.shape != w.shape:
-            raise ValueError(f"jvp: tangent {i} has shape {t.shape}, its primal {w.shape}")
+            raise ValueError(f"jvp: tangent leaf {i} has shape {t.shape}, its primal {w.shape}")
     out, aux = _split_aux(frame.call(f, {}), has_aux, "jvp")
-    out = _check_tensor(out, "jvp")
-    t_out = None
-    if out.requires_grad or _tenferro._is_leaf(out):
-        t_out = frame.run(lambda: out.runtime.jvp_optional(out, frame.wrt, tans))
-    if t_out is None:
-        t_out = _zeros_like(frame, out)
-    res = (out, t_out, aux) if has_aux else (out, t_out)
+    outs, out_tree = frame.outputs(out)
+    t_outs = []
+    for o in outs:
+        t_out = None
+        if frame.wrt and (o.requires_grad or _tenferro._is_leaf(o)):
+            t_out = frame.run(lambda o=o: o.runtime.jvp_optional(o, frame.wrt, tans))
+        t_outs.append(t_out if t_out is not None else _zeros_like(frame, o))
+    value, tangent = _unflatten(out_tree, outs), _unflatten(out_tree, t_outs)
+    res = (value, tangent, aux) if has_aux else (value, tangent)
     return frame.out(res)
 
 
 # --------------------------------------------------------------------------------------------
 # Jacobians
-
-
-def _flat_outputs(out: Any, name: str) -> tuple[list[Tensor], bool]:
-    if isinstance(out, Tensor):
-        return [out], True
-    if isinstance(out, (tuple, list)) and out and all(isinstance(o, Tensor) for o in out):
-        return list(out), False
-    raise TypeError(f"{name}: f must return a Tensor or a tuple of Tensors, got {type(out).__name__}")
 
 
 def _check_holomorphic(name: str, ts: Sequence[Tensor], what: str, holomorphic: bool) -> None:
@@ -471,9 +676,15 @@ def _basis(frame: _Frame, shape: tuple[int, ...], dtype: Any, k: int) -> Tensor:
     return frame.const(e.reshape(shape))
 
 
-def _assemble(blocks: list[list[Any]], single_out: bool, single_arg: bool) -> Any:
-    rows = [b[0] if single_arg else tuple(b) for b in blocks]
-    return rows[0] if single_out else tuple(rows)
+def _assemble(frame: _Frame, blocks: list[list[Tensor]], out_tree: _TreeDef, single_arg: bool) -> Any:
+    """``blocks[i][j]``, the Jacobian of output leaf ``i`` w.r.t. ``wrt`` leaf ``j``, as JAX nests
+    them: the output's structure outside, the arguments' structure (a tuple over ``argnums``
+    unless it is an int) inside."""
+    rows = []
+    for row in blocks:
+        per_arg = frame.groups(row)
+        rows.append(per_arg[0] if single_arg else tuple(per_arg))
+    return _unflatten(out_tree, rows)
 
 
 def _stack_reshape(parts: list[Tensor], lead: bool, out_shape: tuple[int, ...], in_shape: tuple[int, ...]) -> Tensor:
@@ -497,7 +708,7 @@ def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic:
     Parameters
     ----------
     f : callable
-        ``f(*args) -> Tensor`` or a tuple of tensors.
+        ``f(*args) -> pytree of Tensors`` (a tensor, a tuple, a dict…).
     argnums : int or tuple of int, default 0
     holomorphic : bool, default False
         Required for complex inputs or outputs (then both must be complex).
@@ -505,8 +716,9 @@ def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic:
     Returns
     -------
     callable
-        Returns the Jacobian of shape ``out.shape + arg.shape`` (nested tuples for tuple outputs
-        or ``argnums``). With ``holomorphic=True`` it is ``f'(z)`` — the VJP rows, which are
+        Returns the Jacobian of shape ``out.shape + arg.shape``; for pytrees, the output's
+        structure outside and the argument's inside (a tuple over a tuple ``argnums`` in
+        between). With ``holomorphic=True`` it is ``f'(z)`` — the VJP rows, which are
         ``conj(f'(z))`` under tenferro's Hermitian convention, are conjugated.
 
     Raises
@@ -526,12 +738,12 @@ def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic:
         nums, single_arg = _norm_argnums(argnums, len(args), "jacrev")
         frame = _Frame("jacrev", args, nums)
         _check_holomorphic("jacrev", frame.wrt, "input", holomorphic)
-        outs, single_out = _flat_outputs(frame.call(f, kwargs), "jacrev")
+        outs, out_tree = frame.outputs(frame.call(f, kwargs))
         _check_holomorphic("jacrev", outs, "output", holomorphic)
         blocks = []
         for out in outs:
             per_arg: list[list[Tensor]] = [[] for _ in frame.wrt]
-            live = out.requires_grad or _tenferro._is_leaf(out)
+            live = bool(frame.wrt) and (out.requires_grad or _tenferro._is_leaf(out))
             for k in range(out.size if live else 0):
                 ct = _basis(frame, out.shape, out.dtype, k)
                 gs = frame.run(lambda ct=ct: out.runtime.vjp_optional(out, frame.wrt, ct))
@@ -548,7 +760,7 @@ def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic:
                 else:
                     row.append(frame.run(lambda parts=parts, w=w: _stack_reshape(parts, True, out.shape, w.shape)))
             blocks.append(row)
-        return frame.out(_assemble(blocks, single_out, single_arg))
+        return frame.out(_assemble(frame, blocks, out_tree, single_arg))
 
     return jacrev_f
 
@@ -559,7 +771,7 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic:
     Parameters
     ----------
     f : callable
-        ``f(*args) -> Tensor`` or a tuple of tensors.
+        ``f(*args) -> pytree of Tensors`` (a tensor, a tuple, a dict…).
     argnums : int or tuple of int, default 0
     holomorphic : bool, default False
         Required for complex inputs (then ``f'(z)`` is returned). Real inputs may give complex
@@ -568,7 +780,8 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic:
     Returns
     -------
     callable
-        Returns the Jacobian of shape ``out.shape + arg.shape`` (nested tuples as :func:`jacrev`).
+        Returns the Jacobian of shape ``out.shape + arg.shape`` (pytrees nested as
+        :func:`jacrev`).
 
     Examples
     --------
@@ -582,7 +795,7 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic:
         nums, single_arg = _norm_argnums(argnums, len(args), "jacfwd")
         frame = _Frame("jacfwd", args, nums)
         _check_holomorphic("jacfwd", frame.wrt, "input", holomorphic)
-        outs, single_out = _flat_outputs(frame.call(f, kwargs), "jacfwd")
+        outs, out_tree = frame.outputs(frame.call(f, kwargs))
         blocks: list[list[Tensor]] = [[] for _ in outs]
         for j, w in enumerate(frame.wrt):
             cols: list[list[Tensor]] = [[] for _ in outs]
@@ -600,7 +813,7 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic:
                 else:
                     parts = cols[i]
                     blocks[i].append(frame.run(lambda parts=parts, out=out: _stack_reshape(parts, False, out.shape, w.shape)))
-        return frame.out(_assemble(blocks, single_out, single_arg))
+        return frame.out(_assemble(frame, blocks, out_tree, single_arg))
 
     return jacfwd_f
 
@@ -612,7 +825,7 @@ def hessian(f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic
     -------
     callable
         Returns an array of shape ``x.shape + x.shape`` (for a tuple ``argnums``, a tuple of
-        tuples of blocks, as JAX).
+        tuples of blocks; for a pytree argument, its structure nested in itself, as JAX).
 
     Examples
     --------

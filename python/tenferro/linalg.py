@@ -59,7 +59,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import prim as _p
-from ._numpy_api import _normalize_axes
+from ._numpy_api import _adopt, _normalize_axes
 from ._tenferro import Tensor
 from .errors import LinAlgError, ShapeError
 
@@ -525,9 +525,9 @@ def lu(a: ArrayLike) -> LUResult:
 def _solve_like(op: str, a: ArrayLike, b: ArrayLike, run: Any) -> Tensor:
     tf = _tf()
     if isinstance(b, Tensor) and not isinstance(a, Tensor):
-        a = b.runtime.constant(np.asarray(a))
+        a = _adopt(a, (b,))  # nested tracked tensors stay tracked
     x = _matrix(op, a, square=True)
-    y = b if isinstance(b, Tensor) else x.runtime.constant(np.asarray(b))
+    y = _adopt(b, (x,))
     vector = y.ndim == 1
     if vector:
         y = tf.expand_dims(y, -1)
@@ -597,7 +597,7 @@ def triangular_solve(a: ArrayLike, b: ArrayLike, lower: bool = True, left: bool 
     if left:
         return _solve_like("triangular_solve", a, b, lambda x, y: _p.triangular_solve(x, y, bool(lower)))
     x = _matrix("triangular_solve", a, square=True)
-    y = b if isinstance(b, Tensor) else x.runtime.constant(np.asarray(b))
+    y = _adopt(b, (x,))
     if y.ndim < 2:
         raise ShapeError(f"linalg.triangular_solve: with left=False b must be a matrix, got shape {tuple(y.shape)}")
     return _swap(_solve_like("triangular_solve", _swap(x), _swap(y), lambda p, q: _p.triangular_solve(p, q, not lower)))

@@ -20,6 +20,10 @@
 //! Complex numbers follow tenferro's Hermitian convention: a VJP is the adjoint under
 //! `<a, b> = Re Σ conj(a)·b`, so for holomorphic `f` the VJP is `ȳ·conj(f'(z))`.
 
+// Matches over op kinds (and every other enum) are exhaustive: a new variant must be routed
+// by hand, never caught by a plausible default (issue 17).
+#![deny(clippy::wildcard_enum_match_arm)]
+
 pub mod rules;
 
 use std::collections::{HashMap, HashSet};
@@ -27,7 +31,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tenferro_ops::Op;
 use tenferro_runtime::{apply, Engine};
-use tenferro_tensor::{Result, Tensor};
+use tenferro_tensor::{Error, Result, Tensor};
 
 static NEXT_NODE: AtomicU64 = AtomicU64::new(1);
 static LIVE_NODES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -125,10 +129,10 @@ impl Node {
 
     /// Shape and dtype of a leaf's value.
     pub fn leaf_meta(&self) -> Option<(tenferro_tensor::DType, &[usize])> {
-        match &self.kind {
-            NodeKind::Leaf { meta, .. } => Some((meta.0, &meta.1)),
-            _ => None,
-        }
+        let NodeKind::Leaf { meta, .. } = &self.kind else {
+            return None;
+        };
+        Some((meta.0, &meta.1))
     }
 
     /// An untracked leaf: gives a constant made under `capture_trace` an identity that the
@@ -147,10 +151,10 @@ impl Node {
 
     /// The gradient slot of a leaf.
     pub fn slot(&self) -> Option<&Mutex<Option<Var>>> {
-        match &self.kind {
-            NodeKind::Leaf { slot, .. } => Some(slot),
-            _ => None,
-        }
+        let NodeKind::Leaf { slot, .. } = &self.kind else {
+            return None;
+        };
+        Some(slot)
     }
 
     fn inputs(&self) -> &[Var] {
@@ -373,16 +377,25 @@ pub fn vjp_graph(
         return Ok(vec![None; targets.len()]);
     };
     let order = topo_order(root);
-    let want: HashMap<u64, usize> = targets.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
+    // A node may be wanted several times (a repeated `wrt` entry): each gets the full cotangent.
+    let mut want: HashMap<u64, Vec<usize>> = HashMap::new();
+    for (i, n) in targets.iter().enumerate() {
+        want.entry(n.id).or_default().push(i);
+    }
     let mut result: Vec<Option<Var>> = vec![None; targets.len()];
+    let put = |result: &mut Vec<Option<Var>>, id: u64, ct: &Var| {
+        for &i in want.get(&id).map_or(&[][..], Vec::as_slice) {
+            result[i] = Some(ct.clone());
+        }
+    };
     let mut cts: HashMap<u64, Var> = HashMap::new();
     let mut multi_cts: HashMap<u64, Vec<Option<Var>>> = HashMap::new();
     cts.insert(root.id, seed);
     for node in order.iter().rev() {
         let (op, inputs, grads) = match &node.kind {
             NodeKind::Leaf { .. } => {
-                if let (Some(ct), Some(&i)) = (cts.remove(&node.id), want.get(&node.id)) {
-                    result[i] = Some(ct);
+                if let Some(ct) = cts.remove(&node.id) {
+                    put(&mut result, node.id, &ct);
                 }
                 continue;
             }
@@ -390,13 +403,14 @@ pub fn vjp_graph(
                 let (Some(ct), Some(p)) = (cts.remove(&node.id), &parent[0].node) else {
                     continue;
                 };
-                if let Some(&i) = want.get(&node.id) {
-                    result[i] = Some(ct.clone());
-                }
-                let n = match &p.kind {
-                    NodeKind::Multi { outputs, .. } => outputs.len(),
-                    _ => 0,
+                put(&mut result, node.id, &ct);
+                let NodeKind::Multi { outputs, .. } = &p.kind else {
+                    return Err(Error::internal(
+                        "backward",
+                        "an output node whose parent is not a several-output node",
+                    ));
                 };
+                let n = outputs.len();
                 let slots = multi_cts.entry(p.id).or_insert_with(|| vec![None; n]);
                 if let Some(slot) = slots.get_mut(*index) {
                     *slot = rules::ops::add_opt(ctx, slot.take(), Some(ct))?;
@@ -428,9 +442,7 @@ pub fn vjp_graph(
                 let Some(ct) = cts.remove(&node.id) else {
                     continue;
                 };
-                if let Some(&i) = want.get(&node.id) {
-                    result[i] = Some(ct.clone());
-                }
+                put(&mut result, node.id, &ct);
                 let out_var = Var {
                     value: output.clone(),
                     node: Some(node.clone()),
@@ -472,7 +484,15 @@ pub fn jvp_graph(ctx: &Ctx<'_>, output: &Var, sources: &[(Arc<Node>, Var)]) -> R
     let Some(root) = &output.node else {
         return Ok(None);
     };
-    let mut tangents: HashMap<u64, Var> = sources.iter().map(|(n, t)| (n.id, t.clone())).collect();
+    // A source given several times (a repeated `wrt` entry) carries the sum of its tangents.
+    let mut tangents: HashMap<u64, Var> = HashMap::new();
+    for (n, t) in sources {
+        let acc = match tangents.remove(&n.id) {
+            Some(prev) => rules::ops::add(ctx, &prev, t)?,
+            None => t.clone(),
+        };
+        tangents.insert(n.id, acc);
+    }
     let order = topo_order(root);
     // Which outputs of each multi node the path uses (its projections in the order).
     let mut wanted: HashMap<u64, Vec<bool>> = HashMap::new();
@@ -559,7 +579,7 @@ pub fn reachable_leaves(output: &Var) -> Vec<Arc<Node>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tenferro_ops::LinalgOp;
+    use tenferro_ops::{BinaryOp, LinalgOp};
 
     #[test]
     fn multi_output_nodes_reverse_forward_and_teardown() {
@@ -594,6 +614,40 @@ mod tests {
             assert!((t.value.to_vec::<f64>()[0] - 2.0).abs() < 1e-12);
         }
         assert_eq!(live_nodes(), before);
+    }
+
+    /// A target listed twice gets the full cotangent at both positions; the tangents of a
+    /// source listed twice add (torch.autograd.grad's semantics).
+    #[test]
+    fn repeated_targets_and_sources() {
+        let e = tenferro_cpu::CpuEngine::new(Some(1)).unwrap();
+        let ctx = Ctx {
+            engine: &e,
+            record: false,
+        };
+        let x = Tensor::from_vec(&[2], vec![1.0f64, 2.0]).unwrap();
+        let leaf = Var {
+            value: x.clone(),
+            node: Some(Node::leaf(&x)),
+        };
+        let rec = ctx_record(&e);
+        let sq = rec
+            .apply(Op::Binary(BinaryOp::Mul), &[&leaf, &leaf])
+            .unwrap();
+        let s = rules::ops::reduce_sum(&rec, &sq, &[0]).unwrap();
+        let seed = Var::constant(Tensor::from_vec(&[], vec![1.0f64]).unwrap());
+        let n = leaf.node.clone().unwrap();
+        let gs = vjp_graph(&ctx, &s, seed, &[n.clone(), n.clone()]).unwrap();
+        for g in &gs {
+            assert_eq!(g.as_ref().unwrap().value.to_vec::<f64>(), vec![2.0, 4.0]);
+        }
+        let e1 = Var::constant(Tensor::from_vec(&[2], vec![1.0f64, 0.0]).unwrap());
+        let e2 = Var::constant(Tensor::from_vec(&[2], vec![1.0f64, 1.0]).unwrap());
+        let t = jvp_graph(&ctx, &s, &[(n.clone(), e1), (n, e2)])
+            .unwrap()
+            .unwrap();
+        // <2x, e1 + e2> = 2·1·2 + 2·2·1
+        assert_eq!(t.value.to_vec::<f64>(), vec![8.0]);
     }
 
     fn ctx_record(e: &tenferro_cpu::CpuEngine) -> Ctx<'_> {

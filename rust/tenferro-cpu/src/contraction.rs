@@ -542,7 +542,7 @@ pub(crate) fn scale_complex(e: &CpuEngine, name: &str, x: &Tensor, c: Complex64)
                 *o = v * c;
             }
         }),
-        d => Err(Error::dtype(
+        d @ (DType::Bool | DType::I32 | DType::I64 | DType::F32 | DType::F64) => Err(Error::dtype(
             name,
             format!("scale_complex needs a complex tensor, got {d}"),
         )),
@@ -620,7 +620,13 @@ fn batch_inner(
         DType::F32 => batch_inner_run::<f32>(e, &geo, lhs, rhs, &out),
         DType::F64 => batch_inner_run::<f64>(e, &geo, lhs, rhs, &out),
         DType::C32 => batch_inner_run::<Complex32>(e, &geo, lhs, rhs, &out),
-        _ => batch_inner_run::<Complex64>(e, &geo, lhs, rhs, &out),
+        DType::C64 => batch_inner_run::<Complex64>(e, &geo, lhs, rhs, &out),
+        d @ (DType::Bool | DType::I32 | DType::I64) => {
+            return Err(Error::internal(
+                name,
+                format!("the batched float kernel was reached with {d} operands"),
+            ))
+        }
     }
     let perm: Vec<usize> = (nbatch..out_shape.len()).chain(0..nbatch).collect();
     Ok(Some(out.transpose_view(&perm)?))

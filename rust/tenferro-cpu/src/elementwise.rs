@@ -136,7 +136,19 @@ pub(crate) fn unary(e: &CpuEngine, op: UnaryOp, name: &str, x: &Tensor) -> Resul
         DType::I64 => int_unary!(i64, e, name, op, x),
         DType::Bool => match op {
             UnaryOp::Conj => map1::<bool, bool>(e, name, x.shape(), x, 1, lift!(|v: bool| v)),
-            _ => Err(Error::dtype(name, "dtype bool is not supported")),
+            UnaryOp::Neg
+            | UnaryOp::Abs
+            | UnaryOp::Sign
+            | UnaryOp::Exp
+            | UnaryOp::Log
+            | UnaryOp::Sin
+            | UnaryOp::Cos
+            | UnaryOp::Tanh
+            | UnaryOp::Sqrt
+            | UnaryOp::Rsqrt
+            | UnaryOp::Expm1
+            | UnaryOp::Log1p
+            | UnaryOp::Erf => Err(Error::dtype(name, "dtype bool is not supported")),
         },
     }
 }
@@ -204,7 +216,7 @@ where
         BinaryOp::Mul => map2::<C<T>, C<T>, C<T>>(e, name, shape, x, y, 4, lift2!(|a, b| a * b)),
         BinaryOp::Div => map2::<C<T>, C<T>, C<T>>(e, name, shape, x, y, 8, lift2!(cdiv)),
         BinaryOp::Pow => map2::<C<T>, C<T>, C<T>>(e, name, shape, x, y, t, lift2!(cpow)),
-        _ => Err(Error::dtype(
+        BinaryOp::Rem | BinaryOp::Maximum | BinaryOp::Minimum => Err(Error::dtype(
             name,
             format!("dtype {} is not supported", <C<T>>::DTYPE),
         )),
@@ -276,7 +288,9 @@ pub(crate) fn binary(
             BinaryOp::Mul | BinaryOp::Minimum => {
                 map2::<bool, bool, bool>(e, name, shape, x, y, 1, lift2!(|a: bool, b: bool| a & b))
             }
-            _ => Err(Error::dtype(name, "dtype bool is not supported")),
+            BinaryOp::Sub | BinaryOp::Div | BinaryOp::Rem | BinaryOp::Pow => {
+                Err(Error::dtype(name, "dtype bool is not supported"))
+            }
         },
     }
 }
@@ -310,7 +324,7 @@ fn eq_compare<T: Element>(
     match dir {
         CompareDir::Eq => map2::<T, T, bool>(e, name, shape, x, y, 1, lift2!(|a: T, b: T| a == b)),
         CompareDir::Ne => map2::<T, T, bool>(e, name, shape, x, y, 1, lift2!(|a: T, b: T| a != b)),
-        _ => Err(Error::dtype(
+        CompareDir::Lt | CompareDir::Le | CompareDir::Gt | CompareDir::Ge => Err(Error::dtype(
             name,
             format!("direction {} needs ordered operands", dir.name()),
         )),
@@ -377,7 +391,9 @@ pub(crate) fn clamp(
         DType::I32 => ordered!(i32, Ord::max, Ord::min),
         DType::I64 => ordered!(i64, Ord::max, Ord::min),
         DType::Bool => ordered!(bool, Ord::max, Ord::min),
-        d => Err(Error::dtype(name, format!("dtype {d} is not ordered"))),
+        d @ (DType::C32 | DType::C64) => {
+            Err(Error::dtype(name, format!("dtype {d} is not ordered")))
+        }
     }
 }
 

@@ -2,6 +2,9 @@
 //! engine's own rayon pool (never rayon's global pool) above a measured work threshold, with a
 //! per-engine buffer pool for outputs.
 
+// Matches over op kinds (and every other enum) are exhaustive: a new variant must be routed
+// by hand, never caught by a plausible default (issue 17).
+#![deny(clippy::wildcard_enum_match_arm)]
 // Strided loops index several parallel arrays (shape, per-operand strides, offsets) by axis.
 #![allow(clippy::needless_range_loop)]
 
@@ -260,10 +263,10 @@ impl Engine for CpuEngine {
     }
 
     fn execute_multi(&self, op: &Op, inputs: &[&Tensor], metas: &[OutMeta]) -> Result<Vec<Tensor>> {
-        match op {
-            Op::Linalg(l) => linalg::execute(self, *l, op.name(), inputs, metas),
-            _ => Ok(vec![self.execute(op, inputs, &metas[0])?]),
+        if let Op::Linalg(l) = op {
+            return linalg::execute(self, *l, op.name(), inputs, metas);
         }
+        Ok(vec![self.execute(op, inputs, &metas[0])?])
     }
 
     fn buffer_pool(&self) -> &Arc<BufferPool> {

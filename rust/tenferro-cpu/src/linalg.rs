@@ -410,7 +410,9 @@ pub(crate) fn execute(
         DType::F64 => go!(f64),
         DType::C32 => go!(Complex32),
         DType::C64 => go!(Complex64),
-        _ => Err(Error::dtype(name, format!("dtype {d} is not supported"))),
+        DType::Bool | DType::I32 | DType::I64 => {
+            Err(Error::dtype(name, format!("dtype {d} is not supported")))
+        }
     }
 }
 
@@ -436,7 +438,10 @@ fn kernel<T: Scalar>(
                 let c = crate::elementwise::cast(e, name, inputs[0], metas[0].dtype)?;
                 match c.dtype() {
                     DType::C32 => eig::<Complex32>(e, name, &c, metas),
-                    _ => eig::<Complex64>(e, name, &c, metas),
+                    DType::C64 => eig::<Complex64>(e, name, &c, metas),
+                    d @ (DType::Bool | DType::I32 | DType::I64 | DType::F32 | DType::F64) => Err(
+                        Error::internal(name, format!("eig's complex cast produced {d}")),
+                    ),
                 }
             }
         }
@@ -862,7 +867,11 @@ fn eig_one<C: Scalar>(
     }
     match C::DTYPE {
         DType::C32 => cplx!(f32),
-        _ => cplx!(f64),
+        // Only complex element types reach this; the f64 requirement bounds every other one
+        // (scratch is a size, never a value).
+        DType::C64 | DType::Bool | DType::I32 | DType::I64 | DType::F32 | DType::F64 => {
+            cplx!(f64)
+        }
     }
 }
 

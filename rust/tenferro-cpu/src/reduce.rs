@@ -612,7 +612,9 @@ pub(crate) fn reduce(
                 axes,
                 out_shape,
             ),
-            _ => Err(Error::dtype(name, "dtype bool is not supported")),
+            ReduceOp::Sum | ReduceOp::Prod | ReduceOp::SumSquares => {
+                Err(Error::dtype(name, "dtype bool is not supported"))
+            }
         },
     }
 }

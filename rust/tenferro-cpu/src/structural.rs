@@ -16,12 +16,15 @@ fn zeros(e: &CpuEngine, name: &str, dtype: DType, shape: &[usize]) -> Result<Ten
     Tensor::empty(name, dtype, shape, Some(&e.buffer_pool), true)
 }
 
-/// Index values of an integer tensor, column-major.
-pub(crate) fn index_values(t: &Tensor) -> Vec<i64> {
+/// Index values of an integer tensor, column-major. The catalog admits only integer index
+/// operands; anything else reaching a kernel is a typed internal error.
+pub(crate) fn index_values(name: &str, t: &Tensor) -> Result<Vec<i64>> {
     match t.dtype() {
-        DType::I32 => t.to_vec::<i32>().into_iter().map(i64::from).collect(),
-        DType::I64 => t.to_vec::<i64>(),
-        _ => Vec::new(),
+        DType::I32 => Ok(t.to_vec::<i32>().into_iter().map(i64::from).collect()),
+        DType::I64 => Ok(t.to_vec::<i64>()),
+        d @ (DType::Bool | DType::F32 | DType::F64 | DType::C32 | DType::C64) => Err(
+            tenferro_tensor::Error::internal(name, format!("{d} index operand reached the kernel")),
+        ),
     }
 }
 
@@ -58,7 +61,7 @@ fn window(x: &Tensor, starts: &[usize], sizes: &[usize]) -> Result<Tensor> {
 
 /// `dynamic_slice` as a view at clamped starts.
 pub(crate) fn dynamic_slice(x: &Tensor, starts: &Tensor, sizes: &[usize]) -> Result<Tensor> {
-    let st = clamp_starts(&index_values(starts), x.shape(), sizes);
+    let st = clamp_starts(&index_values("dynamic_slice", starts)?, x.shape(), sizes);
     window(x, &st, sizes)
 }
 
@@ -71,7 +74,7 @@ pub(crate) fn dynamic_update_slice(
     starts: &Tensor,
 ) -> Result<Tensor> {
     let out = cast(e, name, x, x.dtype())?;
-    let st = clamp_starts(&index_values(starts), x.shape(), update.shape());
+    let st = clamp_starts(&index_values(name, starts)?, x.shape(), update.shape());
     assign(e, &window(&out, &st, update.shape())?, update)?;
     Ok(out)
 }
@@ -240,7 +243,7 @@ pub(crate) fn gather(
     if total == 0 {
         return Ok(out);
     }
-    let vals = index_values(indices);
+    let vals = index_values(name, indices)?;
     let ishape = indices.shape();
     let rank = out_shape.len();
     let batch_pos: Vec<usize> = (0..rank).filter(|p| !c.offset_dims.contains(p)).collect();
@@ -299,7 +302,7 @@ pub(crate) fn scatter(
     if total == 0 || out.numel() == 0 {
         return Ok(out);
     }
-    let vals = index_values(indices);
+    let vals = index_values(name, indices)?;
     let ishape = indices.shape();
     let ushape = updates.shape();
     let oshape = out.shape().to_vec();

@@ -58,7 +58,7 @@ impl DTypeSet {
     pub const COMPLEX: DTypeSet = DTypeSet(0b110_0000);
 
     fn bit(d: DType) -> u8 {
-        1 << DType::ALL.iter().position(|&x| x == d).unwrap_or(0)
+        1 << d.index()
     }
 
     /// Membership.
@@ -81,10 +81,27 @@ impl DTypeSet {
     }
 }
 
-/// One primitive of the catalog.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[allow(missing_docs)]
-pub enum OpKind {
+/// Declares `OpKind` and `OpKind::ALL` from one list, so the count and the list of kinds cannot
+/// drift from the enum.
+macro_rules! op_kinds {
+    ($($kind:ident,)*) => {
+        /// One primitive of the catalog.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[allow(missing_docs)]
+        pub enum OpKind {
+            $($kind,)*
+        }
+
+        impl OpKind {
+            /// Every kind, in declaration (and catalog) order.
+            pub const ALL: [OpKind; [$(OpKind::$kind,)*].len()] = [$(OpKind::$kind,)*];
+            /// Number of primitives.
+            pub const COUNT: usize = Self::ALL.len();
+        }
+    };
+}
+
+op_kinds! {
     Neg,
     Conj,
     Abs,
@@ -189,8 +206,11 @@ use DTypeSet as D;
 use Family as F;
 use OpKind as K;
 
-/// Every primitive, one row each.
-pub static CATALOG: &[OpRow] = &[
+/// Every primitive, one row each, in `OpKind` order (row `i` is the kind with discriminant `i`,
+/// checked at compile time below).
+pub static CATALOG: &[OpRow] = &ROWS;
+
+const ROWS: [OpRow; OpKind::COUNT] = [
     r(K::Neg, "neg", 1, F::Unary, D::NUMERIC, true),
     r(K::Conj, "conj", 1, F::Unary, D::ALL, true),
     r(K::Abs, "abs", 1, F::Unary, D::NUMERIC, true),
@@ -354,13 +374,22 @@ pub static CATALOG: &[OpRow] = &[
     r(K::Slogdet, "slogdet", 1, F::Linalg, D::INEXACT, true),
 ];
 
+// Row `i` describes the kind whose discriminant is `i`: with `ROWS` sized `OpKind::COUNT`, every
+// kind has exactly one row, and `row` indexes instead of searching (no fallback row).
+const _: () = {
+    let mut i = 0;
+    while i < ROWS.len() {
+        assert!(
+            ROWS[i].kind as usize == i,
+            "CATALOG rows must follow OpKind order"
+        );
+        i += 1;
+    }
+};
+
 /// The catalog row of `kind`.
 pub fn row(kind: OpKind) -> &'static OpRow {
-    // The table lists every kind exactly once (checked by a unit test).
-    CATALOG
-        .iter()
-        .find(|r| r.kind == kind)
-        .unwrap_or(&CATALOG[0])
+    &ROWS[kind as usize]
 }
 
 #[cfg(test)]

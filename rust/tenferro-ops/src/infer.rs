@@ -159,7 +159,14 @@ pub fn infer(op: &Op, inputs: &[(DType, &[usize])]) -> Result<OutMeta> {
         }
         Op::Reshape(shape) => {
             let (d, s) = inputs[0];
-            let n_new = checked_numel(name, shape)?;
+            // A target too big to count cannot match the input's size: a ShapeError, as any
+            // other reshape mismatch.
+            let n_new = checked_numel(name, shape).map_err(|_| {
+                Error::shape(
+                    name,
+                    format!("cannot reshape array of shape {s:?} into shape {shape:?}: the target has more than isize::MAX elements"),
+                )
+            })?;
             let n_old: usize = s.iter().product();
             if n_new != n_old {
                 return Err(Error::shape(
@@ -329,7 +336,9 @@ fn infer_structural(op: &Op, inputs: &[(DType, &[usize])]) -> Result<OutMeta> {
                 if size < 0 {
                     return Err(Error::shape(name, format!("padding low {} high {} interior {} leaves a negative size on axis {i} of shape {s:?}", c.low[i], c.high[i], c.interior[i])));
                 }
-                shape.push(usize::try_from(size).map_err(|_| Error::alloc(name, size as u128))?);
+                shape.push(usize::try_from(size).map_err(|_| {
+                    Error::value(name, format!("padding makes axis {i} of shape {s:?} {size} long, more than usize::MAX"))
+                })?);
             }
             checked_numel(name, &shape)?;
             out(d, shape)
@@ -594,7 +603,19 @@ fn infer_structural(op: &Op, inputs: &[(DType, &[usize])]) -> Result<OutMeta> {
             out(d, vec![s[0], r[1]])
         }
         Op::ScaleReal(_) | Op::ScaleComplex(_) => out(d, s.to_vec()),
-        _ => Err(Error::unsupported(name, "not a structural op")),
+        Op::Unary(_)
+        | Op::Binary(_)
+        | Op::Compare(_)
+        | Op::Select
+        | Op::Clamp
+        | Op::Convert(_)
+        | Op::Cast(_)
+        | Op::Transpose(_)
+        | Op::Reshape(_)
+        | Op::BroadcastInDim { .. }
+        | Op::Reverse(_)
+        | Op::Reduce { .. }
+        | Op::Linalg(_) => Err(Error::internal(name, "routed to the structural shape rule")),
     }
 }
 

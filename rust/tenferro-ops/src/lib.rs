@@ -5,6 +5,10 @@
 //! Nothing else decides what an op is: dispatch, the Python surface and the tests iterate
 //! [`CATALOG`]. The derivative-rule table (a later crate, `tenferro-ad`) is keyed by [`OpKind`].
 
+// Matches over op kinds (and every other enum) are exhaustive: a new variant must be routed
+// by hand, never caught by a plausible default (issue 17).
+#![deny(clippy::wildcard_enum_match_arm)]
+
 mod catalog;
 mod config;
 mod infer;

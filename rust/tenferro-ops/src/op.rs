@@ -340,7 +340,30 @@ impl Op {
             Op::Select => i > 0,
             Op::DynamicSlice { .. } | Op::Gather(_) | Op::Scatter(_) => i != 1,
             Op::DynamicUpdateSlice => i != 2,
-            _ => true,
+            Op::Unary(_)
+            | Op::Binary(_)
+            | Op::Compare(_)
+            | Op::Clamp
+            | Op::Convert(_)
+            | Op::Cast(_)
+            | Op::Transpose(_)
+            | Op::Reshape(_)
+            | Op::BroadcastInDim { .. }
+            | Op::Reverse(_)
+            | Op::Reduce { .. }
+            | Op::Slice(_)
+            | Op::Pad(_)
+            | Op::Concatenate { .. }
+            | Op::ExtractDiag { .. }
+            | Op::EmbedDiag { .. }
+            | Op::Tril(_)
+            | Op::Triu(_)
+            | Op::DotGeneral(_)
+            | Op::DotGeneralWithConj { .. }
+            | Op::Matmul
+            | Op::ScaleReal(_)
+            | Op::ScaleComplex(_)
+            | Op::Linalg(_) => true,
         }
     }
 
@@ -348,7 +371,34 @@ impl Op {
     pub fn num_outputs(&self) -> usize {
         match self {
             Op::Linalg(l) => l.num_outputs(),
-            _ => 1,
+            Op::Unary(_)
+            | Op::Binary(_)
+            | Op::Compare(_)
+            | Op::Select
+            | Op::Clamp
+            | Op::Convert(_)
+            | Op::Cast(_)
+            | Op::Transpose(_)
+            | Op::Reshape(_)
+            | Op::BroadcastInDim { .. }
+            | Op::Reverse(_)
+            | Op::Reduce { .. }
+            | Op::Slice(_)
+            | Op::Pad(_)
+            | Op::DynamicSlice { .. }
+            | Op::DynamicUpdateSlice
+            | Op::Concatenate { .. }
+            | Op::Gather(_)
+            | Op::Scatter(_)
+            | Op::ExtractDiag { .. }
+            | Op::EmbedDiag { .. }
+            | Op::Tril(_)
+            | Op::Triu(_)
+            | Op::DotGeneral(_)
+            | Op::DotGeneralWithConj { .. }
+            | Op::Matmul
+            | Op::ScaleReal(_)
+            | Op::ScaleComplex(_) => 1,
         }
     }
 

@@ -79,6 +79,20 @@ pub fn _clear_grad(t: &Bound<'_, PyTensor>) {
     }
 }
 
+/// Store `g` (same runtime, shape and dtype) as a leaf's gradient; the next `backward` adds to it.
+#[pyfunction]
+pub fn _set_grad(py: Python<'_>, t: &Bound<'_, PyTensor>, g: &Bound<'_, PyTensor>) -> PyResult<()> {
+    let this = t.get();
+    let Some(slot) = this.node().and_then(|n| n.slot()) else {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "grad: only a tracked leaf (rt.variable) has a gradient slot to assign",
+        ));
+    };
+    check_like(py, "grad", "assigned gradient", g.get(), this)?;
+    *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(g.get().var());
+    Ok(())
+}
+
 /// Reset every live gradient slot of a runtime (slots stay registered).
 #[pyfunction]
 pub fn _clear_grads(rt: &Bound<'_, PyRuntime>) {
@@ -437,6 +451,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(_grad_of, m)?,
         wrap_pyfunction!(_clear_grad, m)?,
         wrap_pyfunction!(_clear_grads, m)?,
+        wrap_pyfunction!(_set_grad, m)?,
         wrap_pyfunction!(_detach, m)?,
         wrap_pyfunction!(_backward, m)?,
         wrap_pyfunction!(_vjp, m)?,

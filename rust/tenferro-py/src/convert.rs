@@ -20,8 +20,7 @@ pub(crate) fn np_dtype(py: Python<'_>, d: DType) -> PyResult<Bound<'_, PyAny>> {
             .map(|d| Ok(np.getattr("dtype")?.call1((d.name(),))?.unbind()))
             .collect::<PyResult<Vec<_>>>()
     })?;
-    let i = DType::ALL.iter().position(|&x| x == d).unwrap_or(0);
-    Ok(all[i].bind(py).clone())
+    Ok(all[d.index()].bind(py).clone())
 }
 
 const SUPPORTED: &str = "bool, int32, int64, float32, float64, complex64, complex128";

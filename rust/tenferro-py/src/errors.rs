@@ -45,6 +45,7 @@ pub(crate) fn to_pyerr(py: Python<'_>, e: Error) -> PyErr {
         Error::Unsupported { .. } => raise(py, "UnsupportedError", msg),
         Error::UnsupportedAdRule { .. } => raise(py, "UnsupportedAdRuleError", msg),
         Error::LinAlg { .. } => raise(py, "LinAlgError", msg),
+        Error::Internal { .. } => raise(py, "InternalError", msg),
         Error::Ad { class, .. } => raise(py, class, msg),
         Error::CpuThread { reason, .. } => {
             match errors_module(py).and_then(|m| m.getattr("CpuThreadError")) {

@@ -203,11 +203,23 @@ impl PyCpuEngine {
                         )));
                     }
                 }
-                // A negative CPU is never allowed: map it past every real CPU.
-                let cpus: Vec<usize> = pin
+                // A negative CPU is never allowed; the message quotes the list as given.
+                let cpus = pin
                     .iter()
-                    .map(|&c| usize::try_from(c).unwrap_or(usize::MAX))
-                    .collect();
+                    .map(|&c| {
+                        usize::try_from(c).map_err(|_| {
+                            tenferro_tensor::Error::cpu_thread(
+                                "CpuEngine",
+                                tenferro_tensor::CpuThreadReason::CpuNotAllowed,
+                                format!(
+                                    "pin={pin:?}: CPU {c} is not in tf.allowed_cpus() = {:?}",
+                                    allowed_cpus()
+                                ),
+                            )
+                        })
+                    })
+                    .collect::<tenferro_tensor::Result<Vec<usize>>>()
+                    .py(py)?;
                 py.detach(|| CpuEngine::pinned(&cpus)).py(py)?
             }
         };
@@ -861,14 +873,81 @@ fn attr_i64s(op: &str, cfg: &Bound<'_, PyAny>, field: &str) -> PyResult<Vec<i64>
     })
 }
 
-fn attr_usize(py: Python<'_>, op: &str, cfg: &Bound<'_, PyAny>, field: &str) -> PyResult<usize> {
+/// `index_vector_dim` of a gather/scatter config for `indices` of rank `rank`: in `0..=rank`
+/// (`rank` means an implicit trailing index vector of length 1), or negative, counted from the
+/// end of the indices' axes (`-1` is the last axis).
+fn index_vector_dim_of(
+    py: Python<'_>,
+    op: &str,
+    cfg: &Bound<'_, PyAny>,
+    rank: usize,
+) -> PyResult<usize> {
     let v: i64 = cfg
-        .getattr(field)?
+        .getattr("index_vector_dim")?
         .extract()
-        .map_err(|_| PyTypeError::new_err(format!("{op}: {field} must be an int")))?;
-    usize::try_from(v).map_err(|_| error(py, "AxisError", format!("{op}: {field} {v} is negative")))
+        .map_err(|_| PyTypeError::new_err(format!("{op}: index_vector_dim must be an int")))?;
+    let n = rank as i64;
+    if v < -n || v > n {
+        return Err(error(
+            py,
+            "AxisError",
+            format!("{op}: index_vector_dim {v} is out of bounds for indices of rank {rank} (allowed: -{rank}..={rank})"),
+        ));
+    }
+    Ok(if v < 0 { v + n } else { v } as usize)
 }
 
+/// Axis-list field `field` of a primitive's config: entries index the dimensions of a tensor of
+/// rank `rank` and may be negative (counted from the end, as `reduce_sum`'s axes); an entry out
+/// of range or repeated is an `AxisError` that quotes the entries as the user gave them.
+fn attr_axes(
+    py: Python<'_>,
+    op: &str,
+    cfg: &Bound<'_, PyAny>,
+    field: &str,
+    rank: usize,
+) -> PyResult<Vec<usize>> {
+    let raw = attr_i64s(op, cfg, field)?;
+    axes_arg(py, op, field, &raw, rank)
+}
+
+/// The one rule for axis and permutation parameters of primitives (`ops.md`): each entry may be
+/// negative (counted from the end of the rank it indexes); out of range or repeated entries are
+/// `AxisError`s naming the parameter and quoting the values as given.
+fn axes_arg(
+    py: Python<'_>,
+    op: &str,
+    what: &str,
+    raw: &[i64],
+    rank: usize,
+) -> PyResult<Vec<usize>> {
+    tenferro_tensor::shape::normalize_axes(op, raw, rank)
+        .map_err(|e| {
+            let msg = e.to_string();
+            let detail = msg.strip_prefix(&format!("{op}: ")).unwrap_or(&msg);
+            tenferro_tensor::Error::axis(op, format!("{what} {raw:?}: {detail}"))
+        })
+        .py(py)
+}
+
+/// `DotGeneralConfig` of a user call: dims may be negative, relative to each operand's rank.
+fn dot_config_for(
+    py: Python<'_>,
+    op: &str,
+    cfg: &Bound<'_, PyAny>,
+    lhs: &Bound<'_, PyAny>,
+    rhs: &Bound<'_, PyAny>,
+) -> PyResult<DotGeneralConfig> {
+    let (ln, rn) = (ndim_of(py, lhs)?, ndim_of(py, rhs)?);
+    Ok(DotGeneralConfig {
+        lhs_contracting_dims: attr_axes(py, op, cfg, "lhs_contracting_dims", ln)?,
+        rhs_contracting_dims: attr_axes(py, op, cfg, "rhs_contracting_dims", rn)?,
+        lhs_batch_dims: attr_axes(py, op, cfg, "lhs_batch_dims", ln)?,
+        rhs_batch_dims: attr_axes(py, op, cfg, "rhs_batch_dims", rn)?,
+    })
+}
+
+/// `DotGeneralConfig` of a planner-emitted step (non-negative dims only).
 pub(crate) fn dot_config(
     py: Python<'_>,
     op: &str,
@@ -970,7 +1049,7 @@ macro_rules! session_methods {
 
             /// `transpose(x, perm)`: output axis ``i`` is input axis ``perm[i]`` (a view).
             fn transpose(&self, py: Python<'_>, x: &Bound<'_, PyAny>, perm: Vec<i64>) -> PyResult<PyTensor> {
-                let perm = perm.iter().map(|&p| usize::try_from(p).unwrap_or(usize::MAX)).collect::<Vec<_>>();
+                let perm = axes_arg(py, "transpose", "perm", &perm, ndim_of(py, x)?)?;
                 self.dispatch(py, Op::Transpose(perm), &[x])
             }
 
@@ -983,7 +1062,7 @@ macro_rules! session_methods {
             /// StableHLO `broadcast_in_dim(x, shape, dims)`: input axis ``i`` → output axis ``dims[i]``.
             fn broadcast_in_dim(&self, py: Python<'_>, x: &Bound<'_, PyAny>, shape: &Bound<'_, PyAny>, dims: Vec<i64>) -> PyResult<PyTensor> {
                 let s = parse_shape("broadcast_in_dim", shape)?;
-                let d = dims.iter().map(|&p| usize::try_from(p).unwrap_or(usize::MAX)).collect();
+                let d = axes_arg(py, "broadcast_in_dim", "dims", &dims, s.len())?;
                 self.dispatch(py, Op::BroadcastInDim { shape: s, dims: d }, &[x])
             }
 
@@ -1041,11 +1120,16 @@ macro_rules! session_methods {
 
             /// StableHLO ``gather(x, indices, tf.GatherConfig(...))``; out-of-bounds starts clamp.
             fn gather(&self, py: Python<'_>, x: &Bound<'_, PyAny>, indices: &Bound<'_, PyAny>, config: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+                let (xn, inn) = (ndim_of(py, x)?, ndim_of(py, indices)?);
+                let index_vector_dim = index_vector_dim_of(py, "gather", config, inn)?;
+                let offset = attr_i64s("gather", config, "offset_dims")?;
+                // Output rank: the batch axes of `indices` (all but the index vector) + the offsets.
+                let out_rank = inn - usize::from(index_vector_dim < inn) + offset.len();
                 let c = GatherConfig {
-                    offset_dims: attr_dims(py, "gather", config, "offset_dims")?,
-                    collapsed_slice_dims: attr_dims(py, "gather", config, "collapsed_slice_dims")?,
-                    start_index_map: attr_dims(py, "gather", config, "start_index_map")?,
-                    index_vector_dim: attr_usize(py, "gather", config, "index_vector_dim")?,
+                    offset_dims: axes_arg(py, "gather", "offset_dims", &offset, out_rank)?,
+                    collapsed_slice_dims: attr_axes(py, "gather", config, "collapsed_slice_dims", xn)?,
+                    start_index_map: attr_axes(py, "gather", config, "start_index_map", xn)?,
+                    index_vector_dim,
                     slice_sizes: attr_dims(py, "gather", config, "slice_sizes")?,
                 };
                 self.dispatch(py, Op::Gather(c), &[x, indices])
@@ -1054,11 +1138,12 @@ macro_rules! session_methods {
             /// StableHLO ``scatter(x, indices, updates, tf.ScatterConfig(...))`` adding at
             /// duplicates; windows leaving ``x`` are dropped.
             fn scatter(&self, py: Python<'_>, x: &Bound<'_, PyAny>, indices: &Bound<'_, PyAny>, updates: &Bound<'_, PyAny>, config: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+                let (xn, inn, un) = (ndim_of(py, x)?, ndim_of(py, indices)?, ndim_of(py, updates)?);
                 let c = ScatterConfig {
-                    update_window_dims: attr_dims(py, "scatter", config, "update_window_dims")?,
-                    inserted_window_dims: attr_dims(py, "scatter", config, "inserted_window_dims")?,
-                    scatter_dims_to_operand_dims: attr_dims(py, "scatter", config, "scatter_dims_to_operand_dims")?,
-                    index_vector_dim: attr_usize(py, "scatter", config, "index_vector_dim")?,
+                    update_window_dims: attr_axes(py, "scatter", config, "update_window_dims", un)?,
+                    inserted_window_dims: attr_axes(py, "scatter", config, "inserted_window_dims", xn)?,
+                    scatter_dims_to_operand_dims: attr_axes(py, "scatter", config, "scatter_dims_to_operand_dims", xn)?,
+                    index_vector_dim: index_vector_dim_of(py, "scatter", config, inn)?,
                 };
                 self.dispatch(py, Op::Scatter(c), &[x, indices, updates])
             }
@@ -1096,14 +1181,14 @@ macro_rules! session_methods {
             /// ``dot_general(lhs, rhs, tf.DotGeneralConfig(...))``: output axes
             /// ``[lhs free…, rhs free…, batch…]`` (batch last). GEMM through faer.
             fn dot_general(&self, py: Python<'_>, lhs: &Bound<'_, PyAny>, rhs: &Bound<'_, PyAny>, config: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-                let c = dot_config(py, "dot_general", config)?;
+                let c = dot_config_for(py, "dot_general", config, lhs, rhs)?;
                 self.dispatch(py, Op::DotGeneral(c), &[lhs, rhs])
             }
 
             /// ``dot_general`` of the conjugated flagged operands (no copy: faer reads the
             /// conjugate in place).
             fn dot_general_with_conj(&self, py: Python<'_>, lhs: &Bound<'_, PyAny>, rhs: &Bound<'_, PyAny>, config: &Bound<'_, PyAny>, lhs_conj: bool, rhs_conj: bool) -> PyResult<PyTensor> {
-                let c = dot_config(py, "dot_general_with_conj", config)?;
+                let c = dot_config_for(py, "dot_general_with_conj", config, lhs, rhs)?;
                 self.dispatch(py, Op::DotGeneralWithConj { config: c, lhs_conj, rhs_conj }, &[lhs, rhs])
             }
 

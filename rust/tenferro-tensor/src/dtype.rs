@@ -27,6 +27,11 @@ impl DType {
         DType::C64,
     ];
 
+    /// The position of the dtype in [`DType::ALL`] (lattice order).
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
     /// NumPy's name of the dtype (`"float64"`, `"complex64"`, ...).
     pub fn name(self) -> &'static str {
         match self {
@@ -246,6 +251,13 @@ macro_rules! dispatch_dtype {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn index_is_the_position_in_all() {
+        for (i, d) in DType::ALL.into_iter().enumerate() {
+            assert_eq!(d.index(), i);
+        }
+    }
     use DType::*;
 
     #[test]

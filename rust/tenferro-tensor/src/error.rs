@@ -95,6 +95,10 @@ pub enum Error {
     /// A feature that exists in the catalog but not on this engine (Python `UnsupportedError`).
     #[error("{op}: {message}")]
     Unsupported { op: String, message: String },
+    /// A broken invariant: a rule, kernel or table reached with an op it does not serve
+    /// (Python `InternalError`, a `RuntimeError`). Never returned for user input.
+    #[error("{op}: internal error: {message}")]
+    Internal { op: String, message: String },
 }
 
 /// Result alias of the core crates.
@@ -127,6 +131,7 @@ impl Error {
     ctor!(unsupported, Unsupported);
     ctor!(unsupported_ad_rule, UnsupportedAdRule);
     ctor!(linalg, LinAlg);
+    ctor!(internal, Internal);
 
     /// An AD usage error mapped to the Python class `class`.
     pub fn ad(op: impl Into<String>, class: &'static str, message: impl Into<String>) -> Self {

@@ -2,27 +2,54 @@
 
 use crate::error::{Error, Result};
 
-/// Number of elements of `shape`, checked against overflow (`MemoryError` in Python).
+/// Element count of `shape`, checked. As NumPy, a shape whose nonzero extents multiply past
+/// `isize::MAX` elements is too big even when another extent is zero: an [`Error::Value`]
+/// ("array is too big"), never an allocation error for a size that was never computed.
 pub fn checked_numel(op: &str, shape: &[usize]) -> Result<usize> {
-    shape.iter().try_fold(1usize, |acc, &d| {
-        acc.checked_mul(d).ok_or_else(|| {
-            Error::alloc(
-                op,
-                shape
-                    .iter()
-                    .map(|&d| d as u128)
-                    .fold(1u128, u128::saturating_mul),
-            )
-        })
-    })
+    let mut nonzero = 1usize;
+    let mut zero = false;
+    for &d in shape {
+        if d == 0 {
+            zero = true;
+            continue;
+        }
+        nonzero = match nonzero.checked_mul(d) {
+            Some(n) if n <= isize::MAX as usize => n,
+            _ => return Err(too_big(op, shape)),
+        };
+    }
+    Ok(if zero { 0 } else { nonzero })
 }
 
-/// Bytes of `numel` elements of `itemsize` bytes, checked (must also fit in `isize`).
+fn too_big(op: &str, shape: &[usize]) -> Error {
+    let count = shape
+        .iter()
+        .filter(|&&d| d != 0)
+        .fold(1u128, |a, &d| a.saturating_mul(d as u128));
+    Error::value(
+        op,
+        format!(
+            "shape {shape:?} is too big: {count} elements (the limit is {} = isize::MAX)",
+            isize::MAX
+        ),
+    )
+}
+
+/// Bytes of `numel` elements of `itemsize` bytes, checked: more than `isize::MAX` bytes is an
+/// [`Error::Value`] (NumPy's "array is too big"), not an allocation failure.
 pub fn checked_bytes(op: &str, numel: usize, itemsize: usize) -> Result<usize> {
     numel
         .checked_mul(itemsize)
         .filter(|&b| b <= isize::MAX as usize)
-        .ok_or_else(|| Error::alloc(op, numel as u128 * itemsize as u128))
+        .ok_or_else(|| {
+            Error::value(
+                op,
+                format!(
+                    "{numel} elements of {itemsize} bytes ({} bytes) are more than isize::MAX bytes",
+                    numel as u128 * itemsize as u128
+                ),
+            )
+        })
 }
 
 /// Column-major compact strides (in elements) of `shape`.

@@ -3,6 +3,7 @@
 //! (JAX `_dot_general_transpose_lhs/rhs`), conjugated per the Hermitian convention, then
 //! permutes the axes back to the operand's order.
 
+use super::misrouted;
 use super::ops::{add_opt, transpose};
 use crate::{Ctx, Var};
 use tenferro_ops::{DotGeneralConfig, Op};
@@ -17,17 +18,49 @@ fn matmul_config() -> DotGeneralConfig {
     }
 }
 
-/// `(config, lhs_conj, rhs_conj)` of any dot-general-like op.
-fn dot_parts(op: &Op) -> Option<(DotGeneralConfig, bool, bool)> {
+/// The two shapes of the contraction family's rules.
+enum Parts {
+    /// A dot-general-like op: `(config, lhs_conj, rhs_conj)`.
+    Dot(DotGeneralConfig, bool, bool),
+    /// `scale_real` / `scale_complex`: linear in their one operand.
+    Scale,
+}
+
+/// How the contraction rules see `op`; an op outside the family is a misrouted table row.
+fn parts(op: &Op) -> Result<Parts> {
     match op {
-        Op::DotGeneral(c) => Some((c.clone(), false, false)),
+        Op::DotGeneral(c) => Ok(Parts::Dot(c.clone(), false, false)),
         Op::DotGeneralWithConj {
             config,
             lhs_conj,
             rhs_conj,
-        } => Some((config.clone(), *lhs_conj, *rhs_conj)),
-        Op::Matmul => Some((matmul_config(), false, false)),
-        _ => None,
+        } => Ok(Parts::Dot(config.clone(), *lhs_conj, *rhs_conj)),
+        Op::Matmul => Ok(Parts::Dot(matmul_config(), false, false)),
+        Op::ScaleReal(_) | Op::ScaleComplex(_) => Ok(Parts::Scale),
+        Op::Unary(_)
+        | Op::Binary(_)
+        | Op::Compare(_)
+        | Op::Select
+        | Op::Clamp
+        | Op::Convert(_)
+        | Op::Cast(_)
+        | Op::Transpose(_)
+        | Op::Reshape(_)
+        | Op::BroadcastInDim { .. }
+        | Op::Reverse(_)
+        | Op::Reduce { .. }
+        | Op::Slice(_)
+        | Op::Pad(_)
+        | Op::DynamicSlice { .. }
+        | Op::DynamicUpdateSlice
+        | Op::Concatenate { .. }
+        | Op::Gather(_)
+        | Op::Scatter(_)
+        | Op::ExtractDiag { .. }
+        | Op::EmbedDiag { .. }
+        | Op::Tril(_)
+        | Op::Triu(_)
+        | Op::Linalg(_) => Err(misrouted("contraction", op)),
     }
 }
 
@@ -46,8 +79,30 @@ fn dg(ctx: &Ctx<'_>, cfg: DotGeneralConfig, a: &Var, b: &Var, ca: bool, cb: bool
     }
 }
 
-fn position(sorted: &[usize], x: usize) -> usize {
-    sorted.iter().position(|&s| s == x).unwrap_or(0)
+/// Rank of `x` among `dims` (its position once `dims` is sorted).
+fn rank_in(dims: &[usize], x: usize) -> usize {
+    dims.iter().filter(|&&d| d < x).count()
+}
+
+/// Axes of an operand and where the `k`-th of them lands among the emitted axes.
+type AxisGroup<'a> = (&'a [usize], &'a dyn Fn(usize) -> usize);
+
+/// The permutation that puts an operand's axes back in place: `groups` lists, in the order the
+/// VJP's contraction emits them, each group of the operand's axes with the position (within the
+/// emitted axes) of each. A valid config places every axis exactly once.
+fn place(op: &Op, n: usize, groups: &[AxisGroup<'_>]) -> Result<Vec<usize>> {
+    let mut perm = vec![usize::MAX; n];
+    for (axes, at) in groups {
+        for (k, &ax) in axes.iter().enumerate() {
+            if let Some(p) = perm.get_mut(ax) {
+                *p = at(k);
+            }
+        }
+    }
+    if perm.contains(&usize::MAX) {
+        return Err(misrouted("contraction_vjp (axis not placed)", op));
+    }
+    Ok(perm)
 }
 
 /// JVP of dot_general / dot_general_with_conj / matmul / scale_real / scale_complex.
@@ -58,7 +113,7 @@ pub fn contraction_jvp(
     _out: &Var,
     ts: &[Option<Var>],
 ) -> Result<Option<Var>> {
-    let Some((cfg, ca, cb)) = dot_parts(op) else {
+    let Parts::Dot(cfg, ca, cb) = parts(op)? else {
         // scale_real / scale_complex: linear.
         return super::ops::linear_jvp(ctx, op, inputs, _out, ts);
     };
@@ -82,13 +137,13 @@ pub fn contraction_vjp(
     _out: &Var,
     ct: &Var,
 ) -> Result<Vec<Option<Var>>> {
-    let Some((cfg, ca, cb)) = dot_parts(op) else {
-        let g = match op {
-            Op::ScaleReal(r) => ctx.apply(Op::ScaleReal(*r), &[ct])?,
-            Op::ScaleComplex(c) => ctx.apply(Op::ScaleComplex(c.conj()), &[ct])?,
-            _ => ct.clone(),
-        };
-        return Ok(vec![Some(g)]);
+    let (cfg, ca, cb) = match (parts(op)?, op) {
+        (Parts::Dot(cfg, ca, cb), _) => (cfg, ca, cb),
+        (Parts::Scale, Op::ScaleComplex(c)) => {
+            return Ok(vec![Some(ctx.apply(Op::ScaleComplex(c.conj()), &[ct])?)]);
+        }
+        // scale_real: self-adjoint.
+        (Parts::Scale, _) => return Ok(vec![Some(ctx.apply(op.clone(), &[ct])?)]),
     };
     let (a, b) = (&inputs[0], &inputs[1]);
     let (an, bn) = (a.value.ndim(), b.value.ndim());
@@ -106,25 +161,17 @@ pub fn contraction_vjp(
             rhs_batch_dims: cfg.rhs_batch_dims.clone(),
         };
         let g = dg(ctx, c, ct, b, ca, cb ^ !ca)?;
-        let mut rc_sorted = cfg.rhs_contracting_dims.clone();
-        rc_sorted.sort_unstable();
-        let nc = rc_sorted.len();
-        let perm: Vec<usize> = (0..an)
-            .map(|ax| {
-                if let Some(k) = lfree.iter().position(|&f| f == ax) {
-                    k
-                } else if let Some(j) = cfg.lhs_contracting_dims.iter().position(|&f| f == ax) {
-                    nl + position(&rc_sorted, cfg.rhs_contracting_dims[j])
-                } else {
-                    nl + nc
-                        + cfg
-                            .lhs_batch_dims
-                            .iter()
-                            .position(|&f| f == ax)
-                            .unwrap_or(0)
-                }
-            })
-            .collect();
+        let rc = &cfg.rhs_contracting_dims;
+        let nc = rc.len();
+        let perm = place(
+            op,
+            an,
+            &[
+                (&lfree, &|k| k),
+                (&cfg.lhs_contracting_dims, &|j| nl + rank_in(rc, rc[j])),
+                (&cfg.lhs_batch_dims, &|k| nl + nc + k),
+            ],
+        )?;
         grads[0] = Some(super::ops::fit(ctx, &transpose(ctx, &g, &perm)?, a)?);
     }
     if b.node.is_some() {
@@ -136,25 +183,17 @@ pub fn contraction_vjp(
             rhs_batch_dims: ct_batch,
         };
         let g = dg(ctx, c, a, ct, ca ^ !cb, cb)?;
-        let mut lc_sorted = cfg.lhs_contracting_dims.clone();
-        lc_sorted.sort_unstable();
-        let nc = lc_sorted.len();
-        let perm: Vec<usize> = (0..bn)
-            .map(|ax| {
-                if let Some(k) = rfree.iter().position(|&f| f == ax) {
-                    nc + k
-                } else if let Some(j) = cfg.rhs_contracting_dims.iter().position(|&f| f == ax) {
-                    position(&lc_sorted, cfg.lhs_contracting_dims[j])
-                } else {
-                    nc + nr
-                        + cfg
-                            .rhs_batch_dims
-                            .iter()
-                            .position(|&f| f == ax)
-                            .unwrap_or(0)
-                }
-            })
-            .collect();
+        let lc = &cfg.lhs_contracting_dims;
+        let nc = lc.len();
+        let perm = place(
+            op,
+            bn,
+            &[
+                (&rfree, &|k| nc + k),
+                (&cfg.rhs_contracting_dims, &|j| rank_in(lc, lc[j])),
+                (&cfg.rhs_batch_dims, &|k| nc + nr + k),
+            ],
+        )?;
         grads[1] = Some(super::ops::fit(ctx, &transpose(ctx, &g, &perm)?, b)?);
     }
     Ok(grads)

@@ -1,6 +1,7 @@
 //! Rules of the unary, binary, ternary and conversion families (JAX `lax` rules; complex
 //! VJPs are `ȳ·conj(f'(z))` under tenferro's Hermitian convention).
 
+use super::misrouted;
 use super::ops::{
     add, add_opt, cast, compare, conj, div, fit, full, mul, neg, pow, scalar, select, sub, un,
     zeros_like,
@@ -32,7 +33,10 @@ fn unary_deriv(ctx: &Ctx<'_>, u: UnaryOp, x: &Var, y: &Var) -> Result<Var> {
             &un(ctx, UnaryOp::Exp, &neg(ctx, &mul(ctx, x, x)?)?)?,
         )?,
         UnaryOp::Conj | UnaryOp::Abs | UnaryOp::Sign => {
-            return Err(Error::unsupported("unary_deriv", "not holomorphic"))
+            return Err(Error::internal(
+                "unary_deriv",
+                format!("{u:?} is not holomorphic; its rule is written out by the caller"),
+            ))
         }
     })
 }
@@ -47,11 +51,11 @@ fn complex_sign(ctx: &Ctx<'_>, z: &Var, r: &Var) -> Result<Var> {
     div(ctx, z, &safe)
 }
 
-fn unary_op(op: &Op) -> UnaryOp {
-    match op {
-        Op::Unary(u) => *u,
-        _ => UnaryOp::Neg,
-    }
+fn unary_op(op: &Op) -> Result<UnaryOp> {
+    let Op::Unary(u) = op else {
+        return Err(misrouted("unary", op));
+    };
+    Ok(*u)
 }
 
 /// JVP of the unary family.
@@ -64,7 +68,7 @@ pub fn unary_jvp(
 ) -> Result<Option<Var>> {
     let Some(t) = &ts[0] else { return Ok(None) };
     let x = &inputs[0];
-    let u = unary_op(op);
+    let u = unary_op(op)?;
     Ok(Some(match u {
         UnaryOp::Conj => conj(ctx, t)?,
         UnaryOp::Abs if x.value.dtype().is_complex() => {
@@ -73,7 +77,18 @@ pub fn unary_jvp(
             cast(ctx, &mul(ctx, &conj(ctx, &s)?, t)?, out.value.dtype())?
         }
         UnaryOp::Abs => mul(ctx, t, &un(ctx, UnaryOp::Sign, x)?)?,
-        u => mul(ctx, t, &unary_deriv(ctx, u, x, out)?)?,
+        u @ (UnaryOp::Neg
+        | UnaryOp::Sign
+        | UnaryOp::Exp
+        | UnaryOp::Log
+        | UnaryOp::Sin
+        | UnaryOp::Cos
+        | UnaryOp::Tanh
+        | UnaryOp::Sqrt
+        | UnaryOp::Rsqrt
+        | UnaryOp::Expm1
+        | UnaryOp::Log1p
+        | UnaryOp::Erf) => mul(ctx, t, &unary_deriv(ctx, u, x, out)?)?,
     }))
 }
 
@@ -86,23 +101,34 @@ pub fn unary_vjp(
     ct: &Var,
 ) -> Result<Vec<Option<Var>>> {
     let x = &inputs[0];
-    let u = unary_op(op);
+    let u = unary_op(op)?;
     let g = match u {
         UnaryOp::Conj => conj(ctx, ct)?,
         // abs: ā·sign(z) (real and complex alike; abs'(0) = 0). For complex z, sign(z) = z/|z| is
         // built from differentiable ops so that second derivatives see its dependence on z.
         UnaryOp::Abs if x.value.dtype().is_complex() => mul(ctx, ct, &complex_sign(ctx, x, out)?)?,
         UnaryOp::Abs => mul(ctx, ct, &un(ctx, UnaryOp::Sign, x)?)?,
-        u => mul(ctx, ct, &conj(ctx, &unary_deriv(ctx, u, x, out)?)?)?,
+        u @ (UnaryOp::Neg
+        | UnaryOp::Sign
+        | UnaryOp::Exp
+        | UnaryOp::Log
+        | UnaryOp::Sin
+        | UnaryOp::Cos
+        | UnaryOp::Tanh
+        | UnaryOp::Sqrt
+        | UnaryOp::Rsqrt
+        | UnaryOp::Expm1
+        | UnaryOp::Log1p
+        | UnaryOp::Erf) => mul(ctx, ct, &conj(ctx, &unary_deriv(ctx, u, x, out)?)?)?,
     };
     Ok(vec![Some(fit(ctx, &g, x)?)])
 }
 
-fn binary_op(op: &Op) -> BinaryOp {
-    match op {
-        Op::Binary(b) => *b,
-        _ => BinaryOp::Add,
-    }
+fn binary_op(op: &Op) -> Result<BinaryOp> {
+    let Op::Binary(b) = op else {
+        return Err(misrouted("binary", op));
+    };
+    Ok(*b)
 }
 
 /// Partial derivatives `(∂out/∂x, ∂out/∂y)` at the broadcast shape; `None` marks a constant 1
@@ -174,7 +200,7 @@ pub fn binary_jvp(
     ts: &[Option<Var>],
 ) -> Result<Option<Var>> {
     let (x, y) = (&inputs[0], &inputs[1]);
-    let (dx, dy) = binary_partials(ctx, binary_op(op), x, y, out)?;
+    let (dx, dy) = binary_partials(ctx, binary_op(op)?, x, y, out)?;
     let term = |t: &Option<Var>, d: Option<Var>| -> Result<Option<Var>> {
         match (t, d) {
             (None, _) => Ok(None),
@@ -199,7 +225,7 @@ pub fn binary_vjp(
     ct: &Var,
 ) -> Result<Vec<Option<Var>>> {
     let (x, y) = (&inputs[0], &inputs[1]);
-    let (dx, dy) = binary_partials(ctx, binary_op(op), x, y, out)?;
+    let (dx, dy) = binary_partials(ctx, binary_op(op)?, x, y, out)?;
     let grad = |input: &Var, d: Option<Var>| -> Result<Option<Var>> {
         if input.node.is_none() {
             return Ok(None);

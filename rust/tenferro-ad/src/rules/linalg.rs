@@ -272,20 +272,11 @@ fn herm_from_lower_adjoint(ctx: &Ctx<'_>, g: &Var) -> Result<Var> {
     half_lower(ctx, &h)
 }
 
-/// The `LinalgOp` of a rule's op (`rule` names the rule for the error of an impossible call).
-fn params(op: &Op, rule: &str) -> Result<LinalgOp> {
+fn params(op: &Op) -> Result<LinalgOp> {
     let Op::Linalg(l) = op else {
-        return Err(internal(op, rule));
+        return Err(super::misrouted("linalg", op));
     };
     Ok(*l)
-}
-
-/// The error of a rule called for an op it does not serve (a dispatch bug, never user input).
-fn internal(op: &Op, rule: &str) -> Error {
-    Error::unsupported(
-        op.name(),
-        format!("internal: {rule} called for {}", op.name()),
-    )
 }
 
 fn unsupported(op: &Op, what: &str) -> Error {
@@ -572,8 +563,8 @@ fn svd_vjp_reduced(
 }
 
 fn svd_params(op: &Op) -> Result<(bool, f64)> {
-    let LinalgOp::Svd { full_matrices, eps } = params(op, "the svd rule")? else {
-        return Err(internal(op, "the svd rule"));
+    let LinalgOp::Svd { full_matrices, eps } = params(op)? else {
+        return Err(super::misrouted("svd", op));
     };
     Ok((full_matrices, eps))
 }
@@ -607,14 +598,13 @@ pub fn svd_jvp(
         let [du1, ds, dvh] =
             svd_jvp_reduced(ctx, &da, &u1, s, vh, eps, [true, wanted[1], wanted[2]])?;
         let du = match du1 {
-            None => None,
-            Some(_) if !wanted[0] => None,
-            Some(du1) => {
+            Some(du1) if wanted[0] => {
                 let t = mhm(ctx, &du1, &u2)?;
                 let t = mm(ctx, &u1, &t)?;
                 let du2 = neg(ctx, &t)?;
                 Some(concat(ctx, &du1, &du2, 1)?)
             }
+            _ => None,
         };
         Ok(vec![du, ds, dvh])
     } else {
@@ -623,15 +613,14 @@ pub fn svd_jvp(
         let [du, ds, dvh1] =
             svd_jvp_reduced(ctx, &da, u, s, &v1, eps, [wanted[0], wanted[1], true])?;
         let dvh = match dvh1 {
-            None => None,
-            Some(_) if !wanted[2] => None,
-            Some(dvh1) => {
+            Some(dvh1) if wanted[2] => {
                 // dVh2 = −Vh2·dVh1ᴴ·Vh1.
                 let t = mmh(ctx, &v2, &dvh1)?;
                 let t = mm(ctx, &t, &v1)?;
                 let dvh2 = neg(ctx, &t)?;
                 Some(concat(ctx, &dvh1, &dvh2, 0)?)
             }
+            _ => None,
         };
         Ok(vec![du, ds, dvh])
     }
@@ -714,8 +703,8 @@ pub fn svd_vjp(
 // ---------------------------------------------------------------------------------------------
 
 fn eigh_eps(op: &Op) -> Result<f64> {
-    let LinalgOp::Eigh { eps } = params(op, "the eigh rule")? else {
-        return Err(internal(op, "the eigh rule"));
+    let LinalgOp::Eigh { eps } = params(op)? else {
+        return Err(super::misrouted("eigh", op));
     };
     Ok(eps)
 }
@@ -1026,8 +1015,8 @@ fn qr_vjp_tall(ctx: &Ctx<'_>, q: &Var, r: &Var, qb: Option<&Var>, rb: Option<&Va
 }
 
 fn qr_complete(op: &Op) -> Result<bool> {
-    let LinalgOp::Qr { complete } = params(op, "the qr rule")? else {
-        return Err(internal(op, "the qr rule"));
+    let LinalgOp::Qr { complete } = params(op)? else {
+        return Err(super::misrouted("qr", op));
     };
     Ok(complete)
 }
@@ -1213,8 +1202,8 @@ pub fn solve_vjp(
 }
 
 fn tri_lower(op: &Op) -> Result<bool> {
-    let LinalgOp::TriangularSolve { lower } = params(op, "the triangular_solve rule")? else {
-        return Err(internal(op, "the triangular_solve rule"));
+    let LinalgOp::TriangularSolve { lower } = params(op)? else {
+        return Err(super::misrouted("triangular_solve", op));
     };
     Ok(lower)
 }

@@ -76,14 +76,20 @@ pub fn rule(kind: OpKind) -> Rule {
         K::Select => L(ops::linear_jvp, e::select_vjp),
         K::Clamp => L(e::clamp_jvp, e::clamp_vjp),
         K::Convert | K::Cast => L(e::convert_jvp, e::convert_vjp),
-        K::Transpose | K::Reshape | K::BroadcastInDim | K::Reverse => {
-            L(ops::linear_jvp, s::layout_vjp)
-        }
-        K::Slice | K::Pad | K::Concatenate | K::ExtractDiag | K::EmbedDiag | K::Tril | K::Triu => {
-            L(ops::linear_jvp, s::structural_vjp)
-        }
-        K::DynamicSlice | K::DynamicUpdateSlice => L(ops::linear_jvp, s::dynamic_vjp),
-        K::Gather | K::Scatter => L(ops::linear_jvp, s::indexing_vjp),
+        K::Transpose => L(ops::linear_jvp, s::transpose_vjp),
+        K::Reshape => L(ops::linear_jvp, s::reshape_vjp),
+        K::BroadcastInDim => L(ops::linear_jvp, s::broadcast_in_dim_vjp),
+        K::Reverse => L(ops::linear_jvp, s::reverse_vjp),
+        K::Slice => L(ops::linear_jvp, s::slice_vjp),
+        K::Pad => L(ops::linear_jvp, s::pad_vjp),
+        K::Concatenate => L(ops::linear_jvp, s::concatenate_vjp),
+        K::ExtractDiag => L(ops::linear_jvp, s::extract_diag_vjp),
+        K::EmbedDiag => L(ops::linear_jvp, s::embed_diag_vjp),
+        K::Tril | K::Triu => L(ops::linear_jvp, s::triangle_vjp),
+        K::DynamicSlice => L(ops::linear_jvp, s::dynamic_slice_vjp),
+        K::DynamicUpdateSlice => L(ops::linear_jvp, s::dynamic_update_slice_vjp),
+        K::Gather => L(ops::linear_jvp, s::gather_vjp),
+        K::Scatter => L(ops::linear_jvp, s::scatter_vjp),
         K::ReduceSum | K::ReduceProd | K::ReduceMax | K::ReduceMin | K::ReduceSumSquares => {
             L(r::reduce_jvp, r::reduce_vjp)
         }
@@ -155,7 +161,17 @@ pub fn jvp(
 }
 
 fn multi(op: &Op) -> Error {
-    Error::value(op.name(), "has several outputs; its rules take all of them")
+    Error::internal(
+        op.name(),
+        "has several outputs; its rules take all of them (called through the single-output path)",
+    )
+}
+
+fn single(op: &Op) -> Error {
+    Error::internal(
+        op.name(),
+        "has one output; its rules take one (called through the several-output path)",
+    )
 }
 
 /// Apply the VJP of an op with several outputs.
@@ -177,7 +193,8 @@ pub fn vjp_multi(
             v(ctx, op, inputs, outs, cts)
         }
         Rule::Zero | Rule::Cut => Ok(vec![None; inputs.len()]),
-        _ => Err(missing(op)),
+        Rule::Linearize(..) => Err(single(op)),
+        Rule::Missing => Err(missing(op)),
     }
 }
 
@@ -196,6 +213,61 @@ pub fn jvp_multi(
     match rule(op.kind()) {
         Rule::LinearizeMulti(j, _) => j(ctx, op, inputs, outs, ts, wanted),
         Rule::Zero | Rule::Cut => Ok(vec![None; outs.len()]),
-        _ => Err(missing(op)),
+        Rule::Linearize(..) => Err(single(op)),
+        Rule::Missing => Err(missing(op)),
+    }
+}
+
+/// The typed error of a rule body reached with an op its row does not route to it (a broken
+/// table, never user input).
+pub(crate) fn misrouted(rule: &str, op: &Op) -> Error {
+    Error::internal(
+        op.name(),
+        format!("the rule `{rule}` has no case for `{}`", op.name()),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tenferro_ops::{row, CATALOG};
+    use tenferro_tensor::Tensor;
+
+    #[test]
+    fn every_kind_has_its_catalog_row_and_a_rule() {
+        assert_eq!(CATALOG.len(), OpKind::COUNT);
+        for kind in OpKind::ALL {
+            assert_eq!(row(kind).kind, kind, "catalog row of {kind:?}");
+            assert!(
+                !matches!(rule(kind), Rule::Missing),
+                "{} has no derivative rule",
+                row(kind).name
+            );
+        }
+    }
+
+    #[test]
+    fn a_misrouted_rule_is_a_typed_internal_error() {
+        // The transpose VJP reached with a reshape: the table never does this, and if it ever
+        // did the result is an internal error, not a plausible gradient.
+        let x = Var::constant(Tensor::from_vec(&[2, 3], vec![0.0f64; 6]).unwrap());
+        let ct = x.clone();
+        let engine = tenferro_cpu::CpuEngine::new(Some(1)).unwrap();
+        let ctx = Ctx {
+            engine: &engine,
+            record: false,
+        };
+        let err = structural::transpose_vjp(
+            &ctx,
+            &Op::Reshape(vec![6]),
+            std::slice::from_ref(&x),
+            &x,
+            &ct,
+        );
+        assert!(
+            matches!(err, Err(Error::Internal { .. })),
+            "{:?}",
+            err.err()
+        );
     }
 }

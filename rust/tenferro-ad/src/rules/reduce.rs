@@ -3,6 +3,7 @@
 //! broadcasting the reduced elements to an `R × R` block with ones on the diagonal and reducing
 //! again (differentiable, so higher orders recurse; O(R²) memory only when zeros are present).
 
+use super::misrouted;
 use super::ops::{
     broadcast_in_dim, cast, compare, conj, div, full, mul, reduce_sum, reshape, scalar, select,
     transpose,
@@ -11,11 +12,11 @@ use crate::{Ctx, Var};
 use tenferro_ops::{CompareDir, Op, ReduceOp};
 use tenferro_tensor::{DType, Result, Tensor};
 
-fn parts(op: &Op) -> (ReduceOp, &[usize]) {
-    match op {
-        Op::Reduce { op, axes } => (*op, axes),
-        _ => (ReduceOp::Sum, &[]),
-    }
+fn parts(op: &Op) -> Result<(ReduceOp, &[usize])> {
+    let Op::Reduce { op: r, axes } = op else {
+        return Err(misrouted("reduce", op));
+    };
+    Ok((*r, axes))
 }
 
 fn kept(ndim: usize, axes: &[usize]) -> Vec<usize> {
@@ -47,7 +48,7 @@ fn has_zero(t: &Tensor) -> bool {
             .to_vec::<tenferro_tensor::Complex64>()
             .iter()
             .any(|z| z.re == 0.0 && z.im == 0.0),
-        _ => false,
+        DType::Bool | DType::I32 | DType::I64 => false,
     }
 }
 
@@ -93,7 +94,7 @@ pub fn reduce_jvp(
 ) -> Result<Option<Var>> {
     let Some(t) = &ts[0] else { return Ok(None) };
     let x = &inputs[0];
-    let (r, axes) = parts(op);
+    let (r, axes) = parts(op)?;
     Ok(Some(match r {
         ReduceOp::Sum => reduce_sum(ctx, t, axes)?,
         ReduceOp::SumSquares => {
@@ -117,7 +118,7 @@ pub fn reduce_vjp(
     ct: &Var,
 ) -> Result<Vec<Option<Var>>> {
     let x = &inputs[0];
-    let (r, axes) = parts(op);
+    let (r, axes) = parts(op)?;
     let g = match r {
         ReduceOp::Sum => expand(ctx, ct, x, axes)?,
         ReduceOp::SumSquares => {
