@@ -15,13 +15,22 @@ NumPy does); the derivative rules, with their sources, are documented in ``tenfe
 
 Degenerate spectra: the ``svd`` and ``eigh`` rules replace ``1/g`` (``g = s_j² − s_i²``, resp.
 ``λ_j − λ_i``) by ``g/(g² + eps²)`` and ``1/s`` by ``s/(s² + eps²)`` (per-call ``eps``, default
-``1e-12``), so gradients stay finite where JAX and PyTorch return NaN or inf. Where two values
+``1e-12``, relative: the values are measured in the unit ``σ = 2^⌊log₂ max|v|⌋`` of each matrix,
+so the broadening is ``eps·σ²`` on ``s_j² − s_i²`` and ``eps·σ`` on ``1/s`` and ``λ_j − λ_i``,
+and gradients are scale-covariant), so gradients stay finite where JAX and PyTorch return NaN or
+inf. Where two values
 are exactly equal this drops the derivative terms that couple them (their true value is a limit
 that the rule cannot see, e.g. ``f'(λ)`` for ``V·f(Λ)·Vᴴ``): gradients are exact for losses of
 the values alone (``Σ s``, ``Σ λ²``, norms) and whenever the cotangent reaching the
 decomposition has no coupling component there (``‖U S Vᴴ‖²`` at ``I``); otherwise, e.g. for a
 general weighted sum of ``V·f(Λ)·Vᴴ`` or ``U·S·Vᴴ`` at a repeated value, the value is biased
-(JAX and PyTorch give NaN). Gaps well above ``eps`` are exact. :func:`pinv` of a full-rank,
+(JAX and PyTorch give NaN). Gaps well above ``eps`` (relative) are exact.
+
+Extreme scales: a matrix whose largest entry lies outside LAPACK's safe range
+``[sqrt(tiny)/eps, eps/sqrt(tiny)]`` (about ``1e±138`` in double, ``1e±12`` in single precision)
+is factorised as ``2^e·a`` and the results are unscaled, exactly, as LAPACK's drivers do, so
+values match NumPy up to ``1e±300`` (``det`` over/underflows to inf/0 where NumPy's does;
+``slogdet`` stays finite); ``norm`` scales by ``max|x|`` as LAPACK's ``dnrm2``. :func:`pinv` of a full-rank,
 not badly conditioned matrix does not go through :func:`svd` and is exact there.
 
 Errors: :class:`tenferro.errors.ShapeError` for non-square matrices where square ones are needed
@@ -243,8 +252,9 @@ def svd(a: ArrayLike, full_matrices: bool = True, eps: float = 1e-12) -> SVDResu
         ``U`` is ``(..., m, m)`` and ``Vh`` ``(..., n, n)``; else ``(..., m, k)`` and
         ``(..., k, n)`` with ``k = min(m, n)``.
     eps : float
-        Broadening of the derivative rules: ``1/(s_j² − s_i²)`` becomes
-        ``g/(g² + eps²)`` and ``1/s`` becomes ``s/(s² + eps²)`` (Townsend 2016; complex gauge
+        Broadening of the derivative rules, relative to the scale ``σ ≈ max(S)`` (a power of
+        two): ``1/(s_j² − s_i²)`` becomes ``g/(g² + (eps·σ²)²)`` and ``1/s`` becomes
+        ``s/(s² + (eps·σ)²)`` (Townsend 2016; complex gauge
         term after Wan & Zhang 2019 and JAX's ``svd_jvp_rule``). With ``full_matrices`` and
         ``m != n`` the completing vectors get the tangent ``-U₁·dU₁ᴴ·U₂`` (gauge
         ``U₂ᴴ·dU₂ = 0``).
@@ -355,7 +365,8 @@ def eigh(a: ArrayLike, UPLO: str = "L", eps: float = 1e-12) -> EighResult:
     UPLO : {"L", "U"}
         Triangle to read.
     eps : float
-        Broadening of ``1/(λ_j − λ_i)`` in the derivative rules (Giles 2008; JAX
+        Broadening of ``1/(λ_j − λ_i)`` in the derivative rules, relative to the scale
+        ``σ ≈ max|λ|`` (a power of two): ``g/(g² + (eps·σ)²)`` (Giles 2008; JAX
         ``eigh_jvp_rule``).
 
     Returns
@@ -826,10 +837,29 @@ def _max0(x: Tensor, axis: Any, keepdims: bool) -> Tensor:
     return tf.max(x, axis=axis, keepdims=keepdims)
 
 
+def _scaled_power_norm(x: Tensor, p: float, axis: Any, keepdims: bool) -> Tensor:
+    """``(Σ|x|**p)**(1/p)`` over ``axis`` as ``m·(Σ|x/m|**p)**(1/p)`` with ``m = max|x|`` (at
+    least the smallest normal number; 1 where it is not finite), as LAPACK's ``dnrm2`` and ``hypot`` scale: no ``|x|**p``
+    over- or underflows where the norm does not (``[1e200, 1e200]``, ``[1e-170, 0]``), and the
+    gradient ``x·|x|**(p−2)/‖x‖**(p−1)`` survives there. ``m`` is a constant: the expression is
+    homogeneous of degree 0 in it, so the derivatives of every order are those of the norm."""
+    tf = _tf()
+    m = _max0(tf.abs(x.detach()), axis, True)
+    # At least the smallest normal number, whose reciprocal (in the derivative) is finite.
+    m = tf.where(tf.isfinite(m), tf.maximum(m, float(np.finfo(m.dtype).tiny)), 1.0)
+    xs = tf.divide(x, m)
+    if p == 2:
+        r = _root(tf.sum(_abs2(xs), axis=axis, keepdims=True), 2)
+    else:
+        r = _root(tf.sum(_abs_pow(tf.abs(xs), p), axis=axis, keepdims=True), p)
+    r = tf.multiply(r, m)
+    return r if keepdims else tf.squeeze(r, axis=axis)
+
+
 def _vector_norm(x: Tensor, ord: Any, axis: int, keepdims: bool) -> Tensor:
     tf = _tf()
     if ord is None or ord == 2:
-        return _root(tf.sum(_abs2(x), axis=axis, keepdims=keepdims), 2)
+        return _scaled_power_norm(x, 2, axis, keepdims)
     ax = tf.abs(x)
     if ord == math.inf:
         return _max0(ax, axis, keepdims)
@@ -841,15 +871,14 @@ def _vector_norm(x: Tensor, ord: Any, axis: int, keepdims: bool) -> Tensor:
         return tf.sum(ax, axis=axis, keepdims=keepdims)
     if isinstance(ord, str):
         raise ValueError(f"linalg.norm: invalid norm order {ord!r} for vectors")
-    p = float(ord)
-    return _root(tf.sum(_abs_pow(ax, p), axis=axis, keepdims=keepdims), p)
+    return _scaled_power_norm(x, float(ord), axis, keepdims)
 
 
 def _matrix_norm(x: Tensor, ord: Any, axes: tuple[int, int], keepdims: bool) -> Tensor:
     tf = _tf()
     r, c = axes
     if ord is None or ord == "fro":
-        out = _root(tf.sum(_abs2(x), axis=(r, c), keepdims=True), 2)
+        out = _scaled_power_norm(x, 2, (r, c), True)
     elif ord in ("nuc", 2, -2):
         # Singular values of the matrices in (r, c): move them last.
         y = tf.moveaxis(x, (r, c), (-2, -1))
@@ -888,6 +917,13 @@ def norm(x: ArrayLike, ord: Any = None, axis: Any = None, keepdims: bool = False
     Tensor
         Real (float32/float64); int and bool inputs give float64.
 
+    Notes
+    -----
+    The 2-, Frobenius and ``p``-norms are computed as ``m·‖x/m‖`` with ``m = max|x|`` (LAPACK's
+    ``dnrm2``), so neither they nor their gradients over- or underflow where the norm itself does
+    not: ``norm([1e200, 1e200])`` is ``1.414e200`` (NumPy's ``sqrt(x·x)`` gives inf) and the
+    gradient at ``[1e-170, 0]`` is ``[1, 0]``.
+
     Raises
     ------
     ValueError
@@ -915,7 +951,7 @@ def norm(x: ArrayLike, ord: Any = None, axis: Any = None, keepdims: bool = False
     nd = t.ndim
     if axis is None:
         if ord is None:
-            r = _root(tf.sum(_abs2(tf.reshape(t, (-1,)))), 2)
+            r = _scaled_power_norm(tf.reshape(t, (-1,)), 2, 0, False)
             if keepdims:
                 r = tf.reshape(r, (1,) * nd)
             return r

@@ -10,6 +10,12 @@
 //! buffer from the engine's pool per worker chunk, no per-matrix allocation on the hot paths), a
 //! single large matrix is factorized with `Par::rayon(threads)`.
 //!
+//! Extreme scales: a matrix whose largest entry lies outside LAPACK's safe range
+//! `[sqrt(safmin)/eps, eps/sqrt(safmin)]` is factorised as `2^e · a` (largest entry in `[1, 2)`)
+//! and its results are unscaled (singular values, eigenvalues, `R`, `U` of `lu`, `L` of
+//! `cholesky` by `2^(−e/2)`, `solve`'s solution, `slogdet`'s `logabsdet − n·e·ln 2`), exact in
+//! binary, as LAPACK's drivers (`dgesvd`, `dsyevd`, `dgeev`) do; see [`scale_exponent`].
+//!
 //! Failures are typed [`Error::LinAlg`] naming the op and the batch index: non-finite input
 //! (checked before faer runs), exactly zero pivots of `solve` (faer's LU does not report them),
 //! non-positive pivots of `cholesky`, non-convergence of the iterative decompositions.
@@ -36,6 +42,8 @@ pub(crate) trait Scalar: Element + faer::traits::ComplexField<Real: Element> {
     fn make(re: f64, im: f64) -> Self;
     /// A real value of the matching real type.
     fn real(x: f64) -> Self::Real;
+    /// `(safmin, eps)` of the real type: its smallest normal number and machine epsilon.
+    fn limits() -> (f64, f64);
 }
 
 macro_rules! real_scalar {
@@ -49,6 +57,9 @@ macro_rules! real_scalar {
             }
             fn real(x: f64) -> $t {
                 x as $t
+            }
+            fn limits() -> (f64, f64) {
+                (<$t>::MIN_POSITIVE as f64, <$t>::EPSILON as f64)
             }
         }
     };
@@ -67,6 +78,9 @@ macro_rules! complex_scalar {
             }
             fn real(x: f64) -> $r {
                 x as $r
+            }
+            fn limits() -> (f64, f64) {
+                (<$r>::MIN_POSITIVE as f64, <$r>::EPSILON as f64)
             }
         }
     };
@@ -220,8 +234,10 @@ impl<T: Element> Out<T> {
     }
 }
 
-/// Check that matrix `b` holds only finite values.
-fn check_finite<T: Scalar>(name: &str, a: MatRef<'_, T>, b: usize) -> Result<()> {
+/// Check that matrix `b` holds only finite values; returns the largest `|re|` or `|im|` of its
+/// entries (0 for an empty matrix), for [`scale_exponent`].
+fn check_finite<T: Scalar>(name: &str, a: MatRef<'_, T>, b: usize) -> Result<f64> {
+    let mut amax = 0.0f64;
     for j in 0..a.ncols() {
         for (i, x) in a.col(j).iter().enumerate() {
             let (re, im) = x.parts();
@@ -231,9 +247,74 @@ fn check_finite<T: Scalar>(name: &str, a: MatRef<'_, T>, b: usize) -> Result<()>
                     format!("non-finite value {re}{im:+}i at [{i}, {j}] of matrix {b}"),
                 ));
             }
+            amax = amax.max(re.abs()).max(im.abs());
         }
     }
-    Ok(())
+    Ok(amax)
+}
+
+/// LAPACK's safe range of matrix entries for the factorisations, `[SMLNUM, BIGNUM]` with
+/// `SMLNUM = sqrt(safmin)/eps` and `BIGNUM = 1/SMLNUM` (`dgesvd`, `dsyevd`, `dgeev`: about
+/// `[6.7e-139, 1.5e138]` in double, `[9.1e-13, 1.1e12]` in single precision).
+fn safe_range<T: Scalar>() -> (f64, f64) {
+    let (safmin, eps) = T::limits();
+    let small = safmin.sqrt() / eps;
+    (small, 1.0 / small)
+}
+
+/// The exponent `e` such that `2^e · a` has its largest component (`amax`) in `[1, 2)`, when
+/// `amax` lies outside [`safe_range`]; `None` inside it and for a zero matrix.
+///
+/// faer's factorisations square entries without scaling (they fail or lose all accuracy beyond
+/// about `1e±154` in double precision: an SVD "did not converge" above, singular values off by
+/// 30 % below), so, as LAPACK's drivers do, a matrix outside the safe range is factorised as
+/// `2^e · a` and the results are unscaled: exact in binary, one pass over the input (fused
+/// with [`check_finite`]) on the default path.
+fn scale_exponent<T: Scalar>(amax: f64) -> Option<i32> {
+    let (small, big) = safe_range::<T>();
+    if amax == 0.0 || (small..=big).contains(&amax) {
+        None
+    } else {
+        Some(-(amax.log2().floor() as i32))
+    }
+}
+
+/// `x · 2^e`, exact unless the result over- or underflows (steps of `2^±1000` in the direction
+/// of the result, so no intermediate leaves the range of the ends).
+fn ldexp(mut x: f64, mut e: i32) -> f64 {
+    fn pow2(e: i32) -> f64 {
+        // |e| <= 1000: a normal number, built from its exponent bits.
+        f64::from_bits(((e + 1023) as u64) << 52)
+    }
+    while e > 1000 {
+        x *= pow2(1000);
+        e -= 1000;
+    }
+    while e < -1000 {
+        x *= pow2(-1000);
+        e += 1000;
+    }
+    x * pow2(e)
+}
+
+/// `x · 2^e` for an element of a matrix.
+fn ldexp_t<T: Scalar>(x: T, e: i32) -> T {
+    let (re, im) = x.parts();
+    T::make(ldexp(re, e), ldexp(im, e))
+}
+
+/// `2^e · a` as a new matrix (the rare path of [`scale_exponent`]).
+fn scaled_copy<T: Scalar>(a: MatRef<'_, T>, e: i32) -> faer::Mat<T> {
+    faer::Mat::from_fn(a.nrows(), a.ncols(), |i, j| ldexp_t(a[(i, j)], e))
+}
+
+/// Multiply every element of `m` by `2^e`.
+fn ldexp_mat<T: Scalar>(mut m: MatMut<'_, T>, e: i32) {
+    for j in 0..m.ncols() {
+        for x in m.rb_mut().col_mut(j).iter_mut() {
+            *x = ldexp_t(*x, e);
+        }
+    }
 }
 
 /// Run `f(range, par)` over the batch: chunks on the engine's workers when there are many
@@ -428,7 +509,15 @@ fn svd<T: Scalar>(
         let mut v = v.as_mat_mut();
         for b in range {
             let a = ab.mat(b);
-            check_finite(name, a, b)?;
+            let exp = scale_exponent::<T>(check_finite(name, a, b)?);
+            let scaled;
+            let a = match exp {
+                Some(e) => {
+                    scaled = scaled_copy(a, e);
+                    scaled.as_ref()
+                }
+                None => a,
+            };
             // SAFETY: block `b` belongs to this task.
             let mut so_b = unsafe { so.mat(b) };
             // SAFETY: as above.
@@ -465,7 +554,10 @@ fn svd<T: Scalar>(
             )
             .map_err(|_| Error::linalg(name, format!("SVD did not converge for matrix {b}")))?;
             for i in 0..k {
-                so_b[(i, 0)] = faer::traits::ComplexField::real_part_impl(&s[(i, 0)]);
+                so_b[(i, 0)] = match exp {
+                    Some(e) => T::real(ldexp(s[(i, 0)].parts().0, -e)),
+                    None => faer::traits::ComplexField::real_part_impl(&s[(i, 0)]),
+                };
             }
             // Vh = Vᴴ, one pass (contiguous writes down each column of `vh`).
             if let Some((_, vh)) = uvh.as_mut() {
@@ -525,7 +617,7 @@ fn qr<T: Scalar>(
         let mut coeff = coeff.as_mat_mut();
         for b in range {
             let a = ab.mat(b);
-            check_finite(name, a, b)?;
+            let exp = scale_exponent::<T>(check_finite(name, a, b)?);
             // SAFETY: blocks `b` belong to this task.
             let (mut q, mut r) = unsafe { (qo.mat(b), ro.mat(b)) };
             set_identity(q.rb_mut());
@@ -535,6 +627,9 @@ fn qr<T: Scalar>(
                 continue;
             }
             f.copy_from(a);
+            if let Some(e) = exp {
+                ldexp_mat(f.rb_mut(), e);
+            }
             qrf::qr_in_place(
                 f.rb_mut(),
                 coeff.rb_mut(),
@@ -576,6 +671,9 @@ fn qr<T: Scalar>(
                     let (a, b) = x.parts();
                     *x = T::make(a * pr - b * pi, a * pi + b * pr);
                 }
+            }
+            if let Some(e) = exp {
+                ldexp_mat(r.rb_mut(), -e);
             }
         }
         Ok(())
@@ -622,7 +720,7 @@ fn eigh<T: Scalar>(
         let mut h = h.as_mat_mut();
         for b in range {
             let a = ab.mat(b);
-            check_finite(name, a, b)?;
+            let exp = scale_exponent::<T>(check_finite(name, a, b)?);
             // SAFETY: blocks `b` belong to this task.
             let mut w = unsafe { wo.mat(b) };
             // SAFETY: as above.
@@ -639,6 +737,9 @@ fn eigh<T: Scalar>(
                     h[(i, j)] = a[(i, j)];
                 }
             }
+            if let Some(e) = exp {
+                ldexp_mat(h.rb_mut(), e);
+            }
             evd::self_adjoint_evd(
                 h.rb(),
                 s.rb_mut().col_mut(0).as_diagonal_mut(),
@@ -654,7 +755,10 @@ fn eigh<T: Scalar>(
                 )
             })?;
             for i in 0..n {
-                w[(i, 0)] = faer::traits::ComplexField::real_part_impl(&s[(i, 0)]);
+                w[(i, 0)] = match exp {
+                    Some(e) => T::real(ldexp(s[(i, 0)].parts().0, -e)),
+                    None => faer::traits::ComplexField::real_part_impl(&s[(i, 0)]),
+                };
             }
         }
         Ok(())
@@ -676,7 +780,15 @@ fn eig<C: Scalar>(e: &CpuEngine, name: &str, a: &Tensor, metas: &[OutMeta]) -> R
         let mut s = faer::Col::<C>::zeros(n);
         for b in range {
             let a = ab.mat(b);
-            check_finite(name, a, b)?;
+            let exp = scale_exponent::<C>(check_finite(name, a, b)?);
+            let scaled;
+            let a = match exp {
+                Some(e) => {
+                    scaled = scaled_copy(a, e);
+                    scaled.as_ref()
+                }
+                None => a,
+            };
             // SAFETY: blocks `b` belong to this task.
             let (mut w, mut v) = unsafe { (wo.mat(b), vo.mat(b)) };
             if n == 0 {
@@ -689,7 +801,10 @@ fn eig<C: Scalar>(e: &CpuEngine, name: &str, a: &Tensor, metas: &[OutMeta]) -> R
                 )
             })?;
             for i in 0..n {
-                w[(i, 0)] = s[i];
+                w[(i, 0)] = match exp {
+                    Some(e) => ldexp_t(s[i], -e),
+                    None => s[i],
+                };
             }
             // Unit 2-norm columns (LAPACK's normalisation).
             for j in 0..n {
@@ -779,7 +894,8 @@ fn cholesky<T: Scalar>(
         )?;
         for b in range {
             let a = ab.mat(b);
-            check_finite(name, a, b)?;
+            // An even exponent, so that L unscales by an exact 2^(−e/2).
+            let exp = scale_exponent::<T>(check_finite(name, a, b)?).map(|e| e - e.rem_euclid(2));
             // SAFETY: block `b` belongs to this task.
             let mut l = unsafe { lo.mat(b) };
             for j in 0..n {
@@ -790,6 +906,9 @@ fn cholesky<T: Scalar>(
                         std::cmp::Ordering::Less => T::make(0.0, 0.0),
                     };
                 }
+            }
+            if let Some(e) = exp {
+                ldexp_mat(l.rb_mut(), e);
             }
             llt::cholesky_in_place(
                 l.rb_mut(),
@@ -812,16 +931,20 @@ fn cholesky<T: Scalar>(
                     l[(i, j)] = T::make(0.0, 0.0);
                 }
             }
+            if let Some(e) = exp {
+                ldexp_mat(l.rb_mut(), -e / 2);
+            }
         }
         Ok(())
     })?;
     Ok(vec![lt])
 }
 
-/// Partial-pivoting LU of `a` into `f` (`perm[i]`: the row of `a` that became row `i`).
-/// Returns the number of transpositions.
+/// Partial-pivoting LU of `2^exp · a` into `f` (`perm[i]`: the row of `a` that became row `i`;
+/// `exp` from [`scale_exponent`], `None`: `a` itself). Returns the number of transpositions.
 fn lu_into<T: Scalar>(
     a: MatRef<'_, T>,
+    exp: Option<i32>,
     mut f: MatMut<'_, T>,
     perm: &mut [usize],
     perm_inv: &mut [usize],
@@ -829,6 +952,9 @@ fn lu_into<T: Scalar>(
     stack: &mut MemStack,
 ) -> usize {
     f.copy_from(a);
+    if let Some(e) = exp {
+        ldexp_mat(f.rb_mut(), e);
+    }
     let (info, _) = faer::linalg::lu::partial_pivoting::factor::lu_in_place(
         f,
         perm,
@@ -873,10 +999,18 @@ fn lu<T: Scalar>(e: &CpuEngine, name: &str, a: &Tensor, metas: &[OutMeta]) -> Re
         let zero = T::make(0.0, 0.0);
         for b in range {
             let a = ab.mat(b);
-            check_finite(name, a, b)?;
+            let exp = scale_exponent::<T>(check_finite(name, a, b)?);
             // SAFETY: blocks `b` belong to this task.
             let (mut p, mut l, mut u) = unsafe { (po.mat(b), lo.mat(b), uo.mat(b)) };
-            lu_into(a, f.rb_mut(), &mut perm, &mut perm_inv, par, &mut *stack);
+            lu_into(
+                a,
+                exp,
+                f.rb_mut(),
+                &mut perm,
+                &mut perm_inv,
+                par,
+                &mut *stack,
+            );
             // faer divides by the pivot even when the whole pivot column is zero (LAPACK skips
             // that step), which fills the factors with NaN: report it instead of returning NaN.
             check_finite(name, f.rb(), b).map_err(|_| {
@@ -909,6 +1043,9 @@ fn lu<T: Scalar>(e: &CpuEngine, name: &str, a: &Tensor, metas: &[OutMeta]) -> Re
                     u[(i, j)] = if i <= j { f[(i, j)] } else { zero };
                 }
             }
+            if let Some(e) = exp {
+                ldexp_mat(u.rb_mut(), -e);
+            }
         }
         Ok(())
     })?;
@@ -921,7 +1058,8 @@ fn check_solution<T: Scalar>(name: &str, x: MatRef<'_, T>, b: usize) -> Result<(
             name,
             format!("matrix {b} is numerically singular: the solution is not finite"),
         )
-    })
+    })?;
+    Ok(())
 }
 
 fn solve<T: Scalar>(
@@ -946,11 +1084,19 @@ fn solve<T: Scalar>(
         for b in range {
             let a = ab.mat(b);
             let rhs = bb.mat(b);
-            check_finite(name, a, b)?;
-            check_finite(name, rhs, b)?;
+            let ea = scale_exponent::<T>(check_finite(name, a, b)?);
+            let eb = scale_exponent::<T>(check_finite(name, rhs, b)?);
             // SAFETY: block `b` belongs to this task.
             let mut x = unsafe { xo.mat(b) };
-            lu_into(a, f.rb_mut(), &mut perm, &mut perm_inv, par, &mut *stack);
+            lu_into(
+                a,
+                ea,
+                f.rb_mut(),
+                &mut perm,
+                &mut perm_inv,
+                par,
+                &mut *stack,
+            );
             for i in 0..n {
                 let (re, im) = f[(i, i)].parts();
                 if re == 0.0 && im == 0.0 {
@@ -965,9 +1111,18 @@ fn solve<T: Scalar>(
                     x[(i, j)] = rhs[(perm[i], j)];
                 }
             }
+            if let Some(e) = eb {
+                ldexp_mat(x.rb_mut(), e);
+            }
             ts::solve_unit_lower_triangular_in_place(f.rb(), x.rb_mut(), par);
             ts::solve_upper_triangular_in_place(f.rb(), x.rb_mut(), par);
             check_solution(name, x.rb(), b)?;
+            // (2^ea·A)·x' = 2^eb·b: x = 2^(ea − eb)·x' (inf or 0 where x itself is out of range,
+            // as NumPy).
+            let e = ea.unwrap_or(0) - eb.unwrap_or(0);
+            if e != 0 {
+                ldexp_mat(x.rb_mut(), e);
+            }
         }
         Ok(())
     })?;
@@ -1046,8 +1201,16 @@ fn slogdet<T: Scalar>(
         let (mut perm, mut perm_inv) = (vec![0usize; n], vec![0usize; n]);
         for b in range {
             let a = ab.mat(b);
-            check_finite(name, a, b)?;
-            let swaps = lu_into(a, f.rb_mut(), &mut perm, &mut perm_inv, par, &mut *stack);
+            let exp = scale_exponent::<T>(check_finite(name, a, b)?);
+            let swaps = lu_into(
+                a,
+                exp,
+                f.rb_mut(),
+                &mut perm,
+                &mut perm_inv,
+                par,
+                &mut *stack,
+            );
             let mut sign = Complex64::new(if swaps % 2 == 0 { 1.0 } else { -1.0 }, 0.0);
             let mut logabs = 0.0f64;
             for i in 0..n {
@@ -1060,6 +1223,10 @@ fn slogdet<T: Scalar>(
                 }
                 sign *= Complex64::new(re / mag, im / mag);
                 logabs += mag.ln();
+            }
+            // det(2^e·A) = 2^(n·e)·det(A).
+            if let Some(e) = exp {
+                logabs -= n as f64 * e as f64 * std::f64::consts::LN_2;
             }
             // SAFETY: element `b` belongs to this task.
             unsafe {
@@ -1127,6 +1294,39 @@ mod tests {
             );
             assert!(matches!(err, Err(Error::LinAlg { .. })), "{err:?}");
         }
+    }
+
+    #[test]
+    fn extreme_scales_factorise_a_power_of_two_multiple() {
+        let e = CpuEngine::new(Some(1)).unwrap();
+        // Singular values of [[1, 2], [3, 1]]: sqrt((15 ± 5·sqrt(5))/2).
+        let r5 = 5f64.sqrt();
+        let exact = [
+            ((15.0 + 5.0 * r5) / 2.0).sqrt(),
+            ((15.0 - 5.0 * r5) / 2.0).sqrt(),
+        ];
+        for c in [1e-300, 1e-200, 1e-140, 1.0, 1e140, 1e200, 1e300] {
+            // Column-major [[1, 2], [3, 1]]·c.
+            let a = t(&[2, 2], vec![c, 3.0 * c, 2.0 * c, c]);
+            let s = apply(&e, &Op::Linalg(LinalgOp::Svdvals), &[&a]).unwrap();
+            for (got, want) in s.to_vec::<f64>().iter().zip(exact) {
+                assert!((got / c - want).abs() < 1e-14 * want, "c={c}: {got}");
+            }
+            // det = 1 − 6 = −5: logabsdet = ln 5 + 2·ln c, sign −1.
+            let outs = apply_multi(&e, &Op::Linalg(LinalgOp::Slogdet), &[&a]).unwrap();
+            let want = 5f64.ln() + 2.0 * c.ln();
+            assert_eq!(outs[0].to_vec::<f64>(), vec![-1.0]);
+            assert!((outs[1].to_vec::<f64>()[0] - want).abs() < 1e-14 * want.abs().max(1.0));
+        }
+        assert_eq!(super::ldexp(1.0, -1076), 0.0);
+        assert_eq!(super::ldexp(3.0, -1075), 2.0 * 5e-324);
+        assert_eq!(super::ldexp(f64::MIN_POSITIVE, 2045), 2f64.powi(1023));
+        assert_eq!(super::ldexp(1.5, 1024), f64::INFINITY);
+        assert_eq!(super::ldexp(5e-324, 2097), 2f64.powi(1023));
+        assert_eq!(super::scale_exponent::<f64>(1.0), None);
+        assert_eq!(super::scale_exponent::<f64>(0.0), None);
+        assert_eq!(super::scale_exponent::<f64>(1e300), Some(-996));
+        assert_eq!(super::scale_exponent::<f32>(1e30), Some(-99));
     }
 
     #[test]

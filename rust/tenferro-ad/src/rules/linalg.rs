@@ -9,8 +9,12 @@
 //!
 //! Degenerate spectra: `svd` and `eigh` use the Lorentzian-broadened inverse gap
 //! `g/(g² + ε²)` (`g = s_j² − s_i²`, resp. `λ_j − λ_i`) and `s/(s² + ε²)` for `1/s`, with the
-//! op's `eps` (`autodiff.md`). Gradients stay finite at exact degeneracy, where the terms that
-//! couple two equal values become zero. Their true value is a limit a rule cannot see (for
+//! op's `eps` relative to the scale of the spectrum (`autodiff.md`): the rules measure the
+//! values in the unit `σ = 2^⌊log₂ max|v|⌋` of [`Unit`], so the broadening is `eps·σ²` for the
+//! squared singular-value gaps, `eps·σ` for `1/s` and the eigenvalue gaps, gradients are
+//! scale-covariant (`∇L(c·A) = c^(k−1)·∇L(A)` for a loss homogeneous of degree `k`) and no
+//! intermediate `s²` or `1/g` over- or underflows where the result does not. Gradients stay
+//! finite at exact degeneracy, where the terms that couple two equal values become zero. Their true value is a limit a rule cannot see (for
 //! `V·f(Λ)·Vᴴ` it is `f'(λ)` times the coupling component), so the result is exact when the
 //! cotangent has no coupling component between equal values (losses of the values alone,
 //! `‖U·S·Vᴴ‖²` at `I`) and biased otherwise; gaps well above `ε` are exact.
@@ -18,7 +22,7 @@
 use super::ops::{add, add_opt, broadcast_in_dim, cast, conj, fit, full, mul, neg, sub};
 use crate::{Ctx, Var};
 use tenferro_ops::{DotGeneralConfig, LinalgOp, Op, ReduceOp, SliceConfig};
-use tenferro_tensor::{Complex64, DType, Error, Result};
+use tenferro_tensor::{Complex32, Complex64, DType, Error, Result, Tensor};
 
 // ---------------------------------------------------------------------------------------------
 // Batched matrix helpers (axes 0, 1 = rows, columns; the rest batch).
@@ -287,25 +291,108 @@ fn sum_opt(ctx: &Ctx<'_>, terms: Vec<Option<Var>>) -> Result<Option<Var>> {
     Ok(acc)
 }
 
+/// The unit `σ` in which the svd and eigh rules measure a spectrum `v` (`[k, batch…]`, real):
+/// per batch item the power of two `σ = 2^⌊log₂ max_i |v_i|⌋` (1 for an all-zero item), a
+/// constant (the broadening is a regularisation, not a function of `A` to differentiate).
+///
+/// The rules form the inverse gaps from `v/σ` (exact) and apply `1/σ` to the tangent or
+/// cotangent parts that meet them: `1/(s_j² − s_i²)·s = (1/(ŝ_j² − ŝ_i²)·ŝ)/σ` with `ŝ = s/σ`,
+/// so the broadening `eps` is relative (`eps·σ²` on the squared gaps) and nothing overflows or
+/// underflows where the derivative itself does not (`s²` underflows at `s ≈ 1e-160`).
+struct Unit {
+    /// The batch shape (`v`'s axes after the first).
+    batch: Vec<usize>,
+    /// `1/σ` per batch item, column-major.
+    inv: Vec<f64>,
+}
+
+impl Unit {
+    fn of(v: &Var) -> Unit {
+        let t = &v.value;
+        // `lo`: the exponent of the smallest normal number, so that `2^±e` are normal for
+        // `e` in `lo..=−lo`.
+        let (vals, lo): (Vec<f64>, i32) = if t.dtype() == DType::F32 {
+            let v = t.to_vec::<f32>().into_iter().map(f64::from).collect();
+            (v, f32::MIN_EXP - 1)
+        } else {
+            (t.to_vec::<f64>(), f64::MIN_EXP - 1)
+        };
+        let batch = t.shape()[1..].to_vec();
+        let k = t.shape()[0];
+        let nb: usize = batch.iter().product();
+        let inv = (0..nb)
+            .map(|b| {
+                let m = vals[b * k..(b + 1) * k]
+                    .iter()
+                    .fold(0.0f64, |m, x| m.max(x.abs()));
+                if m > 0.0 && m.is_finite() {
+                    // 2^−e with e = ⌊log₂ m⌋, kept where 2^±e are normal numbers of the dtype.
+                    let e = (m.log2().floor() as i32).clamp(lo, -lo);
+                    f64::from_bits(((1023 - e) as u64) << 52)
+                } else {
+                    1.0
+                }
+            })
+            .collect();
+        Unit { batch, inv }
+    }
+
+    /// `x/σ` per batch item (`x`: any core axes, then the batch axes).
+    fn shrink(&self, ctx: &Ctx<'_>, x: &Var) -> Result<Var> {
+        let d = x.value.dtype();
+        let inv = &self.inv;
+        let t = match d {
+            DType::F32 => Tensor::from_vec(&self.batch, inv.iter().map(|&c| c as f32).collect()),
+            DType::F64 => Tensor::from_vec(&self.batch, inv.clone()),
+            DType::C32 => Tensor::from_vec(
+                &self.batch,
+                inv.iter().map(|&c| Complex32::new(c as f32, 0.0)).collect(),
+            ),
+            DType::C64 => Tensor::from_vec(
+                &self.batch,
+                inv.iter().map(|&c| Complex64::new(c, 0.0)).collect(),
+            ),
+            DType::Bool | DType::I32 | DType::I64 => {
+                return Err(Error::dtype(
+                    "linalg rule",
+                    format!("internal: spectrum unit applied to a {d} tensor"),
+                ))
+            }
+        }?;
+        let shape = x.value.shape().to_vec();
+        let core = shape.len() - self.batch.len();
+        let dims: Vec<usize> = (core..shape.len()).collect();
+        let c = broadcast_in_dim(ctx, &Var::constant(t), &shape, &dims)?;
+        mul(ctx, x, &c)
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // svd
 // ---------------------------------------------------------------------------------------------
 
-/// Shared pieces of the reduced SVD rules.
+/// Shared pieces of the reduced SVD rules, in the unit `σ` of the singular values ([`Unit`]).
 struct SvdParts {
     k: usize,
-    /// `F[i, j] = lorentz(s_j² − s_i²)`.
+    unit: Unit,
+    /// `ŝ = s/σ`.
+    s: Var,
+    /// `F̂[i, j] = lorentz(ŝ_j² − ŝ_i²)` (`F = F̂/σ²`).
     f: Var,
-    /// `s / (s² + ε²)`.
+    /// `ŝ / (ŝ² + ε²)` (`1/s ≈ ŝinv/σ`).
     sinv: Var,
 }
 
 fn svd_parts(ctx: &Ctx<'_>, s: &Var, eps: f64) -> Result<SvdParts> {
-    let s2 = mul(ctx, s, s)?;
+    let unit = Unit::of(s);
+    let sh = unit.shrink(ctx, s)?;
+    let s2 = mul(ctx, &sh, &sh)?;
     Ok(SvdParts {
         k: s.value.shape()[0],
         f: gap_matrix(ctx, &s2, eps)?,
-        sinv: lorentz(ctx, s, eps)?,
+        sinv: lorentz(ctx, &sh, eps)?,
+        s: sh,
+        unit,
     })
 }
 
@@ -317,7 +404,8 @@ fn svd_parts(ctx: &Ctx<'_>, s: &Var, eps: f64) -> Result<SvdParts> {
 /// `i·Im(diag X)` term is the gauge term of complex SVD. Sources: Townsend 2016, "Differentiating
 /// the Singular Value Decomposition"; Wan & Zhang 2019, "Automatic differentiation for complex
 /// valued SVD"; JAX `jax/_src/lax/linalg.py` (`_svd_jvp_rule`). Inverse gaps broadened as in the
-/// module docs.
+/// module docs; `dU` and `dV` are evaluated as the same expressions in `ŝ = s/σ` applied to
+/// `X/σ` and `dA/σ` ([`Unit`]).
 fn svd_jvp_reduced(
     ctx: &Ctx<'_>,
     da: &Var,
@@ -328,7 +416,6 @@ fn svd_jvp_reduced(
     wanted: [bool; 3],
 ) -> Result<[Option<Var>; 3]> {
     let (m, n) = (u.value.shape()[0], vh.value.shape()[1]);
-    let p = svd_parts(ctx, s, eps)?;
     let dt = u.value.dtype();
     let uh_da = mhm(ctx, u, da)?;
     let x = mmh(ctx, &uh_da, vh)?;
@@ -338,8 +425,13 @@ fn svd_jvp_reduced(
     } else {
         None
     };
+    if !(wanted[0] || wanted[2]) {
+        return Ok([None, ds, None]);
+    }
+    let p = svd_parts(ctx, s, eps)?;
+    let x = p.unit.shrink(ctx, &x)?;
     let du = if wanted[0] {
-        let xs = scale_cols(ctx, &x, s)?;
+        let xs = scale_cols(ctx, &x, &p.s)?;
         let sym = herm2(ctx, &xs)?;
         let sym = mul(ctx, &p.f, &sym)?;
         let mut y = sym;
@@ -354,6 +446,7 @@ fn svd_jvp_reduced(
         let mut du = mm(ctx, u, &y)?;
         if m > p.k {
             let dav = mmh(ctx, da, vh)?;
+            let dav = p.unit.shrink(ctx, &dav)?;
             let ux = mm(ctx, u, &x)?;
             let r = sub(ctx, &dav, &ux)?;
             let r = scale_cols(ctx, &r, &p.sinv)?;
@@ -364,15 +457,15 @@ fn svd_jvp_reduced(
         None
     };
     let dvh = if wanted[2] {
-        let sx = scale_rows(ctx, &x, s)?;
+        let sx = scale_rows(ctx, &x, &p.s)?;
         let sym = herm2(ctx, &sx)?;
         let y = mul(ctx, &p.f, &sym)?;
         // dVh = dVᴴ = Yᴴ·Vh (+ the complement term for n > k).
         let yh = mh(ctx, &y)?;
         let mut dvh = mm(ctx, &yh, vh)?;
         if n > p.k {
-            // (I − V·Vᴴ)·dAᴴ·U·S⁻¹, conjugate-transposed: S⁻¹·(Uᴴ·dA − Xᴴ... ) written as
-            // S⁻¹·(Uᴴ·dA − X·Vh).
+            // (I − V·Vᴴ)·dAᴴ·U·S⁻¹, conjugate-transposed: S⁻¹·(Uᴴ·dA − X·Vh).
+            let uh_da = p.unit.shrink(ctx, &uh_da)?;
             let xv = mm(ctx, &x, vh)?;
             let r = sub(ctx, &uh_da, &xv)?;
             let r = scale_rows(ctx, &r, &p.sinv)?;
@@ -388,7 +481,8 @@ fn svd_jvp_reduced(
 /// VJP of the reduced SVD: the adjoint of [`svd_jvp_reduced`], step by step:
 /// `X̄ = diag(s̄) + (Z + Zᴴ)·S + ½(Ȳ − Ȳᴴ)∘I·S⁻¹ + S·(W + Wᴴ)` with `Ȳ = Uᴴ·Ū`, `Z = F∘Ȳ`,
 /// `W = F∘(Vᴴ·V̄)`; `Ā = U·X̄·Vh + (I − U·Uᴴ)·Ū·S⁻¹·Vh + U·S⁻¹·V̄ᴴ·(I − V·Vᴴ)`.
-/// Sources as the JVP; PyTorch `svd_backward` (`FunctionsManual.cpp`) for the same terms.
+/// Sources as the JVP; PyTorch `svd_backward` (`FunctionsManual.cpp`) for the same terms. All
+/// but `diag(s̄)` are evaluated in `ŝ = s/σ` on `Ū/σ`, `V̄h/σ` ([`Unit`]).
 fn svd_vjp_reduced(
     ctx: &Ctx<'_>,
     u: &Var,
@@ -413,10 +507,11 @@ fn svd_vjp_reduced(
     }
     let mut extra: Vec<Option<Var>> = Vec::new();
     if let Some(ub) = cts[0] {
-        let yb = mhm(ctx, u, ub)?;
+        let ub = p.unit.shrink(ctx, ub)?;
+        let yb = mhm(ctx, u, &ub)?;
         let z = mul(ctx, &p.f, &yb)?;
         let z = herm2(ctx, &z)?;
-        terms.push(Some(scale_cols(ctx, &z, s)?));
+        terms.push(Some(scale_cols(ctx, &z, &p.s)?));
         if dt.is_complex() {
             let d = diag(ctx, &yb)?;
             let imd = im(ctx, &d)?;
@@ -426,22 +521,23 @@ fn svd_vjp_reduced(
         }
         if m > p.k {
             let uy = mm(ctx, u, &yb)?;
-            let r = sub(ctx, ub, &uy)?;
+            let r = sub(ctx, &ub, &uy)?;
             let r = scale_cols(ctx, &r, &p.sinv)?;
             extra.push(Some(mm(ctx, &r, vh)?));
         }
     }
     if let Some(vhb) = cts[2] {
+        let vhb = p.unit.shrink(ctx, vhb)?;
         // Vᴴ·V̄ with V = Vhᴴ, V̄ = V̄hᴴ: Vh·V̄hᴴ.
-        let yv = mmh(ctx, vh, vhb)?;
+        let yv = mmh(ctx, vh, &vhb)?;
         let w = mul(ctx, &p.f, &yv)?;
         let w = herm2(ctx, &w)?;
-        terms.push(Some(scale_rows(ctx, &w, s)?));
+        terms.push(Some(scale_rows(ctx, &w, &p.s)?));
         if n > p.k {
             // U·S⁻¹·(V̄h − (V̄h·V)·Vh), V̄h·V = V̄h·Vhᴴ.
-            let vbv = mmh(ctx, vhb, vh)?;
+            let vbv = mmh(ctx, &vhb, vh)?;
             let t = mm(ctx, &vbv, vh)?;
-            let r = sub(ctx, vhb, &t)?;
+            let r = sub(ctx, &vhb, &t)?;
             let r = scale_rows(ctx, &r, &p.sinv)?;
             extra.push(Some(mm(ctx, u, &r)?));
         }
@@ -614,7 +710,8 @@ fn eigh_eps(op: &Op) -> Result<f64> {
 }
 
 /// JVP of `eigh` (`A = V·diag(w)·Vᴴ`, `A` the Hermitian matrix of the lower triangle):
-/// `X = Vᴴ·dA·V`, `dw = Re diag X`, `dV = V·(F∘X)`, `F_ij = 1/(w_j − w_i)` broadened.
+/// `X = Vᴴ·dA·V`, `dw = Re diag X`, `dV = V·(F∘X)`, `F_ij = 1/(w_j − w_i)` broadened relative
+/// to the unit `σ` of `w` ([`Unit`]: `eps·σ`).
 /// Sources: Giles 2008, "An extended collection of matrix derivative results"; JAX
 /// `_eigh_jvp_rule`.
 pub fn eigh_jvp(
@@ -640,7 +737,11 @@ pub fn eigh_jvp(
         None
     };
     let dv = if wanted[1] {
-        let f = gap_matrix(ctx, w, eigh_eps(op)?)?;
+        // F∘X = F̂∘(X/σ), F̂ from ŵ = w/σ ([`Unit`]).
+        let unit = Unit::of(w);
+        let wh = unit.shrink(ctx, w)?;
+        let f = gap_matrix(ctx, &wh, eigh_eps(op)?)?;
+        let x = unit.shrink(ctx, &x)?;
         let fx = mul(ctx, &f, &x)?;
         Some(mm(ctx, v, &fx)?)
     } else {
@@ -667,7 +768,10 @@ pub fn eigh_vjp(
     }
     if let Some(vb) = &cts[1] {
         let vb = to(ctx, vb, dt)?;
-        let f = gap_matrix(ctx, w, eigh_eps(op)?)?;
+        let unit = Unit::of(w);
+        let wh = unit.shrink(ctx, w)?;
+        let f = gap_matrix(ctx, &wh, eigh_eps(op)?)?;
+        let vb = unit.shrink(ctx, &vb)?;
         let y = mhm(ctx, v, &vb)?;
         terms.push(Some(mul(ctx, &f, &y)?));
     }
