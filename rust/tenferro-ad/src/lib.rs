@@ -581,8 +581,19 @@ mod tests {
     use super::*;
     use tenferro_ops::{BinaryOp, LinalgOp};
 
+    /// The tests that record nodes run one at a time: one of them compares the process-wide
+    /// live-node counter before and after, which a concurrently running test would move.
+    static NODE_TESTS: Mutex<()> = Mutex::new(());
+
+    fn exclusive() -> std::sync::MutexGuard<'static, ()> {
+        NODE_TESTS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     #[test]
     fn multi_output_nodes_reverse_forward_and_teardown() {
+        let _serial = exclusive();
         let e = tenferro_cpu::CpuEngine::new(Some(1)).unwrap();
         let ctx = Ctx {
             engine: &e,
@@ -620,6 +631,7 @@ mod tests {
     /// source listed twice add (torch.autograd.grad's semantics).
     #[test]
     fn repeated_targets_and_sources() {
+        let _serial = exclusive();
         let e = tenferro_cpu::CpuEngine::new(Some(1)).unwrap();
         let ctx = Ctx {
             engine: &e,
