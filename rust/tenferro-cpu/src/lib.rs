@@ -5,6 +5,7 @@
 // Strided loops index several parallel arrays (shape, per-operand strides, offsets) by axis.
 #![allow(clippy::needless_range_loop)]
 
+pub mod cancel;
 mod contraction;
 mod elementwise;
 mod linalg;
@@ -18,12 +19,13 @@ pub mod threads;
 
 pub use plan_cache::{CacheStats, PlanCache};
 
+pub use cancel::with_cancel_flag;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use tenferro_ops::{Op, OutMeta};
 use tenferro_runtime::{Engine, Lending};
 use tenferro_tensor::storage::DEFAULT_POOL_LIMIT;
-use tenferro_tensor::{BufferPool, CpuThreadReason, Error, Result, Tensor};
+use tenferro_tensor::{BufferPool, Error, Result, Tensor};
 pub use threads::{allowed_cpus, record_main_snapshot, set_default_cpu_threads, WorkerInfo};
 
 /// Upper bound on explicit worker counts (checked before any thread is spawned).
@@ -73,14 +75,11 @@ impl CpuEngine {
     /// assert!(e.worker_info().is_empty()); // serial: no workers
     /// ```
     pub fn new(threads: Option<usize>) -> Result<CpuEngine> {
+        let threads = threads
+            .map(|n| threads::check_thread_count("CpuEngine", i64::try_from(n).unwrap_or(i64::MAX)))
+            .transpose()?;
         match threads {
-            Some(0) => Err(threads::zero_threads("CpuEngine")),
             Some(1) => Ok(CpuEngine::serial()),
-            Some(n) if n > MAX_THREADS => Err(Error::cpu_thread(
-                "CpuEngine",
-                CpuThreadReason::Pool,
-                format!("threads={n} exceeds the limit of {MAX_THREADS} worker threads"),
-            )),
             Some(n) => {
                 let (pool, workers) = threads::build_pool(n, None)?;
                 Ok(CpuEngine::from_parts(Some(pool), n, workers))

@@ -55,11 +55,11 @@ fn _from_numpy(
     let t = if copy {
         let e = session::default_engine(py)?.get().engine.clone();
         if view.numel() >= 1 << 14 {
-            py.detach(|| e.contiguous_copy(&view))
+            session::run_detached(py, view.numel(), || e.contiguous_copy(&view))?
         } else {
             e.contiguous_copy(&view)
+                .map_err(|err| errors::to_pyerr(py, err))?
         }
-        .map_err(|err| errors::to_pyerr(py, err))?
     } else {
         view
     };
@@ -106,11 +106,11 @@ fn _full(
         .map_err(|e| errors::to_pyerr(py, e))?;
     let e = session::default_engine(py)?.get().engine.clone();
     let t = if view.numel() >= 1 << 14 {
-        py.detach(|| e.contiguous_copy(&view))
+        session::run_detached(py, view.numel(), || e.contiguous_copy(&view))?
     } else {
         e.contiguous_copy(&view)
-    }
-    .map_err(|err| errors::to_pyerr(py, err))?;
+            .map_err(|err| errors::to_pyerr(py, err))?
+    };
     Ok(tensor::PyTensor::new(t, rt))
 }
 

@@ -95,6 +95,10 @@ pub enum Error {
     /// A feature that exists in the catalog but not on this engine (Python `UnsupportedError`).
     #[error("{op}: {message}")]
     Unsupported { op: String, message: String },
+    /// The op stopped early because its caller asked it to (Ctrl-C in the binding; Python
+    /// `KeyboardInterrupt`). Its partial results are discarded; the engine stays usable.
+    #[error("{op}: interrupted")]
+    Interrupted { op: String },
 }
 
 /// Result alias of the core crates.
