@@ -159,6 +159,7 @@ fn find_elem<T: Element>(t: &Tensor, pred: impl Fn(T) -> bool) -> Option<T> {
     hit
 }
 
+#[inline]
 fn real_binary<T: Element + Float>(
     e: &CpuEngine,
     name: &str,

@@ -431,6 +431,58 @@ mod tests {
     }
 
     #[test]
+    fn a_set_cancel_flag_stops_kernels_and_an_unset_one_changes_nothing() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        for threads in [1, 2] {
+            let e = CpuEngine::new(Some(threads)).unwrap();
+            let x = t(&[6], vec![0., 1., 2., 3., 4., 5.]);
+            // 6·2⁴⁰ additions (hours): must stop once the flag is set from another thread.
+            let huge = x.broadcast_in_dim_view(&[6, 1 << 40], &[0]).unwrap();
+            let sum = Op::Reduce {
+                op: ReduceOp::Sum,
+                axes: vec![0, 1],
+            };
+            let flag = Arc::new(AtomicBool::new(false));
+            let r = std::thread::scope(|s| {
+                s.spawn(|| {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                    flag.store(true, Ordering::Relaxed);
+                });
+                with_cancel_flag("sum", &flag, || apply(&e, &sum, &[&huge]))
+            });
+            assert!(
+                matches!(r, Err(Error::Interrupted { .. })),
+                "{threads}: {r:?}"
+            );
+            // A GEMM under a set flag stops before its first column block.
+            let n = 600;
+            let a = t(&[n, n], vec![1.0; n * n]);
+            let r = with_cancel_flag("matmul", &flag, || apply(&e, &Op::Matmul, &[&a, &a]));
+            assert!(matches!(r, Err(Error::Interrupted { .. })));
+            // The engine is usable, and an unset flag gives the same results as none.
+            let calm = Arc::new(AtomicBool::new(false));
+            let m = x.broadcast_in_dim_view(&[6, 100_000], &[0]).unwrap();
+            let plain = apply(&e, &sum, &[&m]).unwrap().to_vec::<f64>();
+            let flagged = with_cancel_flag("sum", &calm, || apply(&e, &sum, &[&m]))
+                .unwrap()
+                .to_vec::<f64>();
+            assert_eq!(plain, vec![1_500_000.0]);
+            assert_eq!(flagged, plain);
+            let big = t(&[1 << 18], (0..1 << 18).map(|i| i as f64 * 1e-4).collect());
+            let exp = Op::Unary(UnaryOp::Exp);
+            let plain = apply(&e, &exp, &[&big]).unwrap().to_vec::<f64>();
+            let flagged = with_cancel_flag("exp", &calm, || apply(&e, &exp, &[&big]))
+                .unwrap()
+                .to_vec::<f64>();
+            assert_eq!(flagged, plain);
+            let prod = with_cancel_flag("matmul", &calm, || apply(&e, &Op::Matmul, &[&a, &a]))
+                .unwrap()
+                .to_vec::<f64>();
+            assert!(prod.iter().all(|&v| v == n as f64));
+        }
+    }
+
+    #[test]
     fn exp_matches_scalar() {
         let e = CpuEngine::new(Some(2)).unwrap();
         let xs: Vec<f64> = (0..100_000).map(|i| (i as f64) * 1e-3 - 50.0).collect();

@@ -268,7 +268,7 @@ fn transpose_copy_as<T: Element>(e: &CpuEngine, op: &str, x: &Tensor, p: usize) 
     };
     let every = (CHECK_WORK / (n0 * TILE).max(1)).max(1);
     let unit = |u: usize| {
-        if u % every == 0 && cancel.requested() {
+        if u.is_multiple_of(every) && cancel.requested() {
             return;
         }
         let (mut r, tile) = (u / ptiles, u % ptiles);

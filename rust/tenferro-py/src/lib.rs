@@ -53,7 +53,7 @@ fn _from_numpy(
     };
     let view = convert::view_of_ndarray(py, array)?;
     let t = if copy {
-        let e = session::default_engine(py)?.get().engine.clone();
+        let e = session::default_cpu_engine(py)?;
         if view.numel() >= 1 << 14 {
             session::run_detached(py, view.numel(), || e.contiguous_copy(&view))?
         } else {
@@ -104,7 +104,7 @@ fn _full(
     let view = one
         .broadcast_to_view(&dims)
         .map_err(|e| errors::to_pyerr(py, e))?;
-    let e = session::default_engine(py)?.get().engine.clone();
+    let e = session::default_cpu_engine(py)?;
     let t = if view.numel() >= 1 << 14 {
         session::run_detached(py, view.numel(), || e.contiguous_copy(&view))?
     } else {

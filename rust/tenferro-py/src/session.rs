@@ -549,6 +549,18 @@ pub fn default_runtime(py: Python<'_>) -> PyResult<Py<PyRuntime>> {
         .map(|r| r.clone_ref(py))
 }
 
+/// The default engine's core, for the binding's own use: the implicit-op path reads it once per
+/// op, so the common case (no reset yet, engine built) is two loads and one `Arc` clone.
+#[inline]
+pub(crate) fn default_cpu_engine(py: Python<'_>) -> PyResult<Arc<CpuEngine>> {
+    if !REPLACED.load(Ordering::Acquire) {
+        if let Some(e) = DEFAULT_ENGINE.get(py) {
+            return Ok(e.get().engine.clone());
+        }
+    }
+    Ok(default_engine(py)?.get().engine.clone())
+}
+
 /// The process-wide default CPU engine (built on first use; replaced by
 /// ``tf.reset_default_engine()``).
 #[pyfunction]
@@ -755,8 +767,7 @@ pub(crate) fn tensor_from_object(
 }
 
 fn contiguous_copy(py: Python<'_>, t: &Tensor) -> PyResult<Tensor> {
-    let eng = default_engine(py)?;
-    let e = eng.get().engine.clone();
+    let e = default_cpu_engine(py)?;
     let t = t.clone();
     if t.numel() >= DETACH_MIN_ELEMENTS {
         run_detached(py, t.numel(), || e.contiguous_copy(&t))
@@ -817,7 +828,7 @@ impl PySession {
         };
         let engine = match owned {
             Some(e) => e,
-            None => default_engine(py)?.get().engine.clone(),
+            None => default_cpu_engine(py)?,
         };
         let borrow = match engine.lending().acquire(name, Some(Duration::ZERO), false) {
             Ok(b) => b,
