@@ -30,8 +30,9 @@ const DETACH_MIN_ELEMENTS: usize = 1 << 14;
 /// Work units (elements, or multiply-adds of a contraction; [`op_work`]) from which an op runs
 /// on a helper thread while the calling thread serves Python's signal handlers, so that Ctrl-C
 /// stops it (engines.md, "Interrupting an op"). About 1.5 ms of an `add` on one core: the helper
-/// (a thread start and a wake-up, ~50–150 µs on the 2-core machine) costs a few percent there
-/// and nothing measurable above; smaller ops finish before a person can press Ctrl-C twice.
+/// (a thread start and one wake-up of the waiting thread, which `threads::LINGER` measured at
+/// 60–120 µs on the 2-core VM when the CPU has to be woken) costs a few percent there at most;
+/// smaller ops finish within milliseconds, before Ctrl-C could matter.
 const INTERRUPTIBLE_MIN_WORK: usize = 1 << 22;
 
 /// How often a thread waiting for an op (or for an engine held by another thread) serves
