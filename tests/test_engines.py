@@ -427,3 +427,146 @@ def test_engines_built_before_fork_run_inline_in_the_child() -> None:
     r = subprocess.run([sys.executable, "-c", FORK_CHILD], capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == 0, r.stderr
+
+
+# --- Engine faults: timeouts, the thread-count cap on every route, replacing the default engine.
+
+
+@pytest.mark.parametrize("bad", [math.nan, -1.0, -1e-9, -math.inf])
+def test_a_nan_or_negative_timeout_is_a_value_error(bad: float) -> None:
+    engine = tf.CpuEngine(threads=1)
+    with pytest.raises(ValueError, match="timeout"):
+        tf.Runtime().session(engine, timeout=bad)
+    with pytest.raises(ValueError, match="timeout"):
+        tf.ExecutionContext(engine).session(timeout=bad)
+
+
+@pytest.mark.parametrize("forever", [1e300, math.inf, 1e9 + 1, None])
+def test_a_huge_or_infinite_timeout_waits_for_the_engine(forever: float | None) -> None:
+    # Was: PanicException (a BaseException) from Duration::from_secs_f64(1e300).
+    engine = tf.CpuEngine(threads=1)
+    rt = tf.Runtime()
+    with rt.session(engine, timeout=forever) as s:  # free: enters at once
+        assert float(s.reduce_sum(s.constant([1.0, 2.0]))) == 3.0
+    held, release = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with rt.session(engine):
+            held.set()
+            release.wait(10)
+
+    t = threading.Thread(target=holder)
+    t.start()
+    assert held.wait(10)
+    threading.Timer(0.2, release.set).start()
+    try:
+        with rt.session(engine, timeout=forever) as s:  # waits for the holder, then runs
+            assert float(s.reduce_sum(s.constant([4.0]))) == 4.0
+    finally:
+        release.set()
+        t.join()
+
+
+def test_a_finite_timeout_still_gives_up() -> None:
+    engine = tf.CpuEngine(threads=1)
+    rt = tf.Runtime()
+    with rt.session(engine):
+        box: list[BaseException] = []
+
+        def other() -> None:
+            try:
+                with rt.session(engine, timeout=0.05):
+                    pass
+            except BaseException as exc:  # noqa: BLE001 - the test inspects it
+                box.append(exc)
+
+        t = threading.Thread(target=other)
+        t.start()
+        t.join()
+    assert len(box) == 1 and isinstance(box[0], E.EngineBusyError), box
+    assert "0.050 s" in str(box[0])
+
+
+@pytest.mark.parametrize("n", [1025, 100000, 2**62])
+def test_thread_counts_above_the_cap_are_refused_on_every_explicit_route(n: int) -> None:
+    with pytest.raises(E.CpuThreadError, match="1024") as exc:
+        tf.set_default_cpu_threads(n)
+    assert exc.value.reason is E.CpuThreadReason.POOL and str(n) in str(exc.value)
+    with pytest.raises(E.CpuThreadError, match="1024") as exc:
+        tf.CpuEngine(threads=n)
+    assert exc.value.reason is E.CpuThreadReason.POOL
+    for bad in (0, -3):
+        with pytest.raises(E.CpuThreadError) as exc:
+            tf.set_default_cpu_threads(bad)
+        assert exc.value.reason is E.CpuThreadReason.ZERO_THREADS and str(bad) in str(exc.value)
+
+
+CLAMPED = """
+import json, time, warnings, tenferro as tf
+t0 = time.perf_counter()
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    y = tf.asarray([1.0, 2.0]) + 1.0          # the first implicit op builds the default engine
+    again = tf.CpuEngine().num_threads      # the count is fixed: no second warning
+print(json.dumps({
+    "n": tf.default_engine().num_threads, "again": again, "y": y.tolist(),
+    "warnings": [[w.category.__name__, str(w.message)] for w in caught],
+    "seconds": time.perf_counter() - t0,
+}))
+"""
+
+
+@pytest.mark.parametrize("var", ["RAYON_NUM_THREADS", "RAYON_RS_NUM_CPUS"])
+def test_an_environment_count_above_the_cap_is_clamped_with_one_warning(var: str) -> None:
+    got = run_fresh(CLAMPED, **{var: "100000"})
+    assert got["n"] == got["again"] == 1024, got
+    assert got["y"] == [2.0, 3.0]
+    assert len(got["warnings"]) == 1, got["warnings"]
+    category, message = got["warnings"][0]
+    assert category == "RuntimeWarning" and var in message and "100000" in message, message
+    assert "1024" in message
+    print(f"{var}=100000: first implicit op (1024 workers) took {got['seconds']:.2f} s")
+
+
+RESET = """
+import json, numpy as np, tenferro as tf
+from tenferro import _testing
+out = {}
+ctx = tf.default_context()                       # the default runtime is now owned by it
+x = tf.asarray(np.arange(4.0))
+w = tf.default_runtime().variable(np.array([1.0, 2.0, 3.0, 4.0]))
+old = tf.default_engine()
+_testing.panic_on_next_op(old)
+for _ in range(2):
+    try:
+        x + x
+    except tf.errors.EngineBrokenError as exc:
+        out.setdefault("broken", []).append(str(exc))
+new = tf.reset_default_engine()
+out["new_is_default"] = new is tf.default_engine() and new is not old
+out["ctx"] = tf.default_context() is not ctx and tf.default_context().engine is new
+out["same_runtime"] = tf.default_context().eager_runtime() is tf.default_runtime()
+out["sum"] = (x + x).tolist()
+loss = (w * x).sum()
+loss.backward()
+out["grad"] = w.grad.tolist()
+try:
+    with tf.default_runtime().session(old) as s:
+        s.add(x, x)
+except tf.errors.EngineBrokenError:
+    out["old_still_broken"] = True
+# A second reset also works, before any default context is asked for again.
+tf.reset_default_engine()
+out["again"] = (x * 2.0).tolist()
+print(json.dumps(out))
+"""
+
+
+def test_a_broken_default_engine_is_replaced_without_restarting() -> None:
+    got = run_fresh(RESET)
+    assert len(got["broken"]) == 2 and "reset_default_engine" in got["broken"][1], got
+    assert got["new_is_default"] and got["ctx"] and got["same_runtime"], got
+    assert got["sum"] == [0.0, 2.0, 4.0, 6.0]
+    assert got["grad"] == [0.0, 1.0, 2.0, 3.0]
+    assert got["old_still_broken"]
+    assert got["again"] == [0.0, 2.0, 4.0, 6.0]

@@ -36,6 +36,7 @@ from ._tenferro import (
     default_context,
     default_engine,
     default_runtime,
+    reset_default_engine,
     set_default_cpu_threads,
 )
 from ._types import (
@@ -94,6 +95,7 @@ __all__ = [
     "default_engine",
     "default_runtime",
     "default_context",
+    "reset_default_engine",
     "allowed_cpus",
     "set_default_cpu_threads",
     "tensor",

@@ -234,13 +234,39 @@ fn gemm_batches<T>(
     // one is computed as Cᵀ = Bᵀ·Aᵀ. (Both row-major: see `dot_general`.)
     let rhs_row_major = r.cs.unsigned_abs() < r.rs.unsigned_abs();
     let lhs_row_major = l.cs.unsigned_abs() < l.rs.unsigned_abs();
-    let run = |b: usize, par: Par| {
+    // Under a cancellation flag (`cancel.rs`), a look before each batch and, for one large
+    // product, before each block of `cols` output columns (C[:, j..] = A·B[:, j..], about 2²⁸
+    // multiply-adds a block, at least 256 columns so faer's packing stays amortised).
+    let macs = m.saturating_mul(n).saturating_mul(k.max(1));
+    let cancel = if macs.saturating_mul(l.batch_offsets.len()) > crate::cancel::CHECK_WORK {
+        crate::cancel::Cancel::current()
+    } else {
+        crate::cancel::Cancel::none()
+    };
+    let cols = if cancel.armed() {
+        ((1usize << 28) / (m * k).max(1)).max(256)
+    } else {
+        n.max(1)
+    };
+    let run_block = |b: usize, j0: usize, w: usize, par: Par| {
         // SAFETY: offsets and strides describe in-bounds views of live storages; the output
-        // block `b` is written by this call only.
+        // block `b` (columns `j0..j0 + w`) is written by this call only.
         unsafe {
             let a = MatRef::from_raw_parts(p.lhs().offset(l.batch_offsets[b]), m, k, l.rs, l.cs);
-            let bm = MatRef::from_raw_parts(p.rhs().offset(r.batch_offsets[b]), k, n, r.rs, r.cs);
-            let c = MatMut::from_raw_parts_mut(p.out().add(b * m * n), m, n, 1, m.max(1) as isize);
+            let bm = MatRef::from_raw_parts(
+                p.rhs().offset(r.batch_offsets[b] + j0 as isize * r.cs),
+                k,
+                w,
+                r.rs,
+                r.cs,
+            );
+            let c = MatMut::from_raw_parts_mut(
+                p.out().add(b * m * n + j0 * m),
+                m,
+                w,
+                1,
+                m.max(1) as isize,
+            );
             if !rhs_row_major {
                 mm(c, a, bm, conj, par);
             } else if !lhs_row_major {
@@ -254,6 +280,17 @@ fn gemm_batches<T>(
             } else {
                 mm(c, a, bm, conj, par);
             }
+        }
+    };
+    let run = |b: usize, par: Par| {
+        let mut j0 = 0;
+        while j0 < n {
+            if cancel.requested() {
+                return;
+            }
+            let w = cols.min(n - j0);
+            run_block(b, j0, w, par);
+            j0 += w;
         }
     };
     let work = m * n * k.max(1) * mac_weight(T::DTYPE);

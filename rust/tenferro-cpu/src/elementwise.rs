@@ -126,6 +126,8 @@ macro_rules! int_unary {
 }
 
 /// Elementwise unary op.
+// One call site (`CpuEngine::execute`): inlined there, as the tiny-op path measured.
+#[inline]
 pub(crate) fn unary(e: &CpuEngine, op: UnaryOp, name: &str, x: &Tensor) -> Result<Tensor> {
     match x.dtype() {
         DType::F32 => real_unary::<f32>(e, name, op, x, exp_f32_slice),
@@ -169,6 +171,7 @@ fn find_elem<T: Element>(t: &Tensor, pred: impl Fn(T) -> bool) -> Option<T> {
     hit
 }
 
+#[inline]
 fn real_binary<T: Element + Float>(
     e: &CpuEngine,
     name: &str,
@@ -266,6 +269,8 @@ macro_rules! int_binary {
 }
 
 /// Elementwise binary op; operands already share `dtype`.
+// One call site (`CpuEngine::execute`): inlined there, as the tiny-op path measured.
+#[inline]
 pub(crate) fn binary(
     e: &CpuEngine,
     op: BinaryOp,
@@ -332,6 +337,8 @@ fn eq_compare<T: Element>(
 }
 
 /// `compare(x, y, dir)`; operands already share a dtype.
+// One call site (`CpuEngine::execute`): inlined there, as the tiny-op path measured.
+#[inline]
 pub(crate) fn compare(
     e: &CpuEngine,
     dir: CompareDir,
@@ -352,6 +359,8 @@ pub(crate) fn compare(
 }
 
 /// `select(pred, on_true, on_false)`.
+// One call site (`CpuEngine::execute`): inlined there, as the tiny-op path measured.
+#[inline]
 pub(crate) fn select(
     e: &CpuEngine,
     name: &str,
@@ -368,6 +377,8 @@ pub(crate) fn select(
 }
 
 /// `clamp(x, lo, hi)` = `min(max(x, lo), hi)`, NaN-propagating.
+// One call site (`CpuEngine::execute`): inlined there, as the tiny-op path measured.
+#[inline]
 pub(crate) fn clamp(
     e: &CpuEngine,
     name: &str,

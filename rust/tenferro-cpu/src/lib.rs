@@ -8,6 +8,7 @@
 // Strided loops index several parallel arrays (shape, per-operand strides, offsets) by axis.
 #![allow(clippy::needless_range_loop)]
 
+pub mod cancel;
 mod contraction;
 mod elementwise;
 mod linalg;
@@ -21,12 +22,13 @@ pub mod threads;
 
 pub use plan_cache::{CacheStats, PlanCache};
 
+pub use cancel::with_cancel_flag;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use tenferro_ops::{Op, OutMeta};
 use tenferro_runtime::{Engine, Lending};
 use tenferro_tensor::storage::DEFAULT_POOL_LIMIT;
-use tenferro_tensor::{BufferPool, CpuThreadReason, Error, Result, Tensor};
+use tenferro_tensor::{BufferPool, Error, Result, Tensor};
 pub use threads::{allowed_cpus, record_main_snapshot, set_default_cpu_threads, WorkerInfo};
 
 /// Upper bound on explicit worker counts (checked before any thread is spawned).
@@ -76,14 +78,11 @@ impl CpuEngine {
     /// assert!(e.worker_info().is_empty()); // serial: no workers
     /// ```
     pub fn new(threads: Option<usize>) -> Result<CpuEngine> {
+        let threads = threads
+            .map(|n| threads::check_thread_count("CpuEngine", i64::try_from(n).unwrap_or(i64::MAX)))
+            .transpose()?;
         match threads {
-            Some(0) => Err(threads::zero_threads("CpuEngine")),
             Some(1) => Ok(CpuEngine::serial()),
-            Some(n) if n > MAX_THREADS => Err(Error::cpu_thread(
-                "CpuEngine",
-                CpuThreadReason::Pool,
-                format!("threads={n} exceeds the limit of {MAX_THREADS} worker threads"),
-            )),
             Some(n) => {
                 let (pool, workers) = threads::build_pool(n, None)?;
                 Ok(CpuEngine::from_parts(Some(pool), n, workers))
@@ -431,6 +430,58 @@ mod tests {
         let inner = e.install(|| CpuEngine::new(Some(2)).unwrap());
         for w in inner.worker_info() {
             assert_eq!(w.cpus, allowed);
+        }
+    }
+
+    #[test]
+    fn a_set_cancel_flag_stops_kernels_and_an_unset_one_changes_nothing() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        for threads in [1, 2] {
+            let e = CpuEngine::new(Some(threads)).unwrap();
+            let x = t(&[6], vec![0., 1., 2., 3., 4., 5.]);
+            // 6·2⁴⁰ additions (hours): must stop once the flag is set from another thread.
+            let huge = x.broadcast_in_dim_view(&[6, 1 << 40], &[0]).unwrap();
+            let sum = Op::Reduce {
+                op: ReduceOp::Sum,
+                axes: vec![0, 1],
+            };
+            let flag = Arc::new(AtomicBool::new(false));
+            let r = std::thread::scope(|s| {
+                s.spawn(|| {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                    flag.store(true, Ordering::Relaxed);
+                });
+                with_cancel_flag("sum", &flag, || apply(&e, &sum, &[&huge]))
+            });
+            assert!(
+                matches!(r, Err(Error::Interrupted { .. })),
+                "{threads}: {r:?}"
+            );
+            // A GEMM under a set flag stops before its first column block.
+            let n = 600;
+            let a = t(&[n, n], vec![1.0; n * n]);
+            let r = with_cancel_flag("matmul", &flag, || apply(&e, &Op::Matmul, &[&a, &a]));
+            assert!(matches!(r, Err(Error::Interrupted { .. })));
+            // The engine is usable, and an unset flag gives the same results as none.
+            let calm = Arc::new(AtomicBool::new(false));
+            let m = x.broadcast_in_dim_view(&[6, 100_000], &[0]).unwrap();
+            let plain = apply(&e, &sum, &[&m]).unwrap().to_vec::<f64>();
+            let flagged = with_cancel_flag("sum", &calm, || apply(&e, &sum, &[&m]))
+                .unwrap()
+                .to_vec::<f64>();
+            assert_eq!(plain, vec![1_500_000.0]);
+            assert_eq!(flagged, plain);
+            let big = t(&[1 << 18], (0..1 << 18).map(|i| i as f64 * 1e-4).collect());
+            let exp = Op::Unary(UnaryOp::Exp);
+            let plain = apply(&e, &exp, &[&big]).unwrap().to_vec::<f64>();
+            let flagged = with_cancel_flag("exp", &calm, || apply(&e, &exp, &[&big]))
+                .unwrap()
+                .to_vec::<f64>();
+            assert_eq!(flagged, plain);
+            let prod = with_cancel_flag("matmul", &calm, || apply(&e, &Op::Matmul, &[&a, &a]))
+                .unwrap()
+                .to_vec::<f64>();
+            assert!(prod.iter().all(|&v| v == n as f64));
         }
     }
 

@@ -320,12 +320,32 @@ fn ldexp_mat<T: Scalar>(mut m: MatMut<'_, T>, e: i32) {
 /// Run `f(range, par)` over the batch: chunks on the engine's workers when there are many
 /// matrices, one call with `Par::rayon` inside the pool for one large matrix, inline otherwise.
 /// The first error (lowest chunk) wins.
+///
+/// Under a cancellation flag (`cancel.rs`) each range runs in pieces of about 2²⁴ flops, one
+/// matrix at least, and stops with [`Error::Interrupted`](tenferro_tensor::Error) between
+/// them once the flag is set; one matrix runs to completion (faer has no hook inside).
 fn for_batches(
     e: &CpuEngine,
     nb: usize,
     work: usize,
     f: impl Fn(std::ops::Range<usize>, Par) -> Result<()> + Sync,
 ) -> Result<()> {
+    let cancel = crate::cancel::Cancel::current();
+    let per = if cancel.armed() {
+        ((1usize << 24) / work.max(1)).max(1)
+    } else {
+        usize::MAX
+    };
+    let f = |range: std::ops::Range<usize>, par: Par| -> Result<()> {
+        let mut b = range.start;
+        while b < range.end {
+            cancel.check("linalg")?;
+            let end = range.end.min(b.saturating_add(per));
+            f(b..end, par)?;
+            b = end;
+        }
+        Ok(())
+    };
     match e.parallel_pool() {
         Some(pool) if nb >= 2 && nb * work >= 1 << 16 => {
             let chunks = (e.threads * 8).min(nb);

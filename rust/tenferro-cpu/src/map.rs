@@ -1,6 +1,7 @@
 //! Elementwise drivers: apply a slice kernel over strided, broadcast operands into a fresh
 //! compact output, in parallel chunks on the engine's pool above a work threshold.
 
+use crate::cancel::{self, Cancel, CHECK_WORK};
 use crate::strided::{load, Plan, SendConstPtr, SendPtr, BLOCK};
 use crate::CpuEngine;
 use tenferro_tensor::{DType, Element, Result, Tensor};
@@ -28,9 +29,19 @@ pub(crate) fn mac_weight(dtype: DType) -> usize {
 
 impl CpuEngine {
     /// Run `body(start, end)` over `[0, numel)`, split across the pool when the work is large.
+    /// Under a cancellation flag (`cancel.rs`) each chunk runs in pieces of about
+    /// [`CHECK_WORK`] work units, stopping once the flag is set.
     pub(crate) fn drive(&self, numel: usize, cost: usize, body: impl Fn(usize, usize) + Sync) {
-        // Size first: the tiny-op path never looks at the pool.
-        if numel.saturating_mul(cost) >= PAR_MIN_WORK && numel >= 2 * BLOCK {
+        let work = numel.saturating_mul(cost);
+        // Size first: the tiny-op path never looks at the pool or the flag.
+        if work <= CHECK_WORK {
+            body(0, numel);
+            return;
+        }
+        let cancel = Cancel::current();
+        let grain = cancel::grain(&cancel, cost);
+        let body = |start: usize, end: usize| cancel::in_pieces(&cancel, start, end, grain, &body);
+        if work >= PAR_MIN_WORK && numel >= 2 * BLOCK {
             if let Some(pool) = self.parallel_pool() {
                 let chunks = (self.threads * 4).min(numel / BLOCK).max(1);
                 let per = numel.div_ceil(chunks).next_multiple_of(64);
@@ -249,7 +260,17 @@ fn transpose_copy_as<T: Element>(e: &CpuEngine, op: &str, x: &Tensor, p: usize) 
     let src = SendConstPtr(x.storage().as_ptr() as *const T);
     let dst = SendPtr(out.storage().as_mut_ptr() as *mut T);
     let (s0, off) = (strides[0], x.offset() as isize);
+    // Under a cancellation flag: a look every `every` units (about `CHECK_WORK` elements).
+    let cancel = if x.numel() > CHECK_WORK {
+        Cancel::current()
+    } else {
+        Cancel::none()
+    };
+    let every = (CHECK_WORK / (n0 * TILE).max(1)).max(1);
     let unit = |u: usize| {
+        if u.is_multiple_of(every) && cancel.requested() {
+            return;
+        }
         let (mut r, tile) = (u / ptiles, u % ptiles);
         let (mut ib, mut ob) = (off, 0isize);
         for &k in &rest_axes {

@@ -6,6 +6,7 @@
 //! merged pairwise by a binary-counter stack, so float sums keep NumPy's O(ε log n) error.
 //! Few outputs over many elements split the reduced range across the pool instead.
 
+use crate::cancel::{Cancel, CHECK_WORK};
 use crate::map::PAR_MIN_WORK;
 use crate::math::{fmax_nan, fmin_nan};
 use crate::strided::{MultiIndex, SendConstPtr, SendPtr};
@@ -156,6 +157,9 @@ struct Space {
 
 impl Space {
     /// Fold elements `[r0, r1)` (column-major order of the space) starting at `base + off`.
+    /// Under a cancellation flag, looks at it every [`CHECK_WORK`] elements (also inside one
+    /// long run, such as a broadcast axis of 2⁴⁰ elements) and returns a partial fold once set.
+    #[allow(clippy::too_many_arguments)]
     fn fold<T: Element, R: Reducer<T>>(
         &self,
         r: &R,
@@ -163,6 +167,7 @@ impl Space {
         off: isize,
         r0: usize,
         r1: usize,
+        cancel: &Cancel,
     ) -> T {
         let nd = self.shape.len();
         let s0 = self.strides[0];
@@ -185,7 +190,10 @@ impl Space {
         let mut stack = PairStack::new();
         let mut pos = r0;
         let mut buf = [T::default(); 128];
-        while pos < r1 {
+        // Elements folded since the flag was last read (never read without a flag).
+        let armed = cancel.armed();
+        let mut unchecked = 0usize;
+        'runs: while pos < r1 {
             let run = (self.shape[0] - idx[0]).min(r1 - pos);
             // SAFETY: the run lies inside the input view.
             unsafe {
@@ -193,6 +201,13 @@ impl Space {
                     let xs = std::slice::from_raw_parts(base.offset(o), run);
                     for c in xs.chunks(1024) {
                         stack.push(r, pairwise(r, c));
+                        unchecked += c.len();
+                        if armed && unchecked >= CHECK_WORK {
+                            unchecked = 0;
+                            if cancel.requested() {
+                                break 'runs;
+                            }
+                        }
                     }
                 } else {
                     let mut done = 0;
@@ -203,6 +218,13 @@ impl Space {
                         }
                         stack.push(r, pairwise(r, &buf[..len]));
                         done += len;
+                        unchecked += len;
+                        if armed && unchecked >= CHECK_WORK {
+                            unchecked = 0;
+                            if cancel.requested() {
+                                break 'runs;
+                            }
+                        }
                     }
                 }
             }
@@ -243,6 +265,7 @@ fn rows<T: Element, R: Reducer<T>>(
     (row, ostride): (usize, usize),
     k_total: usize,
     place: impl Fn(usize) -> (isize, usize) + Sync,
+    cancel: &Cancel,
 ) {
     // Offsets of the reduced positions, in the space's (stride-sorted) order.
     let mut roffs = Vec::with_capacity(space.numel);
@@ -275,6 +298,10 @@ fn rows<T: Element, R: Reducer<T>>(
             let k0 = ooff + t0 * ostride;
             stack.clear();
             for block in roffs.chunks(ROW_BLOCK) {
+                // At most ROW_BLOCK × ROW_TILE = 32 Ki elements per look.
+                if cancel.requested() {
+                    return;
+                }
                 acc[..len].fill(r.identity());
                 for &ro in block {
                     // SAFETY: `off + ro + i` (i < len) addresses elements of the input view.
@@ -376,11 +403,17 @@ fn run<T: Element, R: Reducer<T>>(
         }
         o
     };
+    // Tiny reductions never read the flag.
+    let cancel = if numel.saturating_mul(k_total) > CHECK_WORK {
+        Cancel::current()
+    } else {
+        Cancel::none()
+    };
     let fold_all = |k: usize| -> T {
         if space.numel == 0 {
             r.identity()
         } else {
-            space.fold(&r, base.get(), offset_of(k), 0, space.numel)
+            space.fold(&r, base.get(), offset_of(k), 0, space.numel, &cancel)
         }
     };
     // A kept axis is unit-stride in `x` (a C-ordered array summed over a leading axis, a
@@ -418,6 +451,7 @@ fn run<T: Element, R: Reducer<T>>(
             (ks[q], row_ostride),
             k_total,
             place,
+            &cancel,
         );
         return Ok(out);
     }
@@ -433,6 +467,9 @@ fn run<T: Element, R: Reducer<T>>(
         let chunks = threads * 4;
         let per = space.numel.div_ceil(chunks).max(1);
         for k in 0..k_total {
+            if cancel.requested() {
+                break;
+            }
             let off = offset_of(k);
             let partials: Vec<T> = pool.install(|| {
                 (0..chunks)
@@ -443,7 +480,7 @@ fn run<T: Element, R: Reducer<T>>(
                         if r0 == r1 {
                             r.identity()
                         } else {
-                            space.fold(&r, base.get(), off, r0, r1)
+                            space.fold(&r, base.get(), off, r0, r1, &cancel)
                         }
                     })
                     .collect()

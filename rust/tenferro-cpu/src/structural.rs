@@ -6,6 +6,7 @@
 //! gather clamps start indices, scatter adds at duplicates and drops windows that leave the
 //! operand.
 
+use crate::cancel::{Cancel, CHECK_WORK};
 use crate::elementwise::cast;
 use crate::map::assign;
 use crate::CpuEngine;
@@ -161,7 +162,9 @@ pub(crate) fn triangle(
 ) -> Result<Tensor> {
     let out = zeros(e, name, x.dtype(), x.shape())?;
     let rows = x.shape()[0] as i64;
+    let cancel = Cancel::current();
     for j in 0..x.shape()[1] {
+        cancel.check(name)?;
         let jj = j as i64;
         let (lo, hi) = if lower {
             ((jj - k).max(0), rows)
@@ -254,7 +257,11 @@ pub(crate) fn gather(
     let mut bidx = vec![0usize; batch_pos.len()];
     let mut vecbuf = Vec::new();
     let mut offsets = Vec::with_capacity(total);
+    let cancel = Cancel::current();
     for lin in 0..total {
+        if lin % CHECK_WORK == CHECK_WORK - 1 {
+            cancel.check(name)?;
+        }
         unravel(lin, out_shape, &mut oi);
         for (k, &p) in batch_pos.iter().enumerate() {
             bidx[k] = oi[p];
@@ -319,7 +326,11 @@ pub(crate) fn scatter(
     let mut pairs: Vec<(usize, usize)> = Vec::with_capacity(total);
     let mut last_batch: Option<Vec<usize>> = None;
     let mut start = vec![0i64; oshape.len()];
+    let cancel = Cancel::current();
     for lin in 0..total {
+        if lin % CHECK_WORK == CHECK_WORK - 1 {
+            cancel.check(name)?;
+        }
         unravel(lin, ushape, &mut ui);
         for (k, &p) in scatter_pos.iter().enumerate() {
             sidx[k] = ui[p];

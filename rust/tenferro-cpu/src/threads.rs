@@ -330,15 +330,41 @@ fn policy() -> std::sync::MutexGuard<'static, DefaultPolicy> {
     POLICY.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Validate a worker count given to `op` (every route that names a count: `CpuEngine(threads=)`,
+/// `set_default_cpu_threads`): `1..=`[`MAX_THREADS`](crate::MAX_THREADS).
+///
+/// # Errors
+/// [`Error::CpuThread`] with reason `ZeroThreads` for `n < 1`, `Pool` above the limit.
+pub fn check_thread_count(op: &str, n: i64) -> Result<usize> {
+    let max = crate::MAX_THREADS;
+    if n < 1 {
+        return Err(Error::cpu_thread(
+            op,
+            CpuThreadReason::ZeroThreads,
+            format!("threads={n}: an engine needs at least one thread"),
+        ));
+    }
+    match usize::try_from(n) {
+        Ok(n) if n <= max => Ok(n),
+        _ => Err(Error::cpu_thread(
+            op,
+            CpuThreadReason::Pool,
+            format!("threads={n} exceeds the limit of {max} worker threads"),
+        )),
+    }
+}
+
 /// Set the worker count every later `CpuEngine()` (default construction) uses.
 ///
 /// # Errors
 /// [`Error::AlreadyInitialized`] once a default construction fixed the count;
-/// [`Error::CpuThread`] (`ZeroThreads`) for `0`.
+/// [`Error::CpuThread`] (`ZeroThreads` for `0`, `Pool` above
+/// [`MAX_THREADS`](crate::MAX_THREADS)), see [`check_thread_count`].
 pub fn set_default_cpu_threads(n: usize) -> Result<()> {
-    if n == 0 {
-        return Err(zero_threads("set_default_cpu_threads"));
-    }
+    let n = check_thread_count(
+        "set_default_cpu_threads",
+        i64::try_from(n).unwrap_or(i64::MAX),
+    )?;
     let mut p = policy();
     if let Some(fixed) = p.fixed {
         return Err(Error::already_initialized(
@@ -358,14 +384,6 @@ pub fn fixed_default_cpu_threads() -> Option<usize> {
     policy().fixed
 }
 
-pub(crate) fn zero_threads(op: &str) -> Error {
-    Error::cpu_thread(
-        op,
-        CpuThreadReason::ZeroThreads,
-        "threads=0: an engine needs at least one thread",
-    )
-}
-
 /// A positive count from an environment variable: `Some(Some(n))` for `n ≥ 1`, `Some(None)`
 /// for `0` ("platform default"), `None` when unset or not a number (rayon's rules).
 fn env_count(name: &str) -> Option<Option<usize>> {
@@ -380,12 +398,40 @@ fn env_count(name: &str) -> Option<Option<usize>> {
 /// The environment's count: `RAYON_NUM_THREADS`, then `RAYON_RS_NUM_CPUS`; `None` means the
 /// platform default. Mirrors rayon: `0` in `RAYON_NUM_THREADS` means the platform default,
 /// garbage there is ignored (the older variable is consulted), `0`/garbage in the older one means
-/// the platform default.
+/// the platform default. A count above [`MAX_THREADS`](crate::MAX_THREADS) is clamped to it,
+/// with a message for [`take_thread_count_warning`] (once per process).
 fn env_threads() -> Option<usize> {
-    match env_count("RAYON_NUM_THREADS") {
-        Some(n) => n,
-        None => env_count("RAYON_RS_NUM_CPUS").flatten(),
+    let (name, n) = match env_count("RAYON_NUM_THREADS") {
+        Some(n) => ("RAYON_NUM_THREADS", n),
+        None => (
+            "RAYON_RS_NUM_CPUS",
+            env_count("RAYON_RS_NUM_CPUS").flatten(),
+        ),
+    };
+    let max = crate::MAX_THREADS;
+    match n {
+        Some(n) if n > max => {
+            if !WARNED.swap(true, Ordering::Relaxed) {
+                *WARNING.lock().unwrap_or_else(|e| e.into_inner()) = Some(format!(
+                    "{name}={n} exceeds the limit of {max} worker threads; the default CPU \
+                     engine uses {max}"
+                ));
+            }
+            Some(max)
+        }
+        n => n,
     }
+}
+
+/// Whether the clamping of an environment count was reported (once per process).
+static WARNED: AtomicBool = AtomicBool::new(false);
+/// The clamping message not yet taken by [`take_thread_count_warning`].
+static WARNING: Mutex<Option<String>> = Mutex::new(None);
+
+/// The message of an environment thread count that was clamped to
+/// [`MAX_THREADS`](crate::MAX_THREADS), once (the binding turns it into a `RuntimeWarning`).
+pub fn take_thread_count_warning() -> Option<String> {
+    WARNING.lock().unwrap_or_else(|e| e.into_inner()).take()
 }
 
 /// Run `f` on a short-lived helper thread whose affinity is the main thread's snapshot, so that
@@ -576,7 +622,10 @@ fn worker_start(
 }
 
 /// Resolve the default count under the policy lock and run `build(count)`; a successful build
-/// that did not fall back fixes the count. `build` returns whether it fell back to serial.
+/// that did not fall back fixes the count. `build` returns whether it fell back to serial. Every
+/// source is capped at [`MAX_THREADS`](crate::MAX_THREADS): an explicit request is validated
+/// when set, the environment is clamped with a warning, the platform count (a machine with
+/// more than 1024 CPUs) silently.
 pub(crate) fn with_default_count<T>(build: impl FnOnce(usize) -> (T, bool)) -> T {
     let mut p = policy();
     let n = p
@@ -584,7 +633,7 @@ pub(crate) fn with_default_count<T>(build: impl FnOnce(usize) -> (T, bool)) -> T
         .or(p.requested)
         .or_else(env_threads)
         .unwrap_or_else(platform_threads)
-        .max(1);
+        .clamp(1, crate::MAX_THREADS);
     let (out, fell_back) = build(n);
     if !fell_back {
         p.fixed = Some(n);

@@ -5,13 +5,17 @@ use crate::session::{default_engine, default_runtime, PyCpuEngine, PyRuntime, Py
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyModule;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use tenferro_cpu::CpuEngine;
 use tenferro_runtime::Engine;
 
 /// What a runtime's weak back-reference reaches while its context lives.
 pub(crate) struct ContextInner {
     pub(crate) engine: Arc<CpuEngine>,
+    /// Set by `tf.reset_default_engine()` on the default context it replaces: the runtime then
+    /// runs implicit ops on the new default engine instead.
+    pub(crate) retired: AtomicBool,
 }
 
 /// `tf.ExecutionContext(engine)`: owns one engine and one eager runtime.
@@ -51,6 +55,7 @@ impl PyExecutionContext {
     ) -> PyExecutionContext {
         let inner = Arc::new(ContextInner {
             engine: engine.get().engine.clone(),
+            retired: AtomicBool::new(false),
         });
         // A runtime belongs to at most one context: the first one keeps it.
         let _ = runtime.bind(py).get().owner.set(Arc::downgrade(&inner));
@@ -86,10 +91,13 @@ impl PyExecutionContext {
     /// Parameters
     /// ----------
     /// timeout : float, optional
-    ///     Seconds to wait while another thread holds the engine (``None``: wait forever).
+    ///     Seconds to wait while another thread holds the engine: ``None``, ``inf`` and values
+    ///     above 1e9 (about 32 years) wait forever, ``0`` tries once. Ctrl-C ends the wait.
     ///
     /// Raises
     /// ------
+    /// ValueError
+    ///     ``timeout`` is NaN or negative.
     /// tenferro.errors.ReenteredError
     ///     On entry, if this thread (or another asyncio task on it) already holds the engine.
     /// tenferro.errors.EngineBusyError
@@ -123,6 +131,10 @@ impl PyExecutionContext {
 }
 
 static DEFAULT_CONTEXT: PyOnceLock<Py<PyExecutionContext>> = PyOnceLock::new();
+/// Set once `tf.reset_default_engine()` ran: the default context is then [`REPLACEMENT`]'s
+/// (built on first use after each reset).
+static REPLACED: AtomicBool = AtomicBool::new(false);
+static REPLACEMENT: Mutex<Option<Py<PyExecutionContext>>> = Mutex::new(None);
 
 /// The process-wide CPU context behind the implicit layer: ``tf.default_engine()`` and
 /// ``tf.default_runtime()``.
@@ -130,15 +142,46 @@ static DEFAULT_CONTEXT: PyOnceLock<Py<PyExecutionContext>> = PyOnceLock::new();
 /// Returns
 /// -------
 /// ExecutionContext
-///     The same object on every call.
+///     The same object on every call (a new one after ``tf.reset_default_engine()``, over the
+///     new engine and the same runtime).
 #[pyfunction]
 pub fn default_context(py: Python<'_>) -> PyResult<Py<PyExecutionContext>> {
+    if REPLACED.load(Ordering::Acquire) {
+        if let Some(c) = REPLACEMENT
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+        {
+            return Ok(c.clone_ref(py));
+        }
+        // Built outside the lock: `default_engine` may release the GIL.
+        let ctx = Py::new(
+            py,
+            PyExecutionContext::build(py, default_engine(py)?, default_runtime(py)?),
+        )?;
+        let mut slot = REPLACEMENT.lock().unwrap_or_else(|e| e.into_inner());
+        return Ok(slot.get_or_insert(ctx).clone_ref(py));
+    }
     DEFAULT_CONTEXT
         .get_or_try_init(py, || {
             let ctx = PyExecutionContext::build(py, default_engine(py)?, default_runtime(py)?);
             Py::new(py, ctx)
         })
         .map(|c| c.clone_ref(py))
+}
+
+/// Retire the current default context (its runtime stops routing implicit ops to its engine)
+/// so that the next `default_context()` builds one over the new default engine.
+pub(crate) fn retire_default_context(py: Python<'_>) {
+    let current = if REPLACED.load(Ordering::Acquire) {
+        REPLACEMENT.lock().unwrap_or_else(|e| e.into_inner()).take()
+    } else {
+        DEFAULT_CONTEXT.get(py).map(|c| c.clone_ref(py))
+    };
+    REPLACED.store(true, Ordering::Release);
+    if let Some(c) = current {
+        c.get()._inner.retired.store(true, Ordering::Relaxed);
+    }
 }
 
 /// Register the classes and functions of this module.

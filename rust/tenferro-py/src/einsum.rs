@@ -83,12 +83,12 @@ impl EinsumProgram {
                     pyo3::exceptions::PyRuntimeError::new_err("einsum: program reads a freed slot")
                 })?;
             let vals: Vec<&Tensor> = args.iter().map(|v| &v.value).collect();
-            let out = if work(&ins.op, &vals) >= DETACH_MIN_WORK {
-                py.detach(|| apply(engine, &ins.op, &vals))
+            let w = work(&ins.op, &vals);
+            let out = if w >= DETACH_MIN_WORK {
+                crate::session::run_detached(py, w, || apply(engine, &ins.op, &vals))?
             } else {
-                apply(engine, &ins.op, &vals)
-            }
-            .py(py)?;
+                apply(engine, &ins.op, &vals).py(py)?
+            };
             let v = if records(grad_enabled, capture, args.iter().any(|a| a.node.is_some())) {
                 record(&ins.op, args, out, capture)
             } else {

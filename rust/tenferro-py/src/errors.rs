@@ -2,7 +2,8 @@
 //! `python/tenferro/errors.py`; each core variant maps to exactly one of them (or a builtin).
 
 use pyo3::exceptions::{
-    PyIndexError, PyMemoryError, PyOverflowError, PyValueError, PyZeroDivisionError,
+    PyIndexError, PyKeyboardInterrupt, PyMemoryError, PyOverflowError, PyValueError,
+    PyZeroDivisionError,
 };
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -40,7 +41,11 @@ pub(crate) fn to_pyerr(py: Python<'_>, e: Error) -> PyErr {
         Error::ContextMismatch { .. } => raise(py, "ContextMismatchError", msg),
         Error::Reentered { .. } => raise(py, "ReenteredError", msg),
         Error::EngineBusy { .. } => raise(py, "EngineBusyError", msg),
-        Error::EngineBroken { .. } => raise(py, "EngineBrokenError", msg),
+        Error::EngineBroken { .. } => raise(
+            py,
+            "EngineBrokenError",
+            format!("{msg} (tf.reset_default_engine() replaces a broken default engine)"),
+        ),
         Error::AlreadyInitialized { .. } => raise(py, "AlreadyInitializedError", msg),
         Error::Unsupported { .. } => raise(py, "UnsupportedError", msg),
         Error::UnsupportedAdRule { .. } => raise(py, "UnsupportedAdRuleError", msg),
@@ -61,6 +66,7 @@ pub(crate) fn to_pyerr(py: Python<'_>, e: Error) -> PyErr {
         Error::ZeroDivision { .. } => PyZeroDivisionError::new_err(msg),
         Error::Overflow { .. } => PyOverflowError::new_err(msg),
         Error::Alloc { .. } => PyMemoryError::new_err(msg),
+        Error::Interrupted { .. } => PyKeyboardInterrupt::new_err(msg),
     }
 }
 

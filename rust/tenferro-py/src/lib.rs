@@ -53,13 +53,13 @@ fn _from_numpy(
     };
     let view = convert::view_of_ndarray(py, array)?;
     let t = if copy {
-        let e = session::default_engine(py)?.get().engine.clone();
+        let e = session::default_cpu_engine(py)?;
         if view.numel() >= 1 << 14 {
-            py.detach(|| e.contiguous_copy(&view))
+            session::run_detached(py, view.numel(), || e.contiguous_copy(&view))?
         } else {
             e.contiguous_copy(&view)
+                .map_err(|err| errors::to_pyerr(py, err))?
         }
-        .map_err(|err| errors::to_pyerr(py, err))?
     } else {
         view
     };
@@ -104,13 +104,13 @@ fn _full(
     let view = one
         .broadcast_to_view(&dims)
         .map_err(|e| errors::to_pyerr(py, e))?;
-    let e = session::default_engine(py)?.get().engine.clone();
+    let e = session::default_cpu_engine(py)?;
     let t = if view.numel() >= 1 << 14 {
-        py.detach(|| e.contiguous_copy(&view))
+        session::run_detached(py, view.numel(), || e.contiguous_copy(&view))?
     } else {
         e.contiguous_copy(&view)
-    }
-    .map_err(|err| errors::to_pyerr(py, err))?;
+            .map_err(|err| errors::to_pyerr(py, err))?
+    };
     Ok(tensor::PyTensor::new(t, rt))
 }
 

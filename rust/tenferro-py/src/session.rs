@@ -21,11 +21,189 @@ use tenferro_ops::{
 use tenferro_runtime::{apply, apply_multi, Borrow, Engine, Runtime};
 use tenferro_tensor::dtype::scalar_default_dtype;
 use tenferro_tensor::shape::normalize_axes;
-use tenferro_tensor::{promote, promote_weak, CpuThreadReason, Scalar, Tensor};
+use tenferro_tensor::{promote, promote_weak, Scalar, Tensor};
 
 /// Elements above which a kernel runs with the GIL released (measured: below this, releasing
 /// and re-acquiring the GIL costs more than the kernel).
 const DETACH_MIN_ELEMENTS: usize = 1 << 14;
+
+/// Work units (elements, or multiply-adds of a contraction; [`op_work`]) from which an op runs
+/// on a helper thread while the calling thread serves Python's signal handlers, so that Ctrl-C
+/// stops it (engines.md, "Interrupting an op"). About 1.5 ms of an `add` on one core: the helper
+/// (a thread start and one wake-up of the waiting thread, which `threads::LINGER` measured at
+/// 60–120 µs on the 2-core VM when the CPU has to be woken) costs a few percent there at most;
+/// smaller ops finish within milliseconds, before Ctrl-C could matter.
+const INTERRUPTIBLE_MIN_WORK: usize = 1 << 22;
+
+/// How often a thread waiting for an op (or for an engine held by another thread) serves
+/// Python's signal handlers.
+const SIGNAL_POLL: Duration = Duration::from_millis(10);
+
+/// Timeouts above this many seconds (about 32 years) wait forever: `Instant + Duration` must not
+/// overflow, and no caller can tell the difference.
+const MAX_TIMEOUT_S: f64 = 1e9;
+
+/// Validate a ``timeout`` argument (seconds): ``None``, ``+inf`` and values above
+/// [`MAX_TIMEOUT_S`] wait forever, other values ``≥ 0`` wait that long (``0``: try once).
+///
+/// # Errors
+/// ``ValueError`` for NaN and negative values (``-inf`` included), naming `op` and the value.
+pub(crate) fn parse_timeout(op: &str, timeout: Option<f64>) -> PyResult<Option<Duration>> {
+    match timeout {
+        None => Ok(None),
+        Some(t) if t.is_nan() || t < 0.0 => Err(PyValueError::new_err(format!(
+            "{op}: timeout must be a number of seconds >= 0 (or None to wait forever), got {t}"
+        ))),
+        Some(t) if t > MAX_TIMEOUT_S => Ok(None),
+        Some(t) => Ok(Some(Duration::from_secs_f64(t))),
+    }
+}
+
+/// Elements touched by an op, or its multiply-adds (contractions) or ~flops (decompositions).
+pub(crate) fn op_work(op: &Op, vals: &[&Tensor]) -> usize {
+    let largest = vals.iter().map(|t| t.numel()).max().unwrap_or(0);
+    let prod = |t: &Tensor, dims: &[usize]| -> usize {
+        dims.iter()
+            .map(|&d| t.shape().get(d).copied().unwrap_or(1))
+            .product::<usize>()
+            .max(1)
+    };
+    match (op, vals) {
+        (Op::DotGeneral(c) | Op::DotGeneralWithConj { config: c, .. }, [l, r]) => {
+            let shared = prod(r, &c.rhs_contracting_dims) * prod(r, &c.rhs_batch_dims);
+            l.numel().saturating_mul(r.numel() / shared).max(largest)
+        }
+        (Op::Matmul, [l, r]) => l
+            .numel()
+            .saturating_mul(r.numel() / prod(r, &[0]))
+            .max(largest),
+        (Op::Linalg(_), [a, ..]) => {
+            let n = a.shape().iter().take(2).copied().max().unwrap_or(1);
+            largest.saturating_mul(n)
+        }
+        _ => largest,
+    }
+}
+
+/// Run `f` (an op on an engine) with the GIL released. From [`INTERRUPTIBLE_MIN_WORK`] on, `f`
+/// runs on a helper thread under a cancellation flag while this thread waits and, every
+/// [`SIGNAL_POLL`], takes the GIL back to run Python's signal handlers
+/// (``PyErr_CheckSignals``, which acts on the main thread only). When a handler raises
+/// (``KeyboardInterrupt`` from Ctrl-C), the flag is set, the kernel stops at its next check
+/// (`tenferro_cpu::cancel`), its partial result is dropped, and the handler's exception is
+/// returned; the engine stays usable. The helper inherits this thread's CPU mask.
+///
+/// # Errors
+/// `f`'s error, or the exception a signal handler raised.
+pub(crate) fn run_detached<T: Send>(
+    py: Python<'_>,
+    work: usize,
+    f: impl FnOnce() -> tenferro_tensor::Result<T> + Send,
+) -> PyResult<T> {
+    if work < INTERRUPTIBLE_MIN_WORK {
+        return py.detach(f).py(py);
+    }
+    enum Outcome<T> {
+        Done(tenferro_tensor::Result<T>),
+        Signal(PyErr),
+        Panicked(Box<dyn std::any::Any + Send>),
+    }
+    let flag = Arc::new(AtomicBool::new(false));
+    let job = Mutex::new(Some(f));
+    let outcome = py.detach(|| {
+        std::thread::scope(|s| {
+            let (tx, rx) = std::sync::mpsc::sync_channel(1);
+            let (flag_ref, job_ref) = (&flag, &job);
+            let spawned = std::thread::Builder::new()
+                .name("tenferro-op".into())
+                .spawn_scoped(s, move || {
+                    let f = job_ref.lock().unwrap_or_else(|e| e.into_inner()).take();
+                    if let Some(f) = f {
+                        let _ = tx.send(tenferro_cpu::with_cancel_flag("op", flag_ref, f));
+                    }
+                });
+            let handle = match spawned {
+                Ok(h) => h,
+                // No thread to spare: run here, without Ctrl-C.
+                Err(_) => {
+                    let f = job.lock().unwrap_or_else(|e| e.into_inner()).take();
+                    return match f {
+                        Some(f) => Outcome::Done(f()),
+                        None => Outcome::Signal(PyValueError::new_err("op lost")),
+                    };
+                }
+            };
+            loop {
+                match rx.recv_timeout(SIGNAL_POLL) {
+                    Ok(r) => return Outcome::Done(r),
+                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                        return match handle.join() {
+                            Err(payload) => Outcome::Panicked(payload),
+                            Ok(()) => Outcome::Signal(PyValueError::new_err("op lost")),
+                        };
+                    }
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                        if let Err(e) = Python::attach(|py| py.check_signals()) {
+                            flag.store(true, Ordering::Relaxed);
+                            // The kernel stops at its next check; its result is dropped.
+                            let _ = rx.recv();
+                            return Outcome::Signal(e);
+                        }
+                    }
+                }
+            }
+        })
+    });
+    match outcome {
+        Outcome::Done(r) => r.py(py),
+        Outcome::Signal(e) => Err(e),
+        Outcome::Panicked(p) => std::panic::resume_unwind(p),
+    }
+}
+
+/// Borrow `engine` for this thread, waiting with the GIL released up to `timeout` (``None``:
+/// forever) and serving signal handlers every [`SIGNAL_POLL`], so Ctrl-C ends the wait.
+///
+/// # Errors
+/// ``ReenteredError`` (`reentry_is_error`), ``EngineBusyError`` after `timeout`, or the
+/// exception a signal handler raised.
+pub(crate) fn acquire_waiting(
+    py: Python<'_>,
+    engine: &Arc<CpuEngine>,
+    op: &str,
+    timeout: Option<Duration>,
+    reentry_is_error: bool,
+) -> PyResult<Borrow> {
+    // A deadline past what `Instant` can hold is no deadline (wait forever), never a panic.
+    let deadline = timeout.and_then(|t| std::time::Instant::now().checked_add(t));
+    loop {
+        let slice = match deadline {
+            None => 5 * SIGNAL_POLL,
+            Some(d) => d
+                .saturating_duration_since(std::time::Instant::now())
+                .min(5 * SIGNAL_POLL),
+        };
+        let r = py.detach(|| engine.lending().acquire(op, Some(slice), reentry_is_error));
+        match r {
+            Err(tenferro_tensor::Error::EngineBusy { .. })
+                if deadline.is_none_or(|d| std::time::Instant::now() < d) =>
+            {
+                py.check_signals()?;
+            }
+            Err(tenferro_tensor::Error::EngineBusy { .. }) => {
+                let secs = timeout.unwrap_or_default().as_secs_f64();
+                return Err(to_pyerr(
+                    py,
+                    tenferro_tensor::Error::engine_busy(
+                        op,
+                        format!("the engine is held by another thread; gave up after {secs:.3} s"),
+                    ),
+                ));
+            }
+            r => return r.py(py),
+        }
+    }
+}
 
 /// `tf.Runtime`: owns AD state (gradient slots, rule sets, caches — with the autodiff issue).
 #[pyclass(module = "tenferro", name = "Runtime", frozen, weakref)]
@@ -69,12 +247,14 @@ impl PyRuntime {
         }
     }
 
-    /// The engine of the live context owning this runtime.
+    /// The engine of the live context owning this runtime (none once `reset_default_engine`
+    /// retired that context).
     #[inline]
     pub(crate) fn owner_engine(&self) -> Option<Arc<CpuEngine>> {
         self.owner
             .get()
             .and_then(Weak::upgrade)
+            .filter(|c| !c.retired.load(Ordering::Relaxed))
             .map(|c| c.engine.clone())
     }
 }
@@ -101,6 +281,24 @@ impl PyRuntime {
     }
 
     /// Lend `engine` to this runtime for a ``with`` block (see ``Session``).
+    ///
+    /// Parameters
+    /// ----------
+    /// engine : CpuEngine
+    ///     The engine the block's ops run on.
+    /// timeout : float, optional
+    ///     Seconds ``__enter__`` waits while another thread holds the engine: ``None``, ``inf``
+    ///     and values above 1e9 (about 32 years) wait forever, ``0`` tries once. The wait
+    ///     releases the GIL and ends on Ctrl-C (``KeyboardInterrupt``).
+    ///
+    /// Raises
+    /// ------
+    /// ValueError
+    ///     ``timeout`` is NaN or negative (here, not at ``__enter__``).
+    /// tenferro.errors.ReenteredError
+    ///     On entry, if this thread already holds the engine.
+    /// tenferro.errors.EngineBusyError
+    ///     On entry, if another thread still holds the engine after ``timeout`` seconds.
     #[pyo3(signature = (engine, timeout=None))]
     fn session(
         slf: &Bound<'_, Self>,
@@ -122,13 +320,7 @@ impl PySession {
         engine: Py<PyCpuEngine>,
         timeout: Option<f64>,
     ) -> PyResult<PySession> {
-        if let Some(t) = timeout {
-            if !(t >= 0.0 && t.is_finite()) {
-                return Err(PyValueError::new_err(format!(
-                    "Runtime.session: timeout must be a finite non-negative number of seconds, got {t}"
-                )));
-            }
-        }
+        let timeout = parse_timeout("session", timeout)?;
         Ok(PySession {
             target: Some((runtime, engine)),
             timeout,
@@ -178,22 +370,21 @@ impl PyCpuEngine {
         threads: Option<i64>,
         pin: Option<Vec<i64>>,
     ) -> PyResult<Self> {
-        let threads = match threads {
-            Some(n) if n < 1 => {
-                return Err(to_pyerr(
-                    py,
-                    tenferro_tensor::Error::cpu_thread(
-                        "CpuEngine",
-                        CpuThreadReason::ZeroThreads,
-                        format!("threads={n}: an engine needs at least one thread"),
-                    ),
-                ))
-            }
-            Some(n) => Some(usize::try_from(n).unwrap_or(usize::MAX)),
-            None => None,
-        };
+        let threads = threads
+            .map(|n| tenferro_cpu::threads::check_thread_count("CpuEngine", n))
+            .transpose()
+            .py(py)?;
         let engine = match pin {
-            None => py.detach(|| CpuEngine::new(threads)).py(py)?,
+            None => {
+                let engine = py.detach(|| CpuEngine::new(threads)).py(py)?;
+                // A default construction may have clamped RAYON_NUM_THREADS (once a process).
+                if let Some(msg) = tenferro_cpu::threads::take_thread_count_warning() {
+                    let msg = std::ffi::CString::new(msg).unwrap_or_default();
+                    let category = py.get_type::<pyo3::exceptions::PyRuntimeWarning>();
+                    PyErr::warn(py, &category, &msg, 1)?;
+                }
+                engine
+            }
             Some(pin) => {
                 if let Some(n) = threads {
                     if n != pin.len() {
@@ -323,17 +514,18 @@ pub fn allowed_cpus() -> Vec<usize> {
 /// Parameters
 /// ----------
 /// n : int
-///     Worker count, at least 1 (1: serial engines).
+///     Worker count, 1 to 1024 (1: serial engines).
 ///
 /// Raises
 /// ------
 /// tenferro.errors.AlreadyInitializedError
 ///     A default engine was already built, which fixed the count for the process.
 /// tenferro.errors.CpuThreadError
-///     ``n`` < 1 (``reason`` ``ZERO_THREADS``).
+///     ``n`` < 1 (``reason`` ``ZERO_THREADS``) or ``n`` > 1024 (``reason`` ``POOL``: the limit
+///     of ``tf.CpuEngine(threads=n)`` too).
 #[pyfunction]
 pub fn set_default_cpu_threads(py: Python<'_>, n: i64) -> PyResult<()> {
-    let n = usize::try_from(n).unwrap_or(0);
+    let n = tenferro_cpu::threads::check_thread_count("set_default_cpu_threads", n).py(py)?;
     tenferro_cpu::set_default_cpu_threads(n).py(py)
 }
 
@@ -356,7 +548,11 @@ pub fn _fail_next_affinity_handshake() {
 }
 
 static DEFAULT_RUNTIME: PyOnceLock<Py<PyRuntime>> = PyOnceLock::new();
+/// The first default engine; [`reset_default_engine`] installs later ones in [`REPLACEMENT`].
 static DEFAULT_ENGINE: PyOnceLock<Py<PyCpuEngine>> = PyOnceLock::new();
+/// Set once [`reset_default_engine`] ran: the default engine is then [`REPLACEMENT`]'s.
+static REPLACED: AtomicBool = AtomicBool::new(false);
+static REPLACEMENT: Mutex<Option<Py<PyCpuEngine>>> = Mutex::new(None);
 static STATE_VAR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 /// The process-wide default runtime.
@@ -367,12 +563,82 @@ pub fn default_runtime(py: Python<'_>) -> PyResult<Py<PyRuntime>> {
         .map(|r| r.clone_ref(py))
 }
 
-/// The process-wide default CPU engine.
+/// The default engine's core, for the binding's own use: the implicit-op path reads it once per
+/// op, so the common case (no reset yet, engine built) is two loads and one `Arc` clone.
+#[inline]
+pub(crate) fn default_cpu_engine(py: Python<'_>) -> PyResult<Arc<CpuEngine>> {
+    if !REPLACED.load(Ordering::Acquire) {
+        if let Some(e) = DEFAULT_ENGINE.get(py) {
+            return Ok(e.get().engine.clone());
+        }
+    }
+    Ok(default_engine(py)?.get().engine.clone())
+}
+
+/// The process-wide default CPU engine (built on first use; replaced by
+/// ``tf.reset_default_engine()``).
 #[pyfunction]
 pub fn default_engine(py: Python<'_>) -> PyResult<Py<PyCpuEngine>> {
+    if REPLACED.load(Ordering::Acquire) {
+        if let Some(e) = REPLACEMENT
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+        {
+            return Ok(e.clone_ref(py));
+        }
+    }
     DEFAULT_ENGINE
         .get_or_try_init(py, || Py::new(py, PyCpuEngine::new(py, None, None)?))
         .map(|r| r.clone_ref(py))
+}
+
+/// Replace the default engine with a new one, without restarting Python: the way out after a
+/// panic broke it (``EngineBrokenError`` on every implicit op).
+///
+/// The new engine is a default construction (``tf.CpuEngine()``: the process's fixed worker
+/// count). From then on ``tf.default_engine()`` returns it, implicit ops on tensors of
+/// ``tf.default_runtime()`` run on it (existing tensors and their gradients stay valid: the
+/// runtime is kept), and ``tf.default_context()`` is a new context over it and the same runtime.
+/// The old engine is not repaired: sessions holding it keep it; its buffer pool is emptied.
+///
+/// Returns
+/// -------
+/// CpuEngine
+///     The new default engine.
+///
+/// Raises
+/// ------
+/// tenferro.errors.CpuThreadError
+///     As ``tf.CpuEngine()`` (a pool that cannot be built falls back to a serial engine).
+///
+/// Examples
+/// --------
+/// >>> import tenferro as tf
+/// >>> e = tf.reset_default_engine()
+/// >>> e is tf.default_engine()
+/// True
+#[pyfunction]
+pub fn reset_default_engine(py: Python<'_>) -> PyResult<Py<PyCpuEngine>> {
+    let old = if REPLACED.load(Ordering::Acquire) {
+        let slot = REPLACEMENT.lock().unwrap_or_else(|e| e.into_inner());
+        slot.as_ref().map(|e| e.clone_ref(py))
+    } else {
+        DEFAULT_ENGINE.get(py).map(|e| e.clone_ref(py))
+    };
+    let new = Py::new(py, PyCpuEngine::new(py, None, None)?)?;
+    let prev = {
+        let mut slot = REPLACEMENT.lock().unwrap_or_else(|e| e.into_inner());
+        let prev = slot.replace(new.clone_ref(py));
+        REPLACED.store(true, Ordering::Release);
+        prev
+    };
+    drop(prev);
+    if let Some(old) = old {
+        old.get().engine.buffer_pool().reset();
+    }
+    crate::context::retire_default_context(py);
+    Ok(new)
 }
 
 /// The context-local mode state: grad mode flags and the stack of active sessions. Immutable;
@@ -462,7 +728,7 @@ pub(crate) fn current_state(py: Python<'_>) -> PyResult<Bound<'_, ModeState>> {
 #[pyclass(module = "tenferro", name = "Session", frozen)]
 pub struct PySession {
     target: Option<(Py<PyRuntime>, Py<PyCpuEngine>)>,
-    timeout: Option<f64>,
+    timeout: Option<Duration>,
     active: AtomicBool,
     token: Mutex<Option<Py<PyAny>>>,
 }
@@ -515,11 +781,10 @@ pub(crate) fn tensor_from_object(
 }
 
 fn contiguous_copy(py: Python<'_>, t: &Tensor) -> PyResult<Tensor> {
-    let eng = default_engine(py)?;
-    let e = eng.get().engine.clone();
+    let e = default_cpu_engine(py)?;
     let t = t.clone();
     if t.numel() >= DETACH_MIN_ELEMENTS {
-        py.detach(|| e.contiguous_copy(&t)).py(py)
+        run_detached(py, t.numel(), || e.contiguous_copy(&t))
     } else {
         e.contiguous_copy(&t).py(py)
     }
@@ -577,16 +842,11 @@ impl PySession {
         };
         let engine = match owned {
             Some(e) => e,
-            None => default_engine(py)?.get().engine.clone(),
+            None => default_cpu_engine(py)?,
         };
         let borrow = match engine.lending().acquire(name, Some(Duration::ZERO), false) {
             Ok(b) => b,
-            Err(_) => {
-                let e2 = engine.clone();
-                let name = name.to_string();
-                py.detach(move || e2.lending().acquire(&name, None, false))
-                    .py(py)?
-            }
+            Err(_) => acquire_waiting(py, &engine, name, None, false)?,
         };
         Ok(Exec {
             runtime,
@@ -705,9 +965,11 @@ impl PySession {
         let engine: &CpuEngine = &exec.engine;
         let outs: Vec<Tensor> = if matches!(op, Op::Linalg(_)) {
             // Decompositions and solves cost far more than releasing the GIL.
-            py.detach(|| apply_multi(engine, &op, &refs)).py(py)?
+            run_detached(py, op_work(&op, &refs), || apply_multi(engine, &op, &refs))?
         } else if refs.iter().any(|t| t.numel() >= DETACH_MIN_ELEMENTS) {
-            vec![py.detach(|| apply(engine, &op, &refs)).py(py)?]
+            vec![run_detached(py, op_work(&op, &refs), || {
+                apply(engine, &op, &refs)
+            })?]
         } else {
             vec![apply(engine, &op, &refs).py(py)?]
         };
@@ -1304,15 +1566,13 @@ macro_rules! session_methods {
                 if this.active.load(Ordering::Acquire) {
                     return Err(error(py, "ReenteredError", "Session.__enter__: this session is already active".into()));
                 }
-                let timeout = this.timeout.map(Duration::from_secs_f64);
                 match engine.lending().acquire("session", Some(Duration::ZERO), true) {
                     Ok(_) => {}
                     Err(tenferro_tensor::Error::Reentered { .. }) => {
                         return Err(error(py, "ReenteredError", "session: this engine is already lent to a session on this thread; nest sessions on different engines instead".into()));
                     }
                     Err(_) => {
-                        let e2 = engine.clone();
-                        py.detach(move || e2.lending().acquire("session", timeout, true)).py(py)?;
+                        acquire_waiting(py, &engine, "session", this.timeout, true)?;
                     }
                 }
                 let state = current_state(py)?;
@@ -1392,6 +1652,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ModeState>()?;
     m.add_function(wrap_pyfunction!(default_runtime, m)?)?;
     m.add_function(wrap_pyfunction!(default_engine, m)?)?;
+    m.add_function(wrap_pyfunction!(reset_default_engine, m)?)?;
     m.add_function(wrap_pyfunction!(allowed_cpus, m)?)?;
     m.add_function(wrap_pyfunction!(set_default_cpu_threads, m)?)?;
     m.add_function(wrap_pyfunction!(_fail_next_pool_build, m)?)?;

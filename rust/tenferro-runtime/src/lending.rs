@@ -65,7 +65,8 @@ impl Lending {
             }
             Err(_) => {}
         }
-        let deadline = timeout.map(|t| Instant::now() + t);
+        // A deadline past what `Instant` can hold is no deadline (wait forever), never a panic.
+        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
         let mut guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
         self.waiters.fetch_add(1, SeqCst);
         let result = loop {

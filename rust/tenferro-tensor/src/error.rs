@@ -99,6 +99,10 @@ pub enum Error {
     /// (Python `InternalError`, a `RuntimeError`). Never returned for user input.
     #[error("{op}: internal error: {message}")]
     Internal { op: String, message: String },
+    /// The op stopped early because its caller asked it to (Ctrl-C in the binding; Python
+    /// `KeyboardInterrupt`). Its partial results are discarded; the engine stays usable.
+    #[error("{op}: interrupted")]
+    Interrupted { op: String },
 }
 
 /// Result alias of the core crates.
