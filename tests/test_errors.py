@@ -613,3 +613,18 @@ def test_negative_pinned_cpu_is_quoted_as_given() -> None:
         tf.CpuEngine(pin=[-1])
     assert info.value.reason is E.CpuThreadReason.CPU_NOT_ALLOWED
     assert "18446744073709551615" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "fn, given",
+    [
+        (lambda: tf.prim.extract_diag(tf.zeros((2, 3, 4)), -3, 0), "(-3, 0)"),
+        (lambda: tf.prim.dot_general(tf.zeros((2, 3, 4)), tf.zeros((2, 3, 4)), tf.DotGeneralConfig(lhs_batch_dims=[-3], lhs_contracting_dims=[0], rhs_batch_dims=[1], rhs_contracting_dims=[2])), "[-3]"),
+        (lambda: tf.prim.gather(tf.zeros((2, 3)), T(np.array([[0]])), tf.GatherConfig(offset_dims=[-1, 1], collapsed_slice_dims=[], start_index_map=[0], index_vector_dim=1, slice_sizes=[1, 2])), "[-1, 1]"),
+        (lambda: tf.GatherConfig(offset_dims=[0], collapsed_slice_dims=[-2, 0], start_index_map=[0], index_vector_dim=1, slice_sizes=[1, 1, 2]), "(-2, 0)"),
+    ],
+)
+def test_errors_after_normalising_negative_axes_quote_them_as_given(fn, given) -> None:
+    with pytest.raises(E.AxisError) as info:
+        fn()
+    assert given in str(info.value), str(info.value)

@@ -349,3 +349,41 @@ def test_pad_with_tracked_constant_values_keeps_their_gradient() -> None:
         y = tf.pad(tf.tensor(x0), width, constant_values=tf.tensor(cv0, requires_grad=True))
         np.testing.assert_array_equal(np.asarray(y), np.pad(x0, width, constant_values=cv0))
         check_grads(lambda x, c, w=width: tf.pad(x, w, constant_values=c) ** 2, [x0, cv0], order=2, modes=("fwd", "rev"))
+
+
+def test_full_with_a_tracked_fill_keeps_its_gradient_and_runtime() -> None:
+    """``full`` turned a tracked fill into a Python float (gradient 0 instead of 12)."""
+    g = tf.func.grad(lambda c: (tf.full((2, 3), c) * 2.0).sum())(tf.asarray(3.0))
+    np.testing.assert_allclose(np.asarray(g), 12.0)
+    rt = tf.Runtime()
+    s = rt.variable(np.array(3.0))
+    y = tf.full((2,), s)
+    assert y.requires_grad and y.runtime.id == rt.id
+
+
+@pytest.mark.parametrize("fill", [np.float32(1), np.int32(1), np.complex64(1 + 1j), np.float64(2.5), [1.0, 2.0, 3.0], np.array([1, 2, 3])])
+def test_full_takes_the_fill_dtype_as_numpy(fill) -> None:
+    got = tf.full((2, 3), fill)
+    want = np.full((2, 3), fill)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(np.asarray(got), want)
+
+
+def test_linspace_with_tracked_endpoints_keeps_their_gradient() -> None:
+    g = tf.func.grad(lambda c: (tf.linspace(c[0], c[1], 5) * np.arange(5.0)).sum())(tf.asarray([1.0, 2.0]))
+    np.testing.assert_allclose(np.asarray(g), [2.5, 7.5])
+    for start, stop, num, endpoint in [([1.0, 0.0], 2.0, 4, False), (-1.0, 3.0, 1, True), (0.5, 0.25, 6, True)]:
+        got = tf.linspace(tf.tensor(start, requires_grad=True), stop, num, endpoint=endpoint)
+        np.testing.assert_allclose(np.asarray(got), np.linspace(start, stop, num, endpoint=endpoint), rtol=1e-15, atol=1e-15)
+
+
+def test_transforms_and_check_grads_build_factory_constants_on_the_callers_runtime() -> None:
+    """func.py: f may build constants with the factories, also on a non-default runtime."""
+    from tenferro.testing import check_grads
+
+    rt = tf.Runtime()
+    c = rt.constant(np.array([1.0, 2.0]))
+    np.testing.assert_allclose(np.asarray(tf.func.grad(lambda x: (x * tf.ones(2)).sum())(c)), [1.0, 1.0])
+    v = rt.variable(np.array([1.0, 2.0]))
+    np.testing.assert_allclose(np.asarray(tf.func.grad(lambda x: (x * tf.asarray([3.0, 4.0])).sum())(v)), [3.0, 4.0])
+    check_grads(lambda x: (x * tf.asarray([1.0, 2.0])).sum(), [[1.0, 2.0]])

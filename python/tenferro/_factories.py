@@ -4,6 +4,9 @@ the default runtime, and always copy their input (``asarray(copy=False)`` shares
 from __future__ import annotations
 
 import builtins
+import contextlib
+import contextvars
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -27,8 +30,30 @@ __all__ = [
 ]
 
 
+# The runtime a functional transform (``tf.func``, ``tf.testing.check_grads``) records on, with
+# the session depth at its entry: factories called by the transformed function build their
+# constants there, unless the function opens a session of its own.
+_FRAME_RUNTIME: contextvars.ContextVar[tuple[Runtime, int] | None] = contextvars.ContextVar(
+    "tenferro_frame_runtime", default=None
+)
+
+
+@contextlib.contextmanager
+def _recording_on(rt: Runtime) -> Iterator[None]:
+    """Make ``rt`` the factories' runtime for the block (sessions opened inside still win)."""
+    depth = len(_tenferro._state_var().get().sessions)
+    token = _FRAME_RUNTIME.set((rt, depth))
+    try:
+        yield
+    finally:
+        _FRAME_RUNTIME.reset(token)
+
+
 def _current_runtime() -> Runtime:
     sessions = _tenferro._state_var().get().sessions
+    frame = _FRAME_RUNTIME.get()
+    if frame is not None and len(sessions) <= frame[1]:
+        return frame[0]
     if sessions:
         rt = sessions[-1].runtime
         if rt is not None:
@@ -243,9 +268,12 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> Tensor:
     Parameters
     ----------
     shape : int or sequence of int
-    fill_value : bool, int, float or complex
+    fill_value : scalar, array_like or Tensor
+        A Python scalar, a NumPy scalar or array, or a tensor (a tracked one keeps its
+        gradient: the result is its broadcast); broadcast to ``shape`` as ``numpy.full``.
     dtype : dtype-like, optional
-        Default: NumPy's dtype of the Python scalar (``float64`` for floats).
+        Default: NumPy's dtype of the fill (``float64`` for a Python float, the array's dtype
+        for NumPy scalars, arrays and tensors).
 
     Raises
     ------
@@ -260,8 +288,16 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> Tensor:
     >>> tf.full((2,), 1.5).tolist()
     [1.5, 1.5]
     """
-    if isinstance(fill_value, (np.generic, Tensor)):
-        fill_value = np.asarray(fill_value).item()
+    if type(fill_value) not in _PY_SCALARS:
+        # Tensors (tracked ones keep their gradient), NumPy scalars and arrays: NumPy's
+        # ``full`` takes the fill's own dtype and broadcasts it to ``shape``.
+        from . import _numpy_api
+
+        v = asarray(fill_value)
+        if dtype is not None:
+            v = v.astype(dtype)
+        out = _numpy_api.broadcast_to(v, tuple(_shape(shape)))
+        return out if v.requires_grad else array(out)
     return _tenferro._full(_shape(shape), fill_value, dtype, _current_runtime())
 
 
@@ -343,7 +379,30 @@ def linspace(
     >>> tf.linspace(0.0, 1.0, 3).tolist()
     [0.0, 0.5, 1.0]
     """
+    if _tracked_in(start) is not None or _tracked_in(stop) is not None:
+        return _linspace_tracked(start, stop, num, endpoint, dtype)
     return tensor(np.linspace(start, stop, num, endpoint=endpoint, dtype=dtype))
+
+
+def _linspace_tracked(start: Any, stop: Any, num: int, endpoint: bool, dtype: Any) -> Tensor:
+    """``linspace`` with tracked endpoints, from differentiable ops: sample ``k`` is
+    ``start·(1 - k/div) + stop·(k/div)`` (``div = num - 1`` with the endpoint, else ``num``), so the
+    ends are exact and ``∂y_k/∂start = 1 - k/div``, ``∂y_k/∂stop = k/div``."""
+    from . import _numpy_api
+
+    num = int(num)
+    if num < 0:
+        raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
+    s, e = asarray(start), asarray(stop)
+    kind = np.result_type(s.dtype, e.dtype, np.float64)
+    out_dtype = np.dtype(dtype) if dtype is not None else kind
+    s, e = s.astype(kind), e.astype(kind)
+    div = (num - 1) if endpoint else num
+    frac = np.arange(num, dtype=np.float64) / div if div > 0 else np.zeros(num)
+    nd = builtins.max(s.ndim, e.ndim)
+    frac = frac.reshape((num,) + (1,) * nd).astype(kind)
+    y = s * (1.0 - frac) + e * frac
+    return y.astype(out_dtype) if out_dtype != kind else y
 
 
 _ = builtins

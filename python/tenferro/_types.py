@@ -149,20 +149,23 @@ def _set_ints(obj: Any, *fields: str) -> None:
         object.__setattr__(obj, f, _ints(cls, f, getattr(obj, f)))
 
 
-def _check_dims(cls: str, field: str, dims: tuple[int, ...], *, sorted_: bool = False) -> None:
+def _check_dims(
+    cls: str, field: str, dims: tuple[int, ...], *, sorted_: bool = False, given: tuple[int, ...] | None = None
+) -> None:
     """Dimension numbers: unique and (StableHLO) sometimes sorted. Negative entries count from
     the end of the rank they index (``ops.md``: one rule for every axis parameter of a
     primitive); a config does not know that rank, so fields holding negative entries are
     checked at the call, after normalisation."""
     if any(d < 0 for d in dims):
         return
+    shown = dims if given is None else given
     seen: set[int] = set()
     for d in dims:
         if d in seen:
-            raise AxisError(f"{cls}: {field} {dims} repeats dimension {d}")
+            raise AxisError(f"{cls}: {field} {shown} repeats dimension {d}")
         seen.add(d)
     if sorted_ and list(dims) != sorted(dims):
-        raise AxisError(f"{cls}: {field} {dims} must be sorted in increasing order (StableHLO)")
+        raise AxisError(f"{cls}: {field} {shown} must be sorted in increasing order (StableHLO)")
 
 
 def _check_disjoint(cls: str, field_a: str, a: tuple[int, ...], field_b: str, b: tuple[int, ...]) -> None:
@@ -312,14 +315,16 @@ class GatherConfig:
     start_index_map : sequence of int
         Operand axis of each entry of an index vector (unique, ``< len(slice_sizes)``).
     index_vector_dim : int
-        Axis of ``indices`` holding the index vectors (``>= 0``).
+        Axis of ``indices`` holding the index vectors: ``-indices.ndim <= index_vector_dim <=
+        indices.ndim`` (negative counts from the end; ``indices.ndim`` is an implicit trailing axis).
     slice_sizes : sequence of int
         Window size on each operand axis (``>= 0``; one entry per operand axis).
 
     Raises
     ------
     AxisError
-        For a negative, repeated or unsorted dimension, or one beyond ``len(slice_sizes)``.
+        For a repeated or unsorted dimension, or one beyond ``len(slice_sizes)`` (negative operand
+        dimensions count from the end: the operand's rank is ``len(slice_sizes)``).
     ShapeError
         For inconsistent counts or a collapsed window size above 1.
     TypeError
@@ -357,10 +362,11 @@ class GatherConfig:
                     f"{cls}: {field} {dims} names operand dimension {wrong[0]}, but slice_sizes "
                     f"{self.slice_sizes} has {rank} entries (one per operand dimension)"
                 )
-            object.__setattr__(self, field, tuple(d + rank if d < 0 else d for d in dims))
+            normal = tuple(d + rank if d < 0 else d for d in dims)
+            # Checked on the normalised entries, quoted as given.
+            _check_dims(cls, field, normal, sorted_=field == "collapsed_slice_dims", given=dims)
+            object.__setattr__(self, field, normal)
         _check_dims(cls, "offset_dims", self.offset_dims, sorted_=True)
-        _check_dims(cls, "collapsed_slice_dims", self.collapsed_slice_dims, sorted_=True)
-        _check_dims(cls, "start_index_map", self.start_index_map)
         negative = [s for s in self.slice_sizes if s < 0]
         if negative:
             raise ShapeError(f"{cls}: slice_sizes {self.slice_sizes} holds the negative size {negative[0]}")
@@ -407,12 +413,14 @@ class ScatterConfig:
     scatter_dims_to_operand_dims : sequence of int
         Operand axis of each entry of an index vector (unique).
     index_vector_dim : int
-        Axis of ``indices`` holding the index vectors (``>= 0``).
+        Axis of ``indices`` holding the index vectors: ``-indices.ndim <= index_vector_dim <=
+        indices.ndim`` (negative counts from the end; ``indices.ndim`` is an implicit trailing axis).
 
     Raises
     ------
     AxisError
-        For a negative, repeated or unsorted dimension.
+        For a repeated or unsorted dimension. Negative entries count from the end of the rank
+        they index and are checked when ``scatter`` is called.
     TypeError
         If an entry is not an int.
 
@@ -461,7 +469,8 @@ class DotGeneralConfig:
     Raises
     ------
     AxisError
-        For a negative or repeated dimension, or one that is both batch and contracting.
+        For a repeated dimension, or one that is both batch and contracting. Negative entries
+        count from the end of the operand's rank and are checked when ``dot_general`` is called.
     ShapeError
         If the lhs and rhs counts differ.
     TypeError

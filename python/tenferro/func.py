@@ -83,7 +83,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _tenferro
+from . import _factories, _tenferro
 from ._tenferro import Runtime, Tensor
 from .errors import NonScalarGradError
 
@@ -283,9 +283,11 @@ class _Frame:
         return [_unflatten(t, flat[a:b]) for t, (a, b) in zip(self.trees, self.spans)]
 
     def call(self, f: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+        """Run ``f`` recording on the frame's runtime; its factories build constants there."""
         token = _tenferro._set_modes(grad_enabled=True)
         try:
-            return f(*self.args, **kwargs)
+            with _factories._recording_on(self.rt):
+                return f(*self.args, **kwargs)
         finally:
             _tenferro._state_var().reset(token)
 
@@ -293,7 +295,8 @@ class _Frame:
         """Run a derivative computation with recording on (needed for higher order)."""
         token = _tenferro._set_modes(grad_enabled=True)
         try:
-            return fn()
+            with _factories._recording_on(self.rt):
+                return fn()
         finally:
             _tenferro._state_var().reset(token)
 

@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from . import _factories
+
 __all__ = ["assert_close", "check_grads"]
 
 # Default tolerances per dtype kind: (rtol, atol). Integers and bools compare exactly.
@@ -254,7 +256,8 @@ def check_grads(
         numeric = (plus - minus) / (2 * eps)
         rt = tf.Runtime()
         tx = [rt.variable(x) for x in xs]
-        y = fn(*tx)
+        with _factories._recording_on(rt):  # constants f builds with the factories live on rt
+            y = fn(*tx)
         if "fwd" in modes:
             t = rt.jvp_optional(y, tx, [rt.constant(v) for v in vs])
             t = np.zeros_like(numeric) if t is None else np.asarray(t)
@@ -280,7 +283,8 @@ def check_grads(
                 else:
                     rt2 = tf.Runtime()
                     vs2 = [rt2.variable(np.asarray(t)) for t in ts]
-                out = fn(*vs2)
+                with _factories._recording_on(rt2):
+                    out = fn(*vs2)
                 g = rt2.vjp_optional(out, vs2, rt2.constant(u2.astype(np.asarray(out).dtype)))[0]
                 # A linear map has a constant derivative: the first derivative is inactive.
                 return g if g is not None else rt2.constant(np.zeros_like(np.asarray(vs2[0])))

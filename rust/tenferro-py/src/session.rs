@@ -1201,12 +1201,78 @@ fn dot_config_for(
     rhs: &Bound<'_, PyAny>,
 ) -> PyResult<DotGeneralConfig> {
     let (ln, rn) = (ndim_of(py, lhs)?, ndim_of(py, rhs)?);
-    Ok(DotGeneralConfig {
+    let c = DotGeneralConfig {
         lhs_contracting_dims: attr_axes(py, op, cfg, "lhs_contracting_dims", ln)?,
         rhs_contracting_dims: attr_axes(py, op, cfg, "rhs_contracting_dims", rn)?,
         lhs_batch_dims: attr_axes(py, op, cfg, "lhs_batch_dims", ln)?,
         rhs_batch_dims: attr_axes(py, op, cfg, "rhs_batch_dims", rn)?,
-    })
+    };
+    // A role overlap that only shows once negative entries are normalised, quoted as given.
+    for side in ["lhs", "rhs"] {
+        let (batch, contracting) = if side == "lhs" {
+            (&c.lhs_batch_dims, &c.lhs_contracting_dims)
+        } else {
+            (&c.rhs_batch_dims, &c.rhs_contracting_dims)
+        };
+        if let Some(d) = batch.iter().find(|d| contracting.contains(d)) {
+            let bf = format!("{side}_batch_dims");
+            let cf = format!("{side}_contracting_dims");
+            return Err(error(
+                py,
+                "AxisError",
+                format!(
+                    "{op}: {bf} {:?} and {cf} {:?} both name dimension {d} of the {side} operand (rank {})",
+                    attr_i64s(op, cfg, &bf)?,
+                    attr_i64s(op, cfg, &cf)?,
+                    if side == "lhs" { ln } else { rn },
+                ),
+            ));
+        }
+    }
+    Ok(c)
+}
+
+/// A dimension-number field StableHLO wants increasing: sorted once normalised, else an
+/// `AxisError` quoting the entries as given.
+fn sorted_axes(
+    py: Python<'_>,
+    op: &str,
+    field: &str,
+    raw: &[i64],
+    rank: usize,
+) -> PyResult<Vec<usize>> {
+    let v = axes_arg(py, op, field, raw, rank)?;
+    if v.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(error(
+            py,
+            "AxisError",
+            format!("{op}: {field} {raw:?} must be increasing (StableHLO), counting negative entries from the end of rank {rank}"),
+        ));
+    }
+    Ok(v)
+}
+
+/// The two axes of `extract_diag`/`embed_diag`, normalised; naming one axis twice is an
+/// `AxisError` quoting both as given.
+fn diag_axes(
+    py: Python<'_>,
+    op: &str,
+    axis_a: i64,
+    axis_b: i64,
+    rank: usize,
+) -> PyResult<(usize, usize)> {
+    let (a, b) = (
+        axis_of(py, op, axis_a, rank)?,
+        axis_of(py, op, axis_b, rank)?,
+    );
+    if a == b {
+        return Err(error(
+            py,
+            "AxisError",
+            format!("{op}: axes ({axis_a}, {axis_b}) both name axis {a} of rank {rank}; they must be distinct"),
+        ));
+    }
+    Ok((a, b))
 }
 
 /// `DotGeneralConfig` of a planner-emitted step (non-negative dims only).
@@ -1388,7 +1454,7 @@ macro_rules! session_methods {
                 // Output rank: the batch axes of `indices` (all but the index vector) + the offsets.
                 let out_rank = inn - usize::from(index_vector_dim < inn) + offset.len();
                 let c = GatherConfig {
-                    offset_dims: axes_arg(py, "gather", "offset_dims", &offset, out_rank)?,
+                    offset_dims: sorted_axes(py, "gather", "offset_dims", &offset, out_rank)?,
                     collapsed_slice_dims: attr_axes(py, "gather", config, "collapsed_slice_dims", xn)?,
                     start_index_map: attr_axes(py, "gather", config, "start_index_map", xn)?,
                     index_vector_dim,
@@ -1402,8 +1468,8 @@ macro_rules! session_methods {
             fn scatter(&self, py: Python<'_>, x: &Bound<'_, PyAny>, indices: &Bound<'_, PyAny>, updates: &Bound<'_, PyAny>, config: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
                 let (xn, inn, un) = (ndim_of(py, x)?, ndim_of(py, indices)?, ndim_of(py, updates)?);
                 let c = ScatterConfig {
-                    update_window_dims: attr_axes(py, "scatter", config, "update_window_dims", un)?,
-                    inserted_window_dims: attr_axes(py, "scatter", config, "inserted_window_dims", xn)?,
+                    update_window_dims: sorted_axes(py, "scatter", "update_window_dims", &attr_i64s("scatter", config, "update_window_dims")?, un)?,
+                    inserted_window_dims: sorted_axes(py, "scatter", "inserted_window_dims", &attr_i64s("scatter", config, "inserted_window_dims")?, xn)?,
                     scatter_dims_to_operand_dims: attr_axes(py, "scatter", config, "scatter_dims_to_operand_dims", xn)?,
                     index_vector_dim: index_vector_dim_of(py, "scatter", config, inn)?,
                 };
@@ -1415,7 +1481,7 @@ macro_rules! session_methods {
             #[pyo3(signature = (x, axis_a=0, axis_b=1))]
             fn extract_diag(&self, py: Python<'_>, x: &Bound<'_, PyAny>, axis_a: i64, axis_b: i64) -> PyResult<PyTensor> {
                 let nd = ndim_of(py, x)?;
-                let (a, b) = (axis_of(py, "extract_diag", axis_a, nd)?, axis_of(py, "extract_diag", axis_b, nd)?);
+                let (a, b) = diag_axes(py, "extract_diag", axis_a, axis_b, nd)?;
                 self.dispatch(py, Op::ExtractDiag { a, b }, &[x])
             }
 
@@ -1424,7 +1490,7 @@ macro_rules! session_methods {
             #[pyo3(signature = (x, axis_a=0, axis_b=1))]
             fn embed_diag(&self, py: Python<'_>, x: &Bound<'_, PyAny>, axis_a: i64, axis_b: i64) -> PyResult<PyTensor> {
                 let nd = ndim_of(py, x)? + 1;
-                let (a, b) = (axis_of(py, "embed_diag", axis_a, nd)?, axis_of(py, "embed_diag", axis_b, nd)?);
+                let (a, b) = diag_axes(py, "embed_diag", axis_a, axis_b, nd)?;
                 self.dispatch(py, Op::EmbedDiag { a, b }, &[x])
             }
 
