@@ -363,3 +363,30 @@ def test_the_unit_is_per_matrix_of_a_batch(name: str, dtype: str) -> None:
     gb = grad_at(f, np.stack([a1 * 1e-100, a2 * 1e100]).astype(dtype))
     assert_normwise(gb[0], g1 * 1e100, 1e100, 1e-10)
     assert_normwise(gb[1], g2 * 1e-100, 1e-100, 1e-10)
+
+
+@pytest.mark.parametrize("top", [1e4, 1e6, 1e7])
+def test_svd_vector_gradient_of_an_ill_conditioned_matrix(top: float) -> None:
+    """The relative broadening must not drop the coupling of small singular values: with it on
+    the squared gaps (eps·σ² on s_j² − s_i²), s = [1e7, 2, 1] lost it entirely (found by a
+    breaker helper). Oracle: central differences along a random direction, with an absolute
+    step suited to the gap between 2 and 1."""
+    rng = np.random.default_rng(11)
+    q, _ = np.linalg.qr(rng.standard_normal((4, 4)))
+    p, _ = np.linalg.qr(rng.standard_normal((3, 3)))
+    w = rng.standard_normal((4, 3))
+    a = q[:, :3] @ np.diag([top, 2.0, 1.0]) @ p
+
+    def loss_np(x: np.ndarray) -> float:
+        u = np.linalg.svd(x, full_matrices=False)[0]
+        return float((np.abs(u) ** 2 * w).sum())
+
+    def loss(x):
+        u = tf.linalg.svd(x, full_matrices=False).U
+        return (tf.real(u * tf.conj(u)) * w).sum()
+
+    g = np.asarray(tf.func.grad(loss)(a))
+    v = rng.standard_normal(a.shape)
+    h = 1e-4
+    fd = (loss_np(a + h * v) - loss_np(a - h * v)) / (2 * h)
+    np.testing.assert_allclose(np.vdot(g, v), fd, rtol=1e-3, atol=1e-8)

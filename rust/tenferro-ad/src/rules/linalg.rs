@@ -7,11 +7,13 @@
 //! each VJP below is derived from its JVP step by step (the adjoint of `X ↦ A·X·B` is
 //! `Y ↦ Aᴴ·Y·Bᴴ`, of a real mask `M∘X` is `M∘Y`, of `X ↦ Xᴴ` is `Y ↦ Yᴴ`).
 //!
-//! Degenerate spectra: `svd` and `eigh` use the Lorentzian-broadened inverse gap
-//! `g/(g² + ε²)` (`g = s_j² − s_i²`, resp. `λ_j − λ_i`) and `s/(s² + ε²)` for `1/s`, with the
-//! op's `eps` relative to the scale of the spectrum (`autodiff.md`): the rules measure the
-//! values in the unit `σ = 2^⌊log₂ max|v|⌋` of [`Unit`], so the broadening is `eps·σ²` for the
-//! squared singular-value gaps, `eps·σ` for `1/s` and the eigenvalue gaps, gradients are
+//! Degenerate spectra: `svd` and `eigh` use the Lorentzian-broadened reciprocal
+//! `g/(g² + ε²)`: of `λ_j − λ_i` for eigh; for svd of `s_j − s_i` and of `s_j + s_i` separately
+//! (their product is `1/(s_j² − s_i²)`; broadening the squared gap would drop the coupling of
+//! every pair below `√ε·s_max`), and `s/(s² + ε²)` for `1/s`, with the op's `eps` relative to
+//! the scale of the spectrum (`autodiff.md`): the rules measure the values in the unit
+//! `σ = 2^⌊log₂ max|v|⌋` of [`Unit`], so the broadening is `eps·σ` on every gap, sum and `1/s`;
+//! gradients are
 //! scale-covariant (`∇L(c·A) = c^(k−1)·∇L(A)` for a loss homogeneous of degree `k`) and no
 //! intermediate `s²` or `1/g` over- or underflows where the result does not. Gradients stay
 //! finite at exact degeneracy, where the terms that couple two equal values become zero. Their true value is a limit a rule cannot see (for
@@ -377,7 +379,7 @@ struct SvdParts {
     unit: Unit,
     /// `ŝ = s/σ`.
     s: Var,
-    /// `F̂[i, j] = lorentz(ŝ_j² − ŝ_i²)` (`F = F̂/σ²`).
+    /// `F̂[i, j] = lorentz(ŝ_j − ŝ_i)·lorentz(ŝ_j + ŝ_i) ≈ 1/(ŝ_j² − ŝ_i²)` (`F = F̂/σ²`).
     f: Var,
     /// `ŝ / (ŝ² + ε²)` (`1/s ≈ ŝinv/σ`).
     sinv: Var,
@@ -386,10 +388,15 @@ struct SvdParts {
 fn svd_parts(ctx: &Ctx<'_>, s: &Var, eps: f64) -> Result<SvdParts> {
     let unit = Unit::of(s);
     let sh = unit.shrink(ctx, s)?;
-    let s2 = mul(ctx, &sh, &sh)?;
+    // 1/(s_j² − s_i²) as 1/(s_j − s_i) · 1/(s_j + s_i), each broadened by eps (relative to σ):
+    // broadening the squared gap instead (eps·σ² on s_j² − s_i²) wipes out the coupling of
+    // every pair of singular values below √eps·σ, e.g. s = [1e7, 2, 1] (cond > 1e6).
+    let k = s.value.shape()[0];
+    let sums = add(ctx, &by_col(ctx, &sh, k)?, &by_row(ctx, &sh, k)?)?;
+    let f = mul(ctx, &gap_matrix(ctx, &sh, eps)?, &lorentz(ctx, &sums, eps)?)?;
     Ok(SvdParts {
-        k: s.value.shape()[0],
-        f: gap_matrix(ctx, &s2, eps)?,
+        k,
+        f,
         sinv: lorentz(ctx, &sh, eps)?,
         s: sh,
         unit,
