@@ -390,3 +390,19 @@ def test_svd_vector_gradient_of_an_ill_conditioned_matrix(top: float) -> None:
     h = 1e-4
     fd = (loss_np(a + h * v) - loss_np(a - h * v)) / (2 * h)
     np.testing.assert_allclose(np.vdot(g, v), fd, rtol=1e-3, atol=1e-8)
+
+
+@pytest.mark.parametrize("dtype,big", [(np.float64, 1e300), (np.complex128, 1e300), (np.float32, 1e30)])
+def test_factorisations_keep_entries_far_below_the_largest(dtype, big: float) -> None:
+    """lu/solve/cholesky/qr/slogdet are not rescaled: a global 2^e flushed the small diagonal
+    entry of diag(big, 1/big) (det 0 instead of 1, 'singular' from inv; found by a breaker)."""
+    d = np.diag([big, 1 / big]).astype(dtype)
+    sign, logdet = tf.linalg.slogdet(d)
+    want_sign, want_logdet = np.linalg.slogdet(d)
+    np.testing.assert_allclose(np.asarray(sign), want_sign)
+    np.testing.assert_allclose(np.asarray(logdet), want_logdet, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(tf.linalg.det(d)), np.linalg.det(d), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(tf.linalg.inv(d)), np.linalg.inv(d), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(tf.linalg.solve(d, np.ones(2, dtype))), np.linalg.solve(d, np.ones(2, dtype)), rtol=1e-5)
+    np.testing.assert_allclose(np.abs(np.asarray(tf.linalg.qr(d).R)), np.abs(np.linalg.qr(d)[1]), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(tf.linalg.cholesky(d)), np.linalg.cholesky(d), rtol=1e-5)

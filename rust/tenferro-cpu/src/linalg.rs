@@ -10,11 +10,14 @@
 //! buffer from the engine's pool per worker chunk, no per-matrix allocation on the hot paths), a
 //! single large matrix is factorized with `Par::rayon(threads)`.
 //!
-//! Extreme scales: a matrix whose largest entry lies outside LAPACK's safe range
-//! `[sqrt(safmin)/eps, eps/sqrt(safmin)]` is factorised as `2^e · a` (largest entry in `[1, 2)`)
-//! and its results are unscaled (singular values, eigenvalues, `R`, `U` of `lu`, `L` of
-//! `cholesky` by `2^(−e/2)`, `solve`'s solution, `slogdet`'s `logabsdet − n·e·ln 2`), exact in
-//! binary, as LAPACK's drivers (`dgesvd`, `dsyevd`, `dgeev`) do; see [`scale_exponent`].
+//! Extreme scales: for the spectral decompositions (`svd`, `svdvals`, `eigh`, `eigvalsh`,
+//! `eig`), whose reductions square entries, a matrix whose largest entry lies outside LAPACK's
+//! safe range `[sqrt(safmin)/eps, eps/sqrt(safmin)]` is factorised as `2^e · a` (largest entry
+//! in `[1, 2)`) and its singular values / eigenvalues are unscaled, exact in binary, as LAPACK's
+//! drivers (`dgesvd`, `dsyevd`, `dgeev`) do; see [`scale_exponent`]. The elimination and
+//! orthogonal factorisations (`lu`, `solve`, `slogdet`, `cholesky`, `qr`) square nothing and are
+//! not scaled, as LAPACK's `getrf`/`potrf`/`geqrf`: a global `2^e` would flush entries more than
+//! 2^1074 below the largest (`det(diag(1e300, 1e-300))` came out 0).
 //!
 //! Failures are typed [`Error::LinAlg`] naming the op and the batch index: non-finite input
 //! (checked before faer runs), exactly zero pivots of `solve` (faer's LU does not report them),
@@ -637,7 +640,10 @@ fn qr<T: Scalar>(
         let mut coeff = coeff.as_mat_mut();
         for b in range {
             let a = ab.mat(b);
-            let exp = scale_exponent::<T>(check_finite(name, a, b)?);
+            // No scaling (LAPACK's geqrf does not scale either: its Householder norms are
+            // computed without overflow), so entries far below the largest are kept.
+            check_finite(name, a, b)?;
+            let exp: Option<i32> = None;
             // SAFETY: blocks `b` belong to this task.
             let (mut q, mut r) = unsafe { (qo.mat(b), ro.mat(b)) };
             set_identity(q.rb_mut());
@@ -915,7 +921,10 @@ fn cholesky<T: Scalar>(
         for b in range {
             let a = ab.mat(b);
             // An even exponent, so that L unscales by an exact 2^(−e/2).
-            let exp = scale_exponent::<T>(check_finite(name, a, b)?).map(|e| e - e.rem_euclid(2));
+            // No scaling: the factorisation squares nothing (pivots are square roots of the
+            // diagonal), and a global 2^e would flush entries 2^1074 below the largest.
+            check_finite(name, a, b)?;
+            let exp: Option<i32> = None;
             // SAFETY: block `b` belongs to this task.
             let mut l = unsafe { lo.mat(b) };
             for j in 0..n {
@@ -1019,7 +1028,10 @@ fn lu<T: Scalar>(e: &CpuEngine, name: &str, a: &Tensor, metas: &[OutMeta]) -> Re
         let zero = T::make(0.0, 0.0);
         for b in range {
             let a = ab.mat(b);
-            let exp = scale_exponent::<T>(check_finite(name, a, b)?);
+            // No scaling (LAPACK's getrf does not scale either): elimination squares nothing, and a
+            // global 2^e would flush entries 2^1074 below the largest (det of diag(1e300, 1e-300)).
+            check_finite(name, a, b)?;
+            let exp: Option<i32> = None;
             // SAFETY: blocks `b` belong to this task.
             let (mut p, mut l, mut u) = unsafe { (po.mat(b), lo.mat(b), uo.mat(b)) };
             lu_into(
@@ -1104,8 +1116,10 @@ fn solve<T: Scalar>(
         for b in range {
             let a = ab.mat(b);
             let rhs = bb.mat(b);
-            let ea = scale_exponent::<T>(check_finite(name, a, b)?);
-            let eb = scale_exponent::<T>(check_finite(name, rhs, b)?);
+            // No scaling (as LAPACK's gesv): see lu.
+            check_finite(name, a, b)?;
+            check_finite(name, rhs, b)?;
+            let (ea, eb): (Option<i32>, Option<i32>) = (None, None);
             // SAFETY: block `b` belongs to this task.
             let mut x = unsafe { xo.mat(b) };
             lu_into(
@@ -1221,7 +1235,10 @@ fn slogdet<T: Scalar>(
         let (mut perm, mut perm_inv) = (vec![0usize; n], vec![0usize; n]);
         for b in range {
             let a = ab.mat(b);
-            let exp = scale_exponent::<T>(check_finite(name, a, b)?);
+            // No scaling (LAPACK's getrf does not scale either): elimination squares nothing, and a
+            // global 2^e would flush entries 2^1074 below the largest (det of diag(1e300, 1e-300)).
+            check_finite(name, a, b)?;
+            let exp: Option<i32> = None;
             let swaps = lu_into(
                 a,
                 exp,
