@@ -628,3 +628,16 @@ def test_errors_after_normalising_negative_axes_quote_them_as_given(fn, given) -
     with pytest.raises(E.AxisError) as info:
         fn()
     assert given in str(info.value), str(info.value)
+
+
+def test_shape_arguments_are_integers_and_quoted_as_given() -> None:
+    for bad in [(2.5,), (float("nan"),), (None,), (True,)]:
+        with pytest.raises(TypeError):
+            tf.zeros(bad)
+        with pytest.raises(TypeError):
+            np.zeros(bad)  # the oracle agrees
+    with pytest.raises(ValueError, match="exceeds"):
+        tf.zeros((2**63,))
+    for shape in [(0, 2**62, 4), (0, 2**63)]:
+        with pytest.raises(E.ShapeError, match=r"into shape \(0, " + str(shape[1])):
+            tf.reshape(tf.zeros((0,)), shape)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import contextvars
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -62,9 +63,24 @@ def _current_runtime() -> Runtime:
 
 
 def _shape(shape: Any) -> list[int]:
+    """A shape argument as a list of ints; non-integers (``2.5``, NaN, None) are a TypeError, as
+    in NumPy (``int()`` would truncate ``2.5`` to 2 silently)."""
+    import operator
+
+    def dim(d: Any) -> int:
+        if isinstance(d, (bool, np.bool_)):
+            raise TypeError(f"shape entries must be integers, got {d!r}")
+        try:
+            n = operator.index(d)
+        except TypeError:
+            raise TypeError(f"shape entries must be integers, got {d!r} in {shape!r}") from None
+        if n > sys.maxsize:
+            raise ValueError(f"shape {shape!r}: dimension {n} exceeds the maximum {sys.maxsize}")
+        return n
+
     if isinstance(shape, (int, np.integer)):
-        return [int(shape)]
-    return [int(d) for d in shape]
+        return [dim(shape)]
+    return [dim(d) for d in shape]
 
 
 _PY_SCALARS = frozenset((bool, int, float, complex))

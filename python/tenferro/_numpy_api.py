@@ -1688,6 +1688,10 @@ def _resolve_shape(shape: Any, size: int) -> tuple[int, ...]:
         raise ValueError(f"reshape: can only specify one unknown dimension, got {shape}")
     if unknown and shape[unknown[0]] != -1:
         raise ValueError(f"reshape: negative dimensions not allowed, got {shape}")
+    if math.prod(s for s in shape if s > 0) > sys.maxsize:
+        # As NumPy: too big even with a zero extent; quoted as given (not as the reversed shape
+        # the row-major lowering hands to the column-major primitive).
+        raise ShapeError(f"reshape: cannot reshape tensor of size {size} into shape {shape}: more than {sys.maxsize} elements")
     known = math.prod(s for s in shape if s != -1)
     if unknown:
         if known == 0 or size % known:
