@@ -406,3 +406,22 @@ def test_factorisations_keep_entries_far_below_the_largest(dtype, big: float) ->
     np.testing.assert_allclose(np.asarray(tf.linalg.solve(d, np.ones(2, dtype))), np.linalg.solve(d, np.ones(2, dtype)), rtol=1e-5)
     np.testing.assert_allclose(np.abs(np.asarray(tf.linalg.qr(d).R)), np.abs(np.linalg.qr(d)[1]), rtol=1e-5)
     np.testing.assert_allclose(np.asarray(tf.linalg.cholesky(d)), np.linalg.cholesky(d), rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype,x", [(np.float64, [3e-320, 4e-320]), (np.float32, [3e-40, 4e-40])])
+@pytest.mark.parametrize("ord", [2, 30, -1, -2])
+def test_norm_of_subnormal_vectors(dtype, x, ord) -> None:
+    """Subnormal inputs: the p-norm was 0 and its gradient [nan, inf] or 0 (found by a breaker);
+    oracle: ``m·(Σ(|v|/m)^p)^(1/p)`` in Python floats on the stored values, and the gradient at
+    an exact power-of-two multiple (the norm's gradient is homogeneous of degree 0)."""
+    x = np.array(x, dtype=dtype)
+    c = dtype(2.0 ** (np.finfo(dtype).nmant + 11))
+    vals = [float(abs(v)) for v in x]
+    m = max(vals)
+    want = m * sum((v / m) ** ord for v in vals) ** (1.0 / ord)
+    v = float(tf.linalg.norm(tf.asarray(x), ord))
+    np.testing.assert_allclose(v, want, rtol=1e-3)
+    g = np.asarray(tf.func.grad(lambda t: tf.linalg.norm(t, ord))(x))
+    want = np.asarray(tf.func.grad(lambda t: tf.linalg.norm(t, ord))(x * c))  # degree-0 homogeneous
+    assert np.all(np.isfinite(g))
+    np.testing.assert_allclose(g, want, rtol=2e-2, atol=1e-3)

@@ -845,14 +845,23 @@ def _scaled_power_norm(x: Tensor, p: float, axis: Any, keepdims: bool) -> Tensor
     homogeneous of degree 0 in it, so the derivatives of every order are those of the norm."""
     tf = _tf()
     m = _max0(tf.abs(x.detach()), axis, True)
+    info = np.finfo(m.dtype)
+    tiny = float(info.tiny)
+    # Subnormal slices are first lifted by the exact constant c = 2^(nmant+11) (normal for every
+    # subnormal), so that x/m lies in [1, 2] there too and neither the value (|x/m|**30) nor the
+    # reverse-mode cotangent (scaled by m, then by 1/m) underflows.
+    # (The selected branch is a tensor so that the constants join m's runtime.)
+    lift = tf.where(tf.logical_and(m > 0, m < tiny), m * 0.0 + float(2.0 ** (info.nmant + 11)), 1.0)
+    x = tf.multiply(x, lift)
+    m = tf.multiply(m, lift)
     # At least the smallest normal number, whose reciprocal (in the derivative) is finite.
-    m = tf.where(tf.isfinite(m), tf.maximum(m, float(np.finfo(m.dtype).tiny)), 1.0)
+    m = tf.where(tf.isfinite(m), tf.maximum(m, tiny), 1.0)
     xs = tf.divide(x, m)
     if p == 2:
         r = _root(tf.sum(_abs2(xs), axis=axis, keepdims=True), 2)
     else:
         r = _root(tf.sum(_abs_pow(tf.abs(xs), p), axis=axis, keepdims=True), p)
-    r = tf.multiply(r, m)
+    r = tf.divide(tf.multiply(r, m), lift)
     return r if keepdims else tf.squeeze(r, axis=axis)
 
 
