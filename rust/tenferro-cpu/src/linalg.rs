@@ -643,7 +643,6 @@ fn qr<T: Scalar>(
             // No scaling (LAPACK's geqrf does not scale either: its Householder norms are
             // computed without overflow), so entries far below the largest are kept.
             check_finite(name, a, b)?;
-            let exp: Option<i32> = None;
             // SAFETY: blocks `b` belong to this task.
             let (mut q, mut r) = unsafe { (qo.mat(b), ro.mat(b)) };
             set_identity(q.rb_mut());
@@ -653,9 +652,6 @@ fn qr<T: Scalar>(
                 continue;
             }
             f.copy_from(a);
-            if let Some(e) = exp {
-                ldexp_mat(f.rb_mut(), e);
-            }
             qrf::qr_in_place(
                 f.rb_mut(),
                 coeff.rb_mut(),
@@ -697,9 +693,6 @@ fn qr<T: Scalar>(
                     let (a, b) = x.parts();
                     *x = T::make(a * pr - b * pi, a * pi + b * pr);
                 }
-            }
-            if let Some(e) = exp {
-                ldexp_mat(r.rb_mut(), -e);
             }
         }
         Ok(())
@@ -920,11 +913,9 @@ fn cholesky<T: Scalar>(
         )?;
         for b in range {
             let a = ab.mat(b);
-            // An even exponent, so that L unscales by an exact 2^(−e/2).
             // No scaling: the factorisation squares nothing (pivots are square roots of the
             // diagonal), and a global 2^e would flush entries 2^1074 below the largest.
             check_finite(name, a, b)?;
-            let exp: Option<i32> = None;
             // SAFETY: block `b` belongs to this task.
             let mut l = unsafe { lo.mat(b) };
             for j in 0..n {
@@ -935,9 +926,6 @@ fn cholesky<T: Scalar>(
                         std::cmp::Ordering::Less => T::make(0.0, 0.0),
                     };
                 }
-            }
-            if let Some(e) = exp {
-                ldexp_mat(l.rb_mut(), e);
             }
             llt::cholesky_in_place(
                 l.rb_mut(),
@@ -960,20 +948,16 @@ fn cholesky<T: Scalar>(
                     l[(i, j)] = T::make(0.0, 0.0);
                 }
             }
-            if let Some(e) = exp {
-                ldexp_mat(l.rb_mut(), -e / 2);
-            }
         }
         Ok(())
     })?;
     Ok(vec![lt])
 }
 
-/// Partial-pivoting LU of `2^exp · a` into `f` (`perm[i]`: the row of `a` that became row `i`;
-/// `exp` from [`scale_exponent`], `None`: `a` itself). Returns the number of transpositions.
+/// Partial-pivoting LU of `a` into `f` (`perm[i]`: the row of `a` that became row `i`). Returns
+/// the number of transpositions.
 fn lu_into<T: Scalar>(
     a: MatRef<'_, T>,
-    exp: Option<i32>,
     mut f: MatMut<'_, T>,
     perm: &mut [usize],
     perm_inv: &mut [usize],
@@ -981,9 +965,6 @@ fn lu_into<T: Scalar>(
     stack: &mut MemStack,
 ) -> usize {
     f.copy_from(a);
-    if let Some(e) = exp {
-        ldexp_mat(f.rb_mut(), e);
-    }
     let (info, _) = faer::linalg::lu::partial_pivoting::factor::lu_in_place(
         f,
         perm,
@@ -1031,18 +1012,9 @@ fn lu<T: Scalar>(e: &CpuEngine, name: &str, a: &Tensor, metas: &[OutMeta]) -> Re
             // No scaling (LAPACK's getrf does not scale either): elimination squares nothing, and a
             // global 2^e would flush entries 2^1074 below the largest (det of diag(1e300, 1e-300)).
             check_finite(name, a, b)?;
-            let exp: Option<i32> = None;
             // SAFETY: blocks `b` belong to this task.
             let (mut p, mut l, mut u) = unsafe { (po.mat(b), lo.mat(b), uo.mat(b)) };
-            lu_into(
-                a,
-                exp,
-                f.rb_mut(),
-                &mut perm,
-                &mut perm_inv,
-                par,
-                &mut *stack,
-            );
+            lu_into(a, f.rb_mut(), &mut perm, &mut perm_inv, par, &mut *stack);
             // faer divides by the pivot even when the whole pivot column is zero (LAPACK skips
             // that step), which fills the factors with NaN: report it instead of returning NaN.
             check_finite(name, f.rb(), b).map_err(|_| {
@@ -1074,9 +1046,6 @@ fn lu<T: Scalar>(e: &CpuEngine, name: &str, a: &Tensor, metas: &[OutMeta]) -> Re
                 for i in 0..k {
                     u[(i, j)] = if i <= j { f[(i, j)] } else { zero };
                 }
-            }
-            if let Some(e) = exp {
-                ldexp_mat(u.rb_mut(), -e);
             }
         }
         Ok(())
@@ -1119,18 +1088,9 @@ fn solve<T: Scalar>(
             // No scaling (as LAPACK's gesv): see lu.
             check_finite(name, a, b)?;
             check_finite(name, rhs, b)?;
-            let (ea, eb): (Option<i32>, Option<i32>) = (None, None);
             // SAFETY: block `b` belongs to this task.
             let mut x = unsafe { xo.mat(b) };
-            lu_into(
-                a,
-                ea,
-                f.rb_mut(),
-                &mut perm,
-                &mut perm_inv,
-                par,
-                &mut *stack,
-            );
+            lu_into(a, f.rb_mut(), &mut perm, &mut perm_inv, par, &mut *stack);
             for i in 0..n {
                 let (re, im) = f[(i, i)].parts();
                 if re == 0.0 && im == 0.0 {
@@ -1145,18 +1105,9 @@ fn solve<T: Scalar>(
                     x[(i, j)] = rhs[(perm[i], j)];
                 }
             }
-            if let Some(e) = eb {
-                ldexp_mat(x.rb_mut(), e);
-            }
             ts::solve_unit_lower_triangular_in_place(f.rb(), x.rb_mut(), par);
             ts::solve_upper_triangular_in_place(f.rb(), x.rb_mut(), par);
             check_solution(name, x.rb(), b)?;
-            // (2^ea·A)·x' = 2^eb·b: x = 2^(ea − eb)·x' (inf or 0 where x itself is out of range,
-            // as NumPy).
-            let e = ea.unwrap_or(0) - eb.unwrap_or(0);
-            if e != 0 {
-                ldexp_mat(x.rb_mut(), e);
-            }
         }
         Ok(())
     })?;
@@ -1238,16 +1189,7 @@ fn slogdet<T: Scalar>(
             // No scaling (LAPACK's getrf does not scale either): elimination squares nothing, and a
             // global 2^e would flush entries 2^1074 below the largest (det of diag(1e300, 1e-300)).
             check_finite(name, a, b)?;
-            let exp: Option<i32> = None;
-            let swaps = lu_into(
-                a,
-                exp,
-                f.rb_mut(),
-                &mut perm,
-                &mut perm_inv,
-                par,
-                &mut *stack,
-            );
+            let swaps = lu_into(a, f.rb_mut(), &mut perm, &mut perm_inv, par, &mut *stack);
             let mut sign = Complex64::new(if swaps % 2 == 0 { 1.0 } else { -1.0 }, 0.0);
             let mut logabs = 0.0f64;
             for i in 0..n {
@@ -1260,10 +1202,6 @@ fn slogdet<T: Scalar>(
                 }
                 sign *= Complex64::new(re / mag, im / mag);
                 logabs += mag.ln();
-            }
-            // det(2^e·A) = 2^(n·e)·det(A).
-            if let Some(e) = exp {
-                logabs -= n as f64 * e as f64 * std::f64::consts::LN_2;
             }
             // SAFETY: element `b` belongs to this task.
             unsafe {
