@@ -182,3 +182,23 @@ def test_a_handler_that_does_not_raise_lets_the_op_finish() -> None:
 
 if sys.platform == "win32":  # pragma: no cover
     pytestmark = pytest.mark.skip(reason="POSIX signals")
+
+
+def test_tril_and_pad_stop_during_their_output_fill(alarm_raises: None) -> None:
+    """The zero-fill of a fresh output checks the cancel flag (it ran to completion, 1–2 s per
+    GiB, before the column loop looked; found by a helper session)."""
+    x = tf.broadcast_to(tf.ones(1), (2**14, 2**14))  # a 2 GiB output from a 8-byte view
+    start = time.perf_counter()
+    expected = tf.tril(x)
+    full = time.perf_counter() - start
+    del expected
+    if full < 0.4:
+        pytest.skip(f"tril of 2 GiB took only {full:.2f} s here: too fast to interrupt reliably")
+    signal.setitimer(signal.ITIMER_REAL, 0.05)
+    start = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        tf.tril(x)
+    assert time.perf_counter() - start < full / 4 + 0.05
+    a = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(tf.tril(tf.asarray(a), 1), np.tril(a, 1))
+    np.testing.assert_array_equal(tf.pad(tf.asarray(a), 1), np.pad(a, 1))

@@ -13,8 +13,27 @@ use crate::CpuEngine;
 use tenferro_ops::{GatherConfig, PadConfig, ScatterConfig, SliceConfig};
 use tenferro_tensor::{dispatch_dtype, DType, Result, Tensor};
 
+/// A fresh zero tensor. Its fill checks the op's cancel flag every `CHECK_WORK` × 8 bytes, so
+/// Ctrl-C stops `tril`/`triu`/`pad`/`embed_diag` during a GiB-sized fill too (it used to run
+/// to completion, 1–2 s per GiB, before their loops looked at the flag). All-zero bits are the
+/// zero of every dtype.
 fn zeros(e: &CpuEngine, name: &str, dtype: DType, shape: &[usize]) -> Result<Tensor> {
-    Tensor::empty(name, dtype, shape, Some(&e.buffer_pool), true)
+    let cancel = Cancel::current();
+    if !cancel.armed() {
+        return Tensor::empty(name, dtype, shape, Some(&e.buffer_pool), true);
+    }
+    let out = Tensor::empty(name, dtype, shape, Some(&e.buffer_pool), false)?;
+    let (ptr, bytes) = (out.storage().as_mut_ptr(), out.storage().bytes());
+    let step = CHECK_WORK * 8;
+    let mut at = 0;
+    while at < bytes {
+        cancel.check(name)?;
+        let n = step.min(bytes - at);
+        // SAFETY: `out` is fresh and unshared, with `bytes` writable bytes from `ptr`.
+        unsafe { std::ptr::write_bytes(ptr.add(at), 0, n) };
+        at += n;
+    }
+    Ok(out)
 }
 
 /// Index values of an integer tensor, column-major. The catalog admits only integer index
