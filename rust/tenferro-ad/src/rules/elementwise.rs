@@ -69,26 +69,18 @@ pub fn unary_jvp(
     let Some(t) = &ts[0] else { return Ok(None) };
     let x = &inputs[0];
     let u = unary_op(op)?;
-    Ok(Some(match u {
-        UnaryOp::Conj => conj(ctx, t)?,
-        UnaryOp::Abs if x.value.dtype().is_complex() => {
-            // d|z| = Re(conj(sign z)·dz)
-            let s = complex_sign(ctx, x, out)?;
-            cast(ctx, &mul(ctx, &conj(ctx, &s)?, t)?, out.value.dtype())?
-        }
-        UnaryOp::Abs => mul(ctx, t, &un(ctx, UnaryOp::Sign, x)?)?,
-        u @ (UnaryOp::Neg
-        | UnaryOp::Sign
-        | UnaryOp::Exp
-        | UnaryOp::Log
-        | UnaryOp::Sin
-        | UnaryOp::Cos
-        | UnaryOp::Tanh
-        | UnaryOp::Sqrt
-        | UnaryOp::Rsqrt
-        | UnaryOp::Expm1
-        | UnaryOp::Log1p
-        | UnaryOp::Erf) => mul(ctx, t, &unary_deriv(ctx, u, x, out)?)?,
+    // `conj` and `abs` are written out here; every other op's derivative comes from
+    // `unary_deriv`, whose match over the kinds is exhaustive.
+    Ok(Some(if u == UnaryOp::Conj {
+        conj(ctx, t)?
+    } else if u == UnaryOp::Abs && x.value.dtype().is_complex() {
+        // d|z| = Re(conj(sign z)·dz)
+        let s = complex_sign(ctx, x, out)?;
+        cast(ctx, &mul(ctx, &conj(ctx, &s)?, t)?, out.value.dtype())?
+    } else if u == UnaryOp::Abs {
+        mul(ctx, t, &un(ctx, UnaryOp::Sign, x)?)?
+    } else {
+        mul(ctx, t, &unary_deriv(ctx, u, x, out)?)?
     }))
 }
 
@@ -102,24 +94,16 @@ pub fn unary_vjp(
 ) -> Result<Vec<Option<Var>>> {
     let x = &inputs[0];
     let u = unary_op(op)?;
-    let g = match u {
-        UnaryOp::Conj => conj(ctx, ct)?,
+    let g = if u == UnaryOp::Conj {
+        conj(ctx, ct)?
+    } else if u == UnaryOp::Abs && x.value.dtype().is_complex() {
         // abs: ā·sign(z) (real and complex alike; abs'(0) = 0). For complex z, sign(z) = z/|z| is
         // built from differentiable ops so that second derivatives see its dependence on z.
-        UnaryOp::Abs if x.value.dtype().is_complex() => mul(ctx, ct, &complex_sign(ctx, x, out)?)?,
-        UnaryOp::Abs => mul(ctx, ct, &un(ctx, UnaryOp::Sign, x)?)?,
-        u @ (UnaryOp::Neg
-        | UnaryOp::Sign
-        | UnaryOp::Exp
-        | UnaryOp::Log
-        | UnaryOp::Sin
-        | UnaryOp::Cos
-        | UnaryOp::Tanh
-        | UnaryOp::Sqrt
-        | UnaryOp::Rsqrt
-        | UnaryOp::Expm1
-        | UnaryOp::Log1p
-        | UnaryOp::Erf) => mul(ctx, ct, &conj(ctx, &unary_deriv(ctx, u, x, out)?)?)?,
+        mul(ctx, ct, &complex_sign(ctx, x, out)?)?
+    } else if u == UnaryOp::Abs {
+        mul(ctx, ct, &un(ctx, UnaryOp::Sign, x)?)?
+    } else {
+        mul(ctx, ct, &conj(ctx, &unary_deriv(ctx, u, x, out)?)?)?
     };
     Ok(vec![Some(fit(ctx, &g, x)?)])
 }
