@@ -30,7 +30,6 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tenferro_ops::Op;
-use tenferro_runtime::{apply, Engine};
 use tenferro_tensor::{Error, Result, Tensor};
 
 static NEXT_NODE: AtomicU64 = AtomicU64::new(1);
@@ -293,47 +292,50 @@ fn outputs_of(ctx: &Ctx<'_>, node: &Arc<Node>, outputs: &[Tensor]) -> Vec<Var> {
         .collect()
 }
 
-/// Evaluation context of derivative rules: the engine to run on and whether the derivative
+/// The one way a derivative rule runs a primitive: the eager core's `Session::apply` path
+/// (engine execution plus the recording decision) implements it, and so will graph mode's
+/// emitting context. `record` asks for the application to be recorded when an input has a node
+/// (derivatives of derivatives).
+pub trait Apply {
+    /// Apply `op` to `inputs`; one [`Var`] per output of the op.
+    ///
+    /// # Errors
+    /// Validation and kernel errors of the op.
+    fn apply_vars(&self, op: &Op, inputs: &[&Var], record: bool) -> Result<Vec<Var>>;
+}
+
+/// Evaluation context of derivative rules: where the rule bodies run and whether the derivative
 /// computation is itself recorded (`create_graph`, higher order).
 pub struct Ctx<'e> {
-    /// Engine executing the rule bodies.
-    pub engine: &'e dyn Engine,
+    /// Runs the rule bodies (the eager core's session path).
+    pub exec: &'e dyn Apply,
     /// Record the rule bodies (needed for derivatives of derivatives).
     pub record: bool,
 }
 
 impl Ctx<'_> {
-    /// Apply a primitive to `inputs`, recording it when `self.record` and an input is tracked.
+    /// Apply a primitive to `inputs`, recording it when `self.record` and an input has a node.
     ///
     /// # Errors
     /// Validation and kernel errors of the primitive.
     pub fn apply(&self, op: Op, inputs: &[&Var]) -> Result<Var> {
-        let vals: Vec<&Tensor> = inputs.iter().map(|v| &v.value).collect();
-        let out = apply(self.engine, &op, &vals)?;
-        if self.record && inputs.iter().any(|v| v.node.is_some()) {
-            let owned: Vec<Var> = inputs.iter().map(|v| (*v).clone()).collect();
-            Ok(record(&op, owned, out, false))
-        } else {
-            Ok(Var::constant(out))
+        let mut outs = self.exec.apply_vars(&op, inputs, self.record)?;
+        match (outs.pop(), outs.is_empty()) {
+            (Some(v), true) => Ok(v),
+            _ => Err(Error::internal(
+                op.name(),
+                "Ctx::apply used on an op that has several outputs",
+            )),
         }
     }
-}
 
-impl Ctx<'_> {
-    /// Apply an op with several outputs, recording it when `self.record` and an input is
-    /// tracked.
+    /// Apply an op with several outputs, recording it when `self.record` and an input has a
+    /// node.
     ///
     /// # Errors
     /// Validation and kernel errors of the op.
     pub fn apply_multi(&self, op: Op, inputs: &[&Var]) -> Result<Vec<Var>> {
-        let vals: Vec<&Tensor> = inputs.iter().map(|v| &v.value).collect();
-        let outs = tenferro_runtime::apply_multi(self.engine, &op, &vals)?;
-        if self.record && inputs.iter().any(|v| v.node.is_some()) {
-            let owned: Vec<Var> = inputs.iter().map(|v| (*v).clone()).collect();
-            Ok(record_multi(&op, owned, outs, false))
-        } else {
-            Ok(outs.into_iter().map(Var::constant).collect())
-        }
+        self.exec.apply_vars(&op, inputs, self.record)
     }
 }
 
@@ -574,98 +576,4 @@ pub fn reachable_leaves(output: &Var) -> Vec<Arc<Node>> {
         .rev()
         .filter(|n| matches!(n.kind, NodeKind::Leaf { .. }))
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use tenferro_ops::{BinaryOp, LinalgOp};
-
-    /// The tests that record nodes run one at a time: one of them compares the process-wide
-    /// live-node counter before and after, which a concurrently running test would move.
-    static NODE_TESTS: Mutex<()> = Mutex::new(());
-
-    fn exclusive() -> std::sync::MutexGuard<'static, ()> {
-        NODE_TESTS
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    #[test]
-    fn multi_output_nodes_reverse_forward_and_teardown() {
-        let _serial = exclusive();
-        let e = tenferro_cpu::CpuEngine::new(Some(1)).unwrap();
-        let ctx = Ctx {
-            engine: &e,
-            record: false,
-        };
-        let before = live_nodes();
-        {
-            let a = Tensor::from_vec(&[2, 2], vec![3.0f64, 1.0, 1.0, 3.0]).unwrap();
-            let leaf = Var {
-                value: a.clone(),
-                node: Some(Node::leaf(&a)),
-            };
-            let outs = ctx_record(&e)
-                .apply_multi(Op::Linalg(LinalgOp::Eigh { eps: 1e-12 }), &[&leaf])
-                .unwrap();
-            // Only the eigenvalues are used: d(sum w)/dA = I (lower-triangle convention).
-            let w = &outs[0];
-            let s = rules::ops::reduce_sum(&ctx_record(&e), w, &[0]).unwrap();
-            let seed = Var::constant(Tensor::from_vec(&[], vec![1.0f64]).unwrap());
-            let targets = [leaf.node.clone().unwrap()];
-            let g = vjp_graph(&ctx, &s, seed, &targets).unwrap();
-            let g = g[0].as_ref().unwrap().value.to_vec::<f64>();
-            assert!((g[0] - 1.0).abs() < 1e-12 && g[1].abs() < 1e-12 && (g[3] - 1.0).abs() < 1e-12);
-            let tangent =
-                Var::constant(Tensor::from_vec(&[2, 2], vec![1.0f64, 0.0, 0.0, 1.0]).unwrap());
-            let t = jvp_graph(&ctx, &s, &[(targets[0].clone(), tangent)])
-                .unwrap()
-                .unwrap();
-            assert!((t.value.to_vec::<f64>()[0] - 2.0).abs() < 1e-12);
-        }
-        assert_eq!(live_nodes(), before);
-    }
-
-    /// A target listed twice gets the full cotangent at both positions; the tangents of a
-    /// source listed twice add (torch.autograd.grad's semantics).
-    #[test]
-    fn repeated_targets_and_sources() {
-        let _serial = exclusive();
-        let e = tenferro_cpu::CpuEngine::new(Some(1)).unwrap();
-        let ctx = Ctx {
-            engine: &e,
-            record: false,
-        };
-        let x = Tensor::from_vec(&[2], vec![1.0f64, 2.0]).unwrap();
-        let leaf = Var {
-            value: x.clone(),
-            node: Some(Node::leaf(&x)),
-        };
-        let rec = ctx_record(&e);
-        let sq = rec
-            .apply(Op::Binary(BinaryOp::Mul), &[&leaf, &leaf])
-            .unwrap();
-        let s = rules::ops::reduce_sum(&rec, &sq, &[0]).unwrap();
-        let seed = Var::constant(Tensor::from_vec(&[], vec![1.0f64]).unwrap());
-        let n = leaf.node.clone().unwrap();
-        let gs = vjp_graph(&ctx, &s, seed, &[n.clone(), n.clone()]).unwrap();
-        for g in &gs {
-            assert_eq!(g.as_ref().unwrap().value.to_vec::<f64>(), vec![2.0, 4.0]);
-        }
-        let e1 = Var::constant(Tensor::from_vec(&[2], vec![1.0f64, 0.0]).unwrap());
-        let e2 = Var::constant(Tensor::from_vec(&[2], vec![1.0f64, 1.0]).unwrap());
-        let t = jvp_graph(&ctx, &s, &[(n.clone(), e1), (n, e2)])
-            .unwrap()
-            .unwrap();
-        // <2x, e1 + e2> = 2·1·2 + 2·2·1
-        assert_eq!(t.value.to_vec::<f64>(), vec![8.0]);
-    }
-
-    fn ctx_record(e: &tenferro_cpu::CpuEngine) -> Ctx<'_> {
-        Ctx {
-            engine: e,
-            record: true,
-        }
-    }
 }

@@ -14,13 +14,12 @@ mod elementwise;
 mod linalg;
 mod map;
 pub mod math;
-pub mod plan_cache;
 mod reduce;
 mod strided;
 mod structural;
 pub mod threads;
 
-pub use plan_cache::{CacheStats, PlanCache};
+pub use tenferro_runtime::{CacheStats, PlanCache};
 
 pub use cancel::with_cancel_flag;
 use std::sync::atomic::AtomicU64;
@@ -276,6 +275,14 @@ impl Engine for CpuEngine {
         &self.lending
     }
 
+    fn plan_cache(&self) -> &PlanCache {
+        &self.plan_cache
+    }
+
+    fn contiguous_copy(&self, x: &Tensor) -> Result<Tensor> {
+        elementwise::cast(self, "copy", x, x.dtype())
+    }
+
     fn broken_reason(&self) -> Option<String> {
         self.broken
             .lock()
@@ -295,24 +302,12 @@ impl CpuEngine {
             .store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
-    /// The plan cache (GEMM layouts; later einsum and indexing plans).
-    pub fn plan_cache(&self) -> &PlanCache {
-        &self.plan_cache
-    }
-
     /// Number of `dot_general` operands copied because their axes could not be merged.
     pub fn operand_copies(&self) -> u64 {
         self.operand_copies
             .load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// A compact column-major copy of `x` in fresh storage from this engine's pool.
-    ///
-    /// # Errors
-    /// Allocation failure.
-    pub fn contiguous_copy(&self, x: &Tensor) -> Result<Tensor> {
-        elementwise::cast(self, "copy", x, x.dtype())
-    }
 }
 
 #[cfg(test)]

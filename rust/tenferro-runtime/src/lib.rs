@@ -3,12 +3,15 @@
 //! eager op takes: validate with the catalog, promote operands, execute, contain panics.
 
 mod lending;
+mod plan_cache;
 pub mod profile;
+mod program;
 
 pub use lending::{thread_token, Borrow, Lending};
+pub use plan_cache::{CacheStats, PlanCache};
+pub use program::{Instr, Program};
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tenferro_ops::{infer, infer_outputs, Op, OutMeta};
 use tenferro_tensor::{BufferPool, Error, Result, Tensor};
@@ -35,37 +38,18 @@ pub trait Engine: Send + Sync {
     fn buffer_pool(&self) -> &Arc<BufferPool>;
     /// Who holds the engine.
     fn lending(&self) -> &Lending;
+    /// The engine's cache of prepared plans (GEMM layouts, einsum programs), keyed by the
+    /// callers; entries are engine-specific, so the cache lives with the engine.
+    fn plan_cache(&self) -> &PlanCache;
+    /// A compact copy of `x` in fresh storage from this engine's pool (adopting host arrays).
+    ///
+    /// # Errors
+    /// Allocation failure.
+    fn contiguous_copy(&self, x: &Tensor) -> Result<Tensor>;
     /// Whether a panic broke the engine.
     fn broken_reason(&self) -> Option<String>;
     /// Mark the engine broken after a panic.
     fn mark_broken(&self, reason: String);
-}
-
-/// The identity of a runtime (AD state arrives with the autodiff crate).
-#[derive(Debug)]
-pub struct Runtime {
-    id: u64,
-}
-
-static NEXT_RUNTIME_ID: AtomicU64 = AtomicU64::new(1);
-
-impl Runtime {
-    /// A fresh runtime with a process-unique id.
-    pub fn new() -> Runtime {
-        Runtime {
-            id: NEXT_RUNTIME_ID.fetch_add(1, Ordering::Relaxed),
-        }
-    }
-    /// Process-unique id.
-    pub fn id(&self) -> u64 {
-        self.id
-    }
-}
-
-impl Default for Runtime {
-    fn default() -> Self {
-        Runtime::new()
-    }
 }
 
 /// Run `f` on `engine`, turning a panic into [`Error::EngineBroken`] and marking the engine.

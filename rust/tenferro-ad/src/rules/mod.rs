@@ -246,15 +246,23 @@ mod tests {
         }
     }
 
+    /// A rule context that runs nothing: the misrouted rule must fail before it applies an op.
+    struct NoExecution;
+
+    impl crate::Apply for NoExecution {
+        fn apply_vars(&self, op: &Op, _: &[&Var], _: bool) -> Result<Vec<Var>> {
+            Err(Error::internal(op.name(), "this test context executes nothing"))
+        }
+    }
+
     #[test]
     fn a_misrouted_rule_is_a_typed_internal_error() {
         // The transpose VJP reached with a reshape: the table never does this, and if it ever
         // did the result is an internal error, not a plausible gradient.
         let x = Var::constant(Tensor::from_vec(&[2, 3], vec![0.0f64; 6]).unwrap());
         let ct = x.clone();
-        let engine = tenferro_cpu::CpuEngine::new(Some(1)).unwrap();
         let ctx = Ctx {
-            engine: &engine,
+            exec: &NoExecution,
             record: false,
         };
         let err = structural::transpose_vjp(

@@ -1,0 +1,279 @@
+//! The runtime's AD transforms on eager tensors (`autodiff.md`): tracked leaves and their
+//! gradient slots, `backward` with accumulation into the slots, `vjp` and `jvp`. Every rule body
+//! runs through the session path ([`Exec::rules`]), on the engine that runs the output's
+//! runtime's implicit ops (innermost active session, owning context, default engine).
+
+use crate::errors;
+use crate::runtime::Runtime;
+use crate::session::{scalar_tensor, EagerTensor, Exec, Host, ModeState, IMPLICIT};
+use std::sync::Arc;
+use tenferro_ad::{jvp_graph, reachable_leaves, vjp_graph, Ctx, Node, Var};
+use tenferro_ops::{BinaryOp, Op};
+use tenferro_tensor::{Error, Result, Scalar, Tensor};
+
+/// A new tracked leaf of `runtime` holding `value` (`rt.variable`).
+///
+/// # Errors
+/// `DType` for integer and bool values (only float and complex tensors can be tracked).
+pub fn variable(runtime: &Arc<Runtime>, value: Tensor) -> Result<EagerTensor> {
+    if !value.dtype().is_inexact() {
+        return Err(Error::dtype(
+            "variable",
+            format!(
+                "only float and complex tensors can be tracked, got {}",
+                value.dtype()
+            ),
+        ));
+    }
+    let leaf = Node::leaf(&value);
+    runtime.register_leaf(&leaf);
+    Ok(EagerTensor::new(value, runtime.clone(), Some(leaf)))
+}
+
+/// Whether `t` is a tracked leaf (has a gradient slot).
+pub fn is_leaf(t: &EagerTensor) -> bool {
+    t.node().is_some_and(|n| n.slot().is_some())
+}
+
+/// The accumulated gradient of a leaf (`None` for non-leaves and before any backward pass).
+pub fn grad_of(t: &EagerTensor) -> Option<EagerTensor> {
+    let slot = t.node()?.slot()?;
+    let g = slot.lock().unwrap_or_else(|e| e.into_inner()).clone()?;
+    Some(EagerTensor::from_var(g, t.runtime.clone()))
+}
+
+/// Reset a leaf's gradient slot (no-op for other tensors).
+pub fn clear_grad(t: &EagerTensor) {
+    if let Some(slot) = t.node().and_then(|n| n.slot()) {
+        *slot.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+}
+
+/// Store `g` as a leaf's gradient; the next backward pass adds to it.
+///
+/// # Errors
+/// `Value` when `t` is not a tracked leaf; as [`check_like`] when `g` does not match it.
+pub fn set_grad(t: &EagerTensor, g: &EagerTensor) -> Result<()> {
+    let Some(slot) = t.node().and_then(|n| n.slot()) else {
+        return Err(Error::value(
+            "grad",
+            "only a tracked leaf (rt.variable) has a gradient slot to assign",
+        ));
+    };
+    check_like("grad", "assigned gradient", g, t)?;
+    *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(g.var());
+    Ok(())
+}
+
+/// An untracked tensor sharing `t`'s storage, of `runtime` (default: `t`'s); under
+/// `capture_trace` it gets an identifiable leaf.
+pub fn detach(t: &EagerTensor, runtime: Option<Arc<Runtime>>, mode: &ModeState) -> EagerTensor {
+    EagerTensor::new(
+        t.value.clone(),
+        runtime.unwrap_or_else(|| t.runtime.clone()),
+        mode.captured_node(&t.value),
+    )
+}
+
+/// Check a cotangent or tangent `v` against the tensor `like` it belongs to: runtime, shape,
+/// dtype.
+///
+/// # Errors
+/// `ContextMismatch`, `Shape` or `DType`, naming `op` and `what`.
+pub fn check_like(op: &str, what: &str, v: &EagerTensor, like: &EagerTensor) -> Result<()> {
+    if !Arc::ptr_eq(&v.runtime, &like.runtime) {
+        return Err(Error::context_mismatch(
+            op,
+            format!("the {what} belongs to another runtime"),
+        ));
+    }
+    if v.value.shape() != like.value.shape() {
+        return Err(Error::shape(
+            op,
+            format!(
+                "{what} shape {:?} differs from {:?}",
+                v.value.shape(),
+                like.value.shape()
+            ),
+        ));
+    }
+    if v.value.dtype() != like.value.dtype() {
+        return Err(Error::dtype(
+            op,
+            format!(
+                "{what} dtype {} differs from {}",
+                v.value.dtype(),
+                like.value.dtype()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The seed of a reverse pass: `cotangent` (checked against `output` under the name
+/// `check_op`), or one for a scalar output (else `NonScalarOutput` from `op`, advising `hint`).
+fn seed(
+    check_op: &str,
+    op: &str,
+    hint: &str,
+    output: &EagerTensor,
+    cotangent: Option<&EagerTensor>,
+) -> Result<Var> {
+    if let Some(c) = cotangent {
+        check_like(check_op, "cotangent", c, output)?;
+        return Ok(c.var());
+    }
+    if !output.value.shape().is_empty() {
+        return Err(errors::non_scalar_output(
+            op,
+            format!(
+                "{} needs a scalar output, got shape {:?}; {hint}",
+                if op == "backward" { "backward()" } else { op },
+                output.value.shape(),
+            ),
+        ));
+    }
+    let one = scalar_tensor(op, Scalar::Float(1.0), output.value.dtype())?;
+    Ok(Var::constant(one))
+}
+
+/// The engine that runs the derivative of `output`: the output's runtime resolved through the
+/// implicit session (innermost active session, owning context, default engine).
+fn exec_for(op: &str, output: &EagerTensor, mode: &ModeState, host: &dyn Host) -> Result<Exec> {
+    IMPLICIT.resolve(op, Some(&output.runtime), mode, host)
+}
+
+/// Reverse pass from `output` (seeded with `cotangent`, or 1 for a scalar output), accumulating
+/// into the gradient slot of every reachable leaf. Returns `(leaf node id, gradient of this
+/// pass)` in reach order. With `create_graph` the rule bodies are recorded (higher order).
+///
+/// A leaf reached only through symbolically zero derivatives gets zeros (as PyTorch).
+///
+/// # Errors
+/// `NonScalarOutput` without a cotangent for a non-scalar output; `NoGradient` when no tracked
+/// leaf is reachable; as [`check_like`] for the cotangent; rule and kernel errors.
+pub fn backward(
+    output: &EagerTensor,
+    cotangent: Option<&EagerTensor>,
+    create_graph: bool,
+    mode: &ModeState,
+    host: &dyn Host,
+) -> Result<Vec<(u64, EagerTensor)>> {
+    let seed = seed("backward_with", "backward", "use backward_with(cotangent)", output, cotangent)?;
+    let var = output.var();
+    let leaves: Vec<Arc<Node>> = reachable_leaves(&var);
+    if leaves.is_empty() {
+        return Err(errors::no_gradient(
+            "backward",
+            "no tracked leaf is reachable from this output",
+        ));
+    }
+    let exec = exec_for("backward", output, mode, host)?;
+    let rules = exec.rules(host);
+    let ctx = Ctx {
+        exec: &rules,
+        record: create_graph,
+    };
+    let gs = vjp_graph(&ctx, &var, seed, &leaves)?;
+    let mut result = Vec::with_capacity(gs.len());
+    for (leaf, g) in leaves.iter().zip(gs) {
+        let g = match g {
+            Some(g) => g,
+            None => {
+                let Some((dtype, shape)) = leaf.leaf_meta() else {
+                    continue;
+                };
+                tenferro_ad::rules::ops::full(&ctx, 0.0, dtype, shape)?
+            }
+        };
+        if let Some(slot) = leaf.slot() {
+            let mut s = slot.lock().unwrap_or_else(|e| e.into_inner());
+            let acc = match s.take() {
+                Some(prev) => ctx.apply(Op::Binary(BinaryOp::Add), &[&prev, &g])?,
+                None => g.clone(),
+            };
+            *s = Some(acc);
+        }
+        result.push((leaf.id, EagerTensor::from_var(g, output.runtime.clone())));
+    }
+    Ok(result)
+}
+
+/// `vjp(output, wrt, cotangent)`: the cotangent of each `wrt` tensor (`None`: inactive), as
+/// tensors of its runtime. Rule bodies are recorded, so the transforms compose.
+///
+/// # Errors
+/// `NonScalarOutput` without a cotangent for a non-scalar output; as [`check_like`]; rule and
+/// kernel errors.
+pub fn vjp(
+    output: &EagerTensor,
+    wrt: &[&EagerTensor],
+    cotangent: Option<&EagerTensor>,
+    mode: &ModeState,
+    host: &dyn Host,
+) -> Result<Vec<Option<EagerTensor>>> {
+    let seed = seed("vjp", "grad", "use vjp with a cotangent", output, cotangent)?;
+    // A tensor that was never recorded gets a fresh leaf: no path reaches it (`None`).
+    let targets: Vec<Arc<Node>> = wrt
+        .iter()
+        .map(|w| match w.node() {
+            Some(n) => n.clone(),
+            None => Node::captured_leaf(&w.value),
+        })
+        .collect();
+    let exec = exec_for("vjp", output, mode, host)?;
+    let rules = exec.rules(host);
+    let ctx = Ctx {
+        exec: &rules,
+        record: true,
+    };
+    let gs = vjp_graph(&ctx, &output.var(), seed, &targets)?;
+    Ok(gs
+        .into_iter()
+        .zip(wrt)
+        .map(|(g, w)| g.map(|g| EagerTensor::from_var(g, w.runtime.clone())))
+        .collect())
+}
+
+/// `jvp(output, wrt, tangents)`: the tangent of `output` along `tangents` (`None`: inactive).
+///
+/// # Errors
+/// `Value` when the counts differ; `Inactive` when a `wrt` tensor was never recorded; as
+/// [`check_like`] for each tangent; rule and kernel errors.
+pub fn jvp(
+    output: &EagerTensor,
+    wrt: &[&EagerTensor],
+    tangents: &[&EagerTensor],
+    mode: &ModeState,
+    host: &dyn Host,
+) -> Result<Option<EagerTensor>> {
+    if wrt.len() != tangents.len() {
+        return Err(Error::value(
+            "jvp",
+            format!("{} wrt tensors but {} tangents", wrt.len(), tangents.len()),
+        ));
+    }
+    for (w, t) in wrt.iter().zip(tangents) {
+        check_like("jvp", "tangent", t, w)?;
+    }
+    let mut sources: Vec<(Arc<Node>, Var)> = Vec::with_capacity(wrt.len());
+    for (i, (w, t)) in wrt.iter().zip(tangents).enumerate() {
+        let node = w.node().cloned().ok_or_else(|| {
+            errors::inactive(
+                "jvp",
+                format!(
+                    "wrt[{i}] was never recorded (make it with rt.variable, or compute it under capture_trace)"
+                ),
+            )
+        })?;
+        sources.push((node, t.var()));
+    }
+    let exec = exec_for("jvp", output, mode, host)?;
+    let rules = exec.rules(host);
+    let ctx = Ctx {
+        exec: &rules,
+        record: true,
+    };
+    let r = jvp_graph(&ctx, &output.var(), &sources)?;
+    Ok(r.map(|t| EagerTensor::from_var(t, output.runtime.clone())))
+}

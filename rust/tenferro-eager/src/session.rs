@@ -1,0 +1,670 @@
+//! Sessions and [`Session::apply`], the one path of every eager op (`architecture.md`, "Data
+//! flow of one eager op"): resolve the runtime and the engine, check that every operand belongs
+//! to the runtime, promote weak scalars, execute on the engine, and record a node when the mode
+//! state asks for it.
+
+use crate::runtime::{default_runtime, Runtime};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+use tenferro_ad::{record, record_multi, Apply, Node, Var};
+use tenferro_ops::Op;
+use tenferro_runtime::{apply_multi, Borrow, Engine, Program};
+use tenferro_tensor::dtype::scalar_default_dtype;
+use tenferro_tensor::{promote, promote_weak, Complex32, Complex64, DType, Error, Result, Scalar};
+use tenferro_tensor::Tensor;
+
+/// A tensor as the eager core holds it: the value, the runtime it belongs to and, when it was
+/// recorded (or captured by a functional transform), its node.
+#[derive(Debug)]
+pub struct EagerTensor {
+    /// The value.
+    pub value: Tensor,
+    /// The runtime the tensor belongs to.
+    pub runtime: Arc<Runtime>,
+    /// Recorded producer or leaf, if any. Set once: at creation, or lazily when an op consumes
+    /// the tensor under `capture_trace` (it then becomes an untracked leaf that functional
+    /// transforms can differentiate with respect to).
+    node: OnceLock<Arc<Node>>,
+}
+
+impl EagerTensor {
+    /// A tensor of `runtime` with an optional node.
+    pub fn new(value: Tensor, runtime: Arc<Runtime>, node: Option<Arc<Node>>) -> EagerTensor {
+        let cell = OnceLock::new();
+        if let Some(n) = node {
+            let _ = cell.set(n);
+        }
+        EagerTensor {
+            value,
+            runtime,
+            node: cell,
+        }
+    }
+
+    /// The tensor of `var` in `runtime`.
+    pub fn from_var(var: Var, runtime: Arc<Runtime>) -> EagerTensor {
+        EagerTensor::new(var.value, runtime, var.node)
+    }
+
+    /// The recorded node, if any.
+    #[inline]
+    pub fn node(&self) -> Option<&Arc<Node>> {
+        self.node.get()
+    }
+
+    /// Whether the value depends on a tracked leaf (`requires_grad`).
+    pub fn is_tracked(&self) -> bool {
+        self.node().is_some_and(|n| n.tracked)
+    }
+
+    /// The AD view of this tensor.
+    pub fn var(&self) -> Var {
+        Var {
+            value: self.value.clone(),
+            node: self.node().cloned(),
+        }
+    }
+
+    /// The AD view of this tensor as an op input: under `capture_trace` every consumed tensor
+    /// becomes an identifiable (untracked) leaf.
+    pub fn input_var(&self, capture: bool) -> Var {
+        let node = if capture {
+            Some(
+                self.node
+                    .get_or_init(|| Node::captured_leaf(&self.value))
+                    .clone(),
+            )
+        } else {
+            self.node().cloned()
+        };
+        Var {
+            value: self.value.clone(),
+            node,
+        }
+    }
+}
+
+/// An operand of [`Session::apply`].
+pub enum Operand<'a> {
+    /// A tensor (must belong to the op's runtime).
+    Tensor(&'a EagerTensor),
+    /// A host array adopted as an untracked constant (NumPy arrays, nested lists).
+    Array(Tensor),
+    /// A weak Python scalar: takes the dtype of the tensor operands it is combined with.
+    Scalar(Scalar),
+}
+
+/// Grad mode flags and the stack of active sessions of the calling context (the binding keeps
+/// one per Python context in a `ContextVar`). Immutable: a change makes a new state.
+#[derive(Clone)]
+pub struct ModeState {
+    /// Record ops whose inputs are tracked (`tf.no_grad()` turns it off).
+    pub grad_enabled: bool,
+    /// A functional transform is capturing the trace: every op is recorded.
+    pub capture_trace: bool,
+    /// Active sessions, innermost last.
+    pub sessions: Vec<Arc<Session>>,
+}
+
+impl Default for ModeState {
+    fn default() -> Self {
+        ModeState {
+            grad_enabled: true,
+            capture_trace: false,
+            sessions: Vec::new(),
+        }
+    }
+}
+
+impl ModeState {
+    /// The recording decision (`autodiff.md`, active-edge rule): in grad mode, when an operand
+    /// has a node or a functional transform captures the trace.
+    #[inline]
+    pub fn records(&self, any_node: bool) -> bool {
+        self.grad_enabled && (any_node || self.capture_trace)
+    }
+
+    /// Under `capture_trace` (and grad mode), a new constant gets an untracked leaf node so that
+    /// functional transforms can differentiate with respect to it.
+    pub fn captured_node(&self, value: &Tensor) -> Option<Arc<Node>> {
+        (self.capture_trace && self.grad_enabled).then(|| Node::captured_leaf(value))
+    }
+}
+
+/// What the eager core needs from its host (the Python binding, or a Rust caller): how to run
+/// an engine job (the binding releases the GIL and serves Ctrl-C), how to wait for an engine
+/// another thread holds, a check between the steps of a program, and the default engine.
+pub trait Host {
+    /// Run `job` (one op on an engine; `inputs` are its operands, for sizing).
+    ///
+    /// # Errors
+    /// `job`'s error, or `Interrupted` when the host stopped it.
+    fn run(
+        &self,
+        op: &Op,
+        inputs: &[&Tensor],
+        job: &(dyn Fn() -> Result<Vec<Tensor>> + Sync),
+    ) -> Result<Vec<Tensor>> {
+        let _ = (op, inputs);
+        job()
+    }
+
+    /// Borrow `engine`, which another thread may hold, waiting up to `timeout` (`None`:
+    /// forever).
+    ///
+    /// # Errors
+    /// `Reentered` (`reentry_is_error`), `EngineBusy` after `timeout`, `Interrupted`.
+    fn wait_for_engine(
+        &self,
+        engine: &dyn Engine,
+        op: &str,
+        timeout: Option<Duration>,
+        reentry_is_error: bool,
+    ) -> Result<Borrow> {
+        engine.lending().acquire(op, timeout, reentry_is_error)
+    }
+
+    /// Called between the steps of a program.
+    ///
+    /// # Errors
+    /// `Interrupted` to stop the program.
+    fn checkpoint(&self, op: &str) -> Result<()> {
+        let _ = op;
+        Ok(())
+    }
+
+    /// The engine of implicit ops whose runtime has no live owning context.
+    ///
+    /// # Errors
+    /// When no default engine can be built.
+    fn default_engine(&self) -> Result<Arc<dyn Engine>>;
+}
+
+/// A [`Host`] that runs everything on the calling thread with a fixed default engine (Rust
+/// callers and tests; the binding brings its own).
+pub struct DirectHost {
+    /// The engine of implicit ops.
+    pub engine: Arc<dyn Engine>,
+}
+
+impl Host for DirectHost {
+    fn default_engine(&self) -> Result<Arc<dyn Engine>> {
+        Ok(self.engine.clone())
+    }
+}
+
+/// A runtime paired with an engine for a block of work (`rt.session(engine)`), or the implicit
+/// session (`tf.prim`, operators, NumPy-named functions): innermost active session, else the
+/// engine of the context owning the tensors' runtime, else the default engine, borrowed per op.
+pub struct Session {
+    target: Option<(Arc<Runtime>, Arc<dyn Engine>)>,
+    timeout: Option<Duration>,
+    active: AtomicBool,
+}
+
+/// The implicit session.
+pub static IMPLICIT: Session = Session::implicit();
+
+impl Session {
+    /// The implicit session (see the type docs).
+    pub const fn implicit() -> Session {
+        Session {
+            target: None,
+            timeout: None,
+            active: AtomicBool::new(true),
+        }
+    }
+
+    /// A session lending `engine` to `runtime`; [`Session::enter`] waits up to `timeout` for an
+    /// engine another thread holds (`None`: forever).
+    pub fn explicit(
+        runtime: Arc<Runtime>,
+        engine: Arc<dyn Engine>,
+        timeout: Option<Duration>,
+    ) -> Session {
+        Session {
+            target: Some((runtime, engine)),
+            timeout,
+            active: AtomicBool::new(false),
+        }
+    }
+
+    /// Runtime and engine of an explicit session (`None`: implicit).
+    pub fn target(&self) -> Option<(&Arc<Runtime>, &Arc<dyn Engine>)> {
+        self.target.as_ref().map(|(r, e)| (r, e))
+    }
+
+    /// Whether the session is usable (entered and not exited; the implicit one always is).
+    pub fn is_active(&self) -> bool {
+        self.active.load(Ordering::Acquire)
+    }
+
+    /// Borrow the engine for this thread and mark the session active.
+    ///
+    /// # Errors
+    /// `Unsupported` for the implicit session; `Reentered` when this session is active or this
+    /// thread already holds the engine; `EngineBusy` after the timeout; the host's
+    /// `Interrupted`.
+    pub fn enter(&self, host: &dyn Host) -> Result<()> {
+        let Some((_, engine)) = &self.target else {
+            return Err(Error::unsupported(
+                "session",
+                "the implicit session cannot be entered",
+            ));
+        };
+        if self.is_active() {
+            return Err(Error::reentered(
+                "Session.__enter__",
+                "this session is already active",
+            ));
+        }
+        match engine
+            .lending()
+            .acquire("session", Some(Duration::ZERO), true)
+        {
+            Ok(_) => {}
+            Err(e @ Error::Reentered { .. }) => return Err(e),
+            Err(_) => {
+                host.wait_for_engine(engine.as_ref(), "session", self.timeout, true)?;
+            }
+        }
+        self.active.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    /// Give the engine back (idempotent).
+    pub fn exit(&self) {
+        if let Some((_, engine)) = &self.target {
+            if self.active.swap(false, Ordering::AcqRel) {
+                engine.lending().release();
+            }
+        }
+    }
+
+    /// Resolve the runtime and engine an op named `op` runs on, given the runtime of its first
+    /// tensor operand. The implicit session borrows the engine for the op (released when the
+    /// returned [`Exec`] drops).
+    ///
+    /// # Errors
+    /// `SessionInactive` for an explicit session outside its `with` block; the host's errors
+    /// while waiting for a busy engine.
+    pub fn resolve(
+        &self,
+        op: &str,
+        first_rt: Option<&Arc<Runtime>>,
+        mode: &ModeState,
+        host: &dyn Host,
+    ) -> Result<Exec> {
+        if let Some((rt, engine)) = &self.target {
+            if !self.is_active() {
+                return Err(crate::errors::session_inactive(op));
+            }
+            return Ok(Exec {
+                runtime: rt.clone(),
+                engine: engine.clone(),
+                release: false,
+            });
+        }
+        // The innermost *active* session (a session exited out of order stays in outer
+        // snapshots of the stack but is skipped).
+        if let Some(s) = mode.sessions.iter().rev().find(|s| s.is_active()) {
+            return s.resolve(op, first_rt, mode, host);
+        }
+        let (runtime, owned) = match first_rt {
+            Some(r) => (r.clone(), r.owner_engine()),
+            None => (default_runtime().clone(), None),
+        };
+        let engine = match owned {
+            Some(e) => e,
+            None => host.default_engine()?,
+        };
+        let borrow = match engine.lending().acquire(op, Some(Duration::ZERO), false) {
+            Ok(b) => b,
+            Err(_) => host.wait_for_engine(engine.as_ref(), op, None, false)?,
+        };
+        Ok(Exec {
+            runtime,
+            engine,
+            release: borrow == Borrow::Acquired,
+        })
+    }
+
+    /// Run `op` on `operands`: the one path of every eager op (see the module docs).
+    ///
+    /// # Errors
+    /// `ContextMismatch` when a tensor operand belongs to another runtime than the op's; the
+    /// validation errors of the catalog; kernel errors; the host's errors.
+    pub fn apply(
+        &self,
+        op: &Op,
+        operands: &[Operand<'_>],
+        mode: &ModeState,
+        host: &dyn Host,
+    ) -> Result<Vec<EagerTensor>> {
+        let name = op.name();
+        let first_rt = operands.iter().find_map(|o| match o {
+            Operand::Tensor(t) => Some(&t.runtime),
+            Operand::Array(_) | Operand::Scalar(_) => None,
+        });
+        let exec = self.resolve(name, first_rt, mode, host)?;
+        exec.check_members(name, operands)?;
+        let scalars = promote_weak_scalars(op, operands)?;
+        let refs: Vec<&Tensor> = operands
+            .iter()
+            .zip(&scalars)
+            .map(|(o, s)| match (o, s) {
+                (Operand::Tensor(t), _) => Some(&t.value),
+                (Operand::Array(t), _) => Some(t),
+                (Operand::Scalar(_), s) => s.as_ref(),
+            })
+            .collect::<Option<_>>()
+            .ok_or_else(|| Error::internal(name, "a weak scalar operand was not converted"))?;
+        let any_node = operands
+            .iter()
+            .any(|o| matches!(o, Operand::Tensor(t) if t.node().is_some()));
+        if !mode.records(any_node) {
+            let outs = exec.execute(op, &refs, host)?;
+            return Ok(outs
+                .into_iter()
+                .map(|t| EagerTensor::new(t, exec.runtime.clone(), None))
+                .collect());
+        }
+        let inputs: Vec<Var> = operands
+            .iter()
+            .zip(&refs)
+            .map(|(o, t)| match o {
+                Operand::Tensor(pt) => pt.input_var(mode.capture_trace),
+                Operand::Array(_) | Operand::Scalar(_) => Var::constant((*t).clone()),
+            })
+            .collect();
+        let outs = exec.execute(op, &refs, host)?;
+        let vars = exec.record(op, inputs, outs, mode.capture_trace)?;
+        Ok(vars
+            .into_iter()
+            .map(|v| EagerTensor::from_var(v, exec.runtime.clone()))
+            .collect())
+    }
+
+    /// Run `program` on `operands` (tensors or adopted arrays; einsum's lowered plans): one
+    /// [`Exec::apply_vars`] per instruction, intermediates freed after their last use, the host
+    /// checked between steps.
+    ///
+    /// # Errors
+    /// As [`Session::apply`], for `op` (the name reported by the membership check).
+    pub fn run_program(
+        &self,
+        op: &str,
+        exec: &Exec,
+        program: &Program,
+        operands: &[Operand<'_>],
+        mode: &ModeState,
+        host: &dyn Host,
+    ) -> Result<EagerTensor> {
+        exec.check_members(op, operands)?;
+        let inputs = operands
+            .iter()
+            .map(|o| match o {
+                Operand::Tensor(t) => Ok(t.input_var(mode.capture_trace)),
+                Operand::Array(t) => Ok(Var::constant(t.clone())),
+                Operand::Scalar(_) => Err(Error::internal(op, "a program takes no weak scalars")),
+            })
+            .collect::<Result<Vec<Var>>>()?;
+        let out = exec.run_program(op, program, inputs, mode, host)?;
+        Ok(EagerTensor::from_var(out, exec.runtime.clone()))
+    }
+
+    /// An untracked tensor of the session's runtime holding `value` (factories,
+    /// `s.constant`); under `capture_trace` it gets an identifiable leaf.
+    ///
+    /// # Errors
+    /// As [`Session::resolve`].
+    pub fn constant(
+        &self,
+        value: Tensor,
+        mode: &ModeState,
+        host: &dyn Host,
+    ) -> Result<EagerTensor> {
+        let runtime = match &self.target {
+            Some(_) => self.resolve("constant", None, mode, host)?.runtime.clone(),
+            None => match mode.sessions.iter().rev().find(|s| s.is_active()) {
+                Some(s) => s.resolve("constant", None, mode, host)?.runtime.clone(),
+                None => default_runtime().clone(),
+            },
+        };
+        let node = mode.captured_node(&value);
+        Ok(EagerTensor::new(value, runtime, node))
+    }
+}
+
+/// Runtime and engine resolved for one op or one backward pass; an implicit borrow of the
+/// engine is given back when this drops.
+pub struct Exec {
+    runtime: Arc<Runtime>,
+    engine: Arc<dyn Engine>,
+    release: bool,
+}
+
+impl Drop for Exec {
+    fn drop(&mut self) {
+        if self.release {
+            self.engine.lending().release();
+        }
+    }
+}
+
+impl Exec {
+    /// The runtime the op's outputs belong to.
+    pub fn runtime(&self) -> &Arc<Runtime> {
+        &self.runtime
+    }
+
+    /// The engine the op runs on.
+    pub fn engine(&self) -> &Arc<dyn Engine> {
+        &self.engine
+    }
+
+    /// Every tensor operand must belong to the op's runtime.
+    ///
+    /// # Errors
+    /// `ContextMismatch` naming the operand and both runtimes.
+    pub fn check_members(&self, op: &str, operands: &[Operand<'_>]) -> Result<()> {
+        for (i, o) in operands.iter().enumerate() {
+            if let Operand::Tensor(t) = o {
+                if !Arc::ptr_eq(&t.runtime, &self.runtime) {
+                    return Err(Error::context_mismatch(
+                        op,
+                        format!(
+                            "operand {i} belongs to runtime {} but the op runs on runtime {}",
+                            t.runtime.id(),
+                            self.runtime.id()
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Execute `op` on the engine through the host (validation, promotion, panic containment
+    /// in [`tenferro_runtime::apply_multi`]).
+    fn execute(&self, op: &Op, inputs: &[&Tensor], host: &dyn Host) -> Result<Vec<Tensor>> {
+        let engine: &dyn Engine = self.engine.as_ref();
+        host.run(op, inputs, &|| apply_multi(engine, op, inputs))
+    }
+
+    /// Record `op(inputs) = outputs` (single- or multi-output) under the active-edge rule.
+    fn record(&self, op: &Op, inputs: Vec<Var>, outs: Vec<Tensor>, capture: bool) -> Result<Vec<Var>> {
+        if op.num_outputs() == 1 {
+            let mut outs = outs;
+            let out = outs
+                .pop()
+                .ok_or_else(|| Error::internal(op.name(), "the engine returned no output"))?;
+            Ok(vec![record(op, inputs, out, capture)])
+        } else {
+            Ok(record_multi(op, inputs, outs, capture))
+        }
+    }
+
+    /// Apply `op` to AD values (the path of derivative rules and program steps): execute, then
+    /// record when `mode` asks for it.
+    ///
+    /// # Errors
+    /// Validation and kernel errors of `op`; the host's errors.
+    pub fn apply_vars(
+        &self,
+        op: &Op,
+        inputs: &[&Var],
+        mode: &ModeState,
+        host: &dyn Host,
+    ) -> Result<Vec<Var>> {
+        let vals: Vec<&Tensor> = inputs.iter().map(|v| &v.value).collect();
+        let outs = self.execute(op, &vals, host)?;
+        if mode.records(inputs.iter().any(|v| v.node.is_some())) {
+            let owned: Vec<Var> = inputs.iter().map(|v| (*v).clone()).collect();
+            self.record(op, owned, outs, mode.capture_trace)
+        } else {
+            Ok(outs.into_iter().map(Var::constant).collect())
+        }
+    }
+
+    /// Run `program` on AD values (see [`Session::run_program`]).
+    ///
+    /// # Errors
+    /// As [`Exec::apply_vars`]; `Internal` for a malformed program.
+    pub fn run_program(
+        &self,
+        op: &str,
+        program: &Program,
+        inputs: Vec<Var>,
+        mode: &ModeState,
+        host: &dyn Host,
+    ) -> Result<Var> {
+        if inputs.len() != program.n_inputs() {
+            return Err(Error::internal(
+                op,
+                format!(
+                    "a program of {} inputs got {}",
+                    program.n_inputs(),
+                    inputs.len()
+                ),
+            ));
+        }
+        let mut slots: Vec<Option<Var>> =
+            Vec::with_capacity(inputs.len() + program.consts().len() + program.instrs().len());
+        slots.extend(inputs.into_iter().map(Some));
+        slots.extend(program.consts().iter().map(|t| Some(Var::constant(t.clone()))));
+        for (k, ins) in program.instrs().iter().enumerate() {
+            if k > 0 {
+                host.checkpoint(op)?;
+            }
+            let args: Vec<&Var> = ins
+                .inputs
+                .iter()
+                .map(|&i| slots.get(i).and_then(Option::as_ref))
+                .collect::<Option<_>>()
+                .ok_or_else(|| Error::internal(op, "the program reads a freed slot"))?;
+            let mut outs = self.apply_vars(&ins.op, &args, mode, host)?;
+            let out = outs
+                .pop()
+                .ok_or_else(|| Error::internal(op, "a program step produced no output"))?;
+            slots.push(Some(out));
+            for &i in &ins.inputs {
+                if program.is_last_use(i, k) {
+                    slots[i] = None;
+                }
+            }
+        }
+        slots
+            .get_mut(program.output())
+            .and_then(Option::take)
+            .ok_or_else(|| Error::internal(op, "the program output is missing"))
+    }
+
+    /// The rule context of a backward or forward pass on this runtime and engine: rule bodies
+    /// run through [`Exec::apply_vars`] and are recorded when `record` (`create_graph`).
+    pub fn rules<'a>(&'a self, host: &'a dyn Host) -> RuleExec<'a> {
+        RuleExec { exec: self, host }
+    }
+}
+
+/// Derivative rules run through [`Exec::apply_vars`] ([`tenferro_ad::Apply`]).
+pub struct RuleExec<'a> {
+    exec: &'a Exec,
+    host: &'a dyn Host,
+}
+
+impl Apply for RuleExec<'_> {
+    fn apply_vars(&self, op: &Op, inputs: &[&Var], record: bool) -> Result<Vec<Var>> {
+        let mode = ModeState {
+            grad_enabled: record,
+            capture_trace: false,
+            sessions: Vec::new(),
+        };
+        self.exec.apply_vars(op, inputs, &mode, self.host)
+    }
+}
+
+/// Weak scalars adopt the dtype of the tensor operands they are combined with (`ops.md`,
+/// "Python scalars"); `select`'s predicate takes no part. Alone, a scalar takes its default
+/// dtype (bool, int64, float64, complex128).
+///
+/// # Errors
+/// `Overflow` for an integer that does not fit the adopted integer dtype.
+pub fn promote_weak_scalars(op: &Op, operands: &[Operand<'_>]) -> Result<Vec<Option<Tensor>>> {
+    if !operands.iter().any(|o| matches!(o, Operand::Scalar(_))) {
+        return Ok(vec![None; operands.len()]);
+    }
+    let data_from = usize::from(matches!(op, Op::Select));
+    let common = operands
+        .iter()
+        .skip(data_from)
+        .filter_map(|o| match o {
+            Operand::Tensor(t) => Some(t.value.dtype()),
+            Operand::Array(t) => Some(t.dtype()),
+            Operand::Scalar(_) => None,
+        })
+        .reduce(promote);
+    operands
+        .iter()
+        .enumerate()
+        .map(|(i, o)| match o {
+            Operand::Scalar(s) => {
+                let d = match (i >= data_from, common) {
+                    (true, Some(c)) => promote_weak(c, s.kind()),
+                    _ => scalar_default_dtype(s.kind()),
+                };
+                scalar_tensor(op.name(), *s, d).map(Some)
+            }
+            Operand::Tensor(_) | Operand::Array(_) => Ok(None),
+        })
+        .collect()
+}
+
+/// A rank-0 tensor of `dtype` holding the Python scalar `s` (complex to real keeps the real
+/// part, float to integer truncates, as NumPy's `astype`).
+///
+/// # Errors
+/// `Overflow` when an integer does not fit `int32`.
+pub fn scalar_tensor(op: &str, s: Scalar, dtype: DType) -> Result<Tensor> {
+    let (re, im, int) = match s {
+        Scalar::Bool(b) => (f64::from(u8::from(b)), 0.0, i64::from(b)),
+        Scalar::Int(i) => (i as f64, 0.0, i),
+        Scalar::Float(f) => (f, 0.0, f as i64),
+        Scalar::Complex(c) => (c.re, c.im, c.re as i64),
+    };
+    match dtype {
+        DType::Bool => Tensor::from_vec(&[], vec![re != 0.0 || im != 0.0]),
+        DType::I32 => {
+            let v = i32::try_from(int).map_err(|_| {
+                Error::overflow(op, format!("Python integer {int} out of bounds for int32"))
+            })?;
+            Tensor::from_vec(&[], vec![v])
+        }
+        DType::I64 => Tensor::from_vec(&[], vec![int]),
+        DType::F32 => Tensor::from_vec(&[], vec![re as f32]),
+        DType::F64 => Tensor::from_vec(&[], vec![re]),
+        DType::C32 => Tensor::from_vec(&[], vec![Complex32::new(re as f32, im as f32)]),
+        DType::C64 => Tensor::from_vec(&[], vec![Complex64::new(re, im)]),
+    }
+}
