@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -34,8 +33,6 @@ from .errors import ContextMismatchError, InactiveError
 
 __all__ = ["no_grad", "capture_trace", "Gradients"]
 
-# Leaves by node id, held weakly, so `Gradients` can iterate the user's own leaf objects.
-_LEAVES: "weakref.WeakValueDictionary[int, Tensor]" = weakref.WeakValueDictionary()
 
 
 class _Mode:
@@ -129,8 +126,9 @@ class Gradients:
     """The gradients of one ``backward`` call, keyed by leaf identity (``grads[x]``,
     ``x in grads``, ``len``, iteration in the order leaves were reached)."""
 
-    def __init__(self, pairs: Sequence[tuple[int, Tensor]]) -> None:
-        self._grads = dict(pairs)
+    def __init__(self, triples: Sequence[tuple[int, Tensor | None, Tensor]]) -> None:
+        self._grads = {nid: g for nid, _, g in triples}
+        self._leaves = [leaf for _, leaf, _ in triples if leaf is not None]
 
     def __getitem__(self, leaf: Tensor) -> Tensor:
         try:
@@ -145,10 +143,7 @@ class Gradients:
         return len(self._grads)
 
     def __iter__(self) -> Iterator[Tensor]:
-        for nid in self._grads:
-            leaf = _LEAVES.get(nid)
-            if leaf is not None:
-                yield leaf
+        yield from self._leaves
 
     def values(self) -> list[Tensor]:
         """The gradients, in reach order."""
@@ -160,9 +155,7 @@ class Gradients:
 
 
 def _variable(rt: Runtime | None, data: Any) -> Tensor:
-    t = _tenferro._variable(rt, data)
-    _LEAVES[_tenferro._node_id(t)] = t
-    return t
+    return _tenferro._variable(rt, data)
 
 
 def variable(self: Runtime, data: Any) -> Tensor:

@@ -28,7 +28,8 @@ pub mod rules;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::any::Any;
+use std::sync::{Arc, Mutex, OnceLock};
 use tenferro_ops::Op;
 use tenferro_tensor::{Error, Result, Tensor};
 
@@ -66,11 +67,15 @@ impl Var {
 pub enum NodeKind {
     /// A tracked leaf (`rt.variable`) with its gradient slot.
     Leaf {
-        /// Shape and dtype of the leaf's value (for zero gradients).
-        meta: (tenferro_tensor::DType, Vec<usize>),
+        /// The leaf's value (its shape and dtype give zero gradients; the runtime hands the
+        /// leaf back to the user from it). Shares storage with the user's tensor.
+        value: Tensor,
         /// Accumulated gradient (`None` until a backward pass reaches the leaf); tracked when
         /// it was computed with `create_graph=True`.
         slot: Mutex<Option<Var>>,
+        /// An opaque handle the host attaches to the leaf (the Python binding: a weak reference
+        /// to the user's tensor object, so a backward pass hands back the user's own objects).
+        host: OnceLock<Box<dyn Any + Send + Sync>>,
     },
     /// A recorded primitive application.
     Op {
@@ -120,18 +125,33 @@ impl Node {
             id: NEXT_NODE.fetch_add(1, Ordering::Relaxed),
             tracked: true,
             kind: NodeKind::Leaf {
-                meta: (value.dtype(), value.shape().to_vec()),
+                value: value.clone(),
                 slot: Mutex::new(None),
+                host: OnceLock::new(),
             },
         })
     }
 
     /// Shape and dtype of a leaf's value.
     pub fn leaf_meta(&self) -> Option<(tenferro_tensor::DType, &[usize])> {
-        let NodeKind::Leaf { meta, .. } = &self.kind else {
+        let value = self.leaf_value()?;
+        Some((value.dtype(), value.shape()))
+    }
+
+    /// The host handle slot of a leaf (see [`NodeKind::Leaf`]).
+    pub fn leaf_host(&self) -> Option<&OnceLock<Box<dyn Any + Send + Sync>>> {
+        let NodeKind::Leaf { host, .. } = &self.kind else {
             return None;
         };
-        Some((meta.0, &meta.1))
+        Some(host)
+    }
+
+    /// The value of a leaf.
+    pub fn leaf_value(&self) -> Option<&Tensor> {
+        let NodeKind::Leaf { value, .. } = &self.kind else {
+            return None;
+        };
+        Some(value)
     }
 
     /// An untracked leaf: gives a constant made under `capture_trace` an identity that the
@@ -142,8 +162,9 @@ impl Node {
             id: NEXT_NODE.fetch_add(1, Ordering::Relaxed),
             tracked: false,
             kind: NodeKind::Leaf {
-                meta: (value.dtype(), value.shape().to_vec()),
+                value: value.clone(),
                 slot: Mutex::new(None),
+                host: OnceLock::new(),
             },
         })
     }

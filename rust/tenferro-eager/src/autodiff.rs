@@ -3,7 +3,6 @@
 //! runs through the session path ([`Exec::rules`]), on the engine that runs the output's
 //! runtime's implicit ops (innermost active session, owning context, default engine).
 
-use crate::errors;
 use crate::runtime::Runtime;
 use crate::session::{scalar_tensor, EagerTensor, Exec, Host, ModeState, IMPLICIT};
 use std::sync::Arc;
@@ -111,11 +110,12 @@ pub fn check_like(op: &str, what: &str, v: &EagerTensor, like: &EagerTensor) -> 
 }
 
 /// The seed of a reverse pass: `cotangent` (checked against `output` under the name
-/// `check_op`), or one for a scalar output (else `NonScalarOutput` from `op`, advising `hint`).
+/// `check_op`), or one for a scalar output (else `NonScalarOutput` from `op`, advising
+/// `remedy`).
 fn seed(
     check_op: &str,
     op: &str,
-    hint: &str,
+    remedy: &'static str,
     output: &EagerTensor,
     cotangent: Option<&EagerTensor>,
 ) -> Result<Var> {
@@ -124,14 +124,11 @@ fn seed(
         return Ok(c.var());
     }
     if !output.value.shape().is_empty() {
-        return Err(errors::non_scalar_output(
-            op,
-            format!(
-                "{} needs a scalar output, got shape {:?}; {hint}",
-                if op == "backward" { "backward()" } else { op },
-                output.value.shape(),
-            ),
-        ));
+        return Err(Error::NonScalarOutput {
+            op: op.to_string(),
+            shape: output.value.shape().to_vec(),
+            remedy,
+        });
     }
     let one = scalar_tensor(op, Scalar::Float(1.0), output.value.dtype())?;
     Ok(Var::constant(one))
@@ -144,8 +141,8 @@ fn exec_for(op: &str, output: &EagerTensor, mode: &ModeState, host: &dyn Host) -
 }
 
 /// Reverse pass from `output` (seeded with `cotangent`, or 1 for a scalar output), accumulating
-/// into the gradient slot of every reachable leaf. Returns `(leaf node id, gradient of this
-/// pass)` in reach order. With `create_graph` the rule bodies are recorded (higher order).
+/// into the gradient slot of every reachable leaf. Returns `(leaf node id, the leaf as a tensor
+/// of the output's runtime, gradient of this pass)` in reach order. With `create_graph` the rule bodies are recorded (higher order).
 ///
 /// A leaf reached only through symbolically zero derivatives gets zeros (as PyTorch).
 ///
@@ -158,15 +155,14 @@ pub fn backward(
     create_graph: bool,
     mode: &ModeState,
     host: &dyn Host,
-) -> Result<Vec<(u64, EagerTensor)>> {
-    let seed = seed("backward_with", "backward", "use backward_with(cotangent)", output, cotangent)?;
+) -> Result<Vec<(u64, Option<EagerTensor>, EagerTensor)>> {
+    let seed = seed("backward_with", "backward", "backward_with(cotangent)", output, cotangent)?;
     let var = output.var();
     let leaves: Vec<Arc<Node>> = reachable_leaves(&var);
     if leaves.is_empty() {
-        return Err(errors::no_gradient(
-            "backward",
-            "no tracked leaf is reachable from this output",
-        ));
+        return Err(Error::NoGradient {
+            op: "backward".to_string(),
+        });
     }
     let exec = exec_for("backward", output, mode, host)?;
     let rules = exec.rules(host);
@@ -194,7 +190,14 @@ pub fn backward(
             };
             *s = Some(acc);
         }
-        result.push((leaf.id, EagerTensor::from_var(g, output.runtime.clone())));
+        let leaf_tensor = leaf.leaf_value().map(|v| {
+            EagerTensor::new(v.clone(), output.runtime.clone(), Some(leaf.clone()))
+        });
+        result.push((
+            leaf.id,
+            leaf_tensor,
+            EagerTensor::from_var(g, output.runtime.clone()),
+        ));
     }
     Ok(result)
 }
@@ -212,7 +215,7 @@ pub fn vjp(
     mode: &ModeState,
     host: &dyn Host,
 ) -> Result<Vec<Option<EagerTensor>>> {
-    let seed = seed("vjp", "grad", "use vjp with a cotangent", output, cotangent)?;
+    let seed = seed("vjp", "grad", "vjp with a cotangent", output, cotangent)?;
     // A tensor that was never recorded gets a fresh leaf: no path reaches it (`None`).
     let targets: Vec<Arc<Node>> = wrt
         .iter()
@@ -258,13 +261,9 @@ pub fn jvp(
     }
     let mut sources: Vec<(Arc<Node>, Var)> = Vec::with_capacity(wrt.len());
     for (i, (w, t)) in wrt.iter().zip(tangents).enumerate() {
-        let node = w.node().cloned().ok_or_else(|| {
-            errors::inactive(
-                "jvp",
-                format!(
-                    "wrt[{i}] was never recorded (make it with rt.variable, or compute it under capture_trace)"
-                ),
-            )
+        let node = w.node().cloned().ok_or_else(|| Error::InactiveWrt {
+            op: "jvp".to_string(),
+            index: i,
         })?;
         sources.push((node, t.var()));
     }

@@ -22,7 +22,6 @@
 #![deny(clippy::wildcard_enum_match_arm)]
 
 pub mod autodiff;
-mod errors;
 mod runtime;
 mod session;
 

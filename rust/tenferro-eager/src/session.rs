@@ -298,7 +298,7 @@ impl Session {
     ) -> Result<Exec> {
         if let Some((rt, engine)) = &self.target {
             if !self.is_active() {
-                return Err(crate::errors::session_inactive(op));
+                return Err(Error::SessionInactive { op: op.to_string() });
             }
             return Ok(Exec {
                 runtime: rt.clone(),

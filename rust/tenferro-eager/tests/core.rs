@@ -186,7 +186,8 @@ fn backward_accumulates_into_the_slots() {
     let s = sum_all(&sq, &mode, &h);
     let g1 = autodiff::backward(&s, None, false, &mode, &h).unwrap();
     assert_eq!(g1.len(), 1);
-    assert_eq!(g1[0].1.value.to_vec::<f64>(), vec![2.0, -4.0]);
+    assert_eq!(g1[0].2.value.to_vec::<f64>(), vec![2.0, -4.0]);
+    assert!(g1[0].1.as_ref().is_some_and(|l| autodiff::is_leaf(l)));
     autodiff::backward(&s, None, false, &mode, &h).unwrap();
     let g = autodiff::grad_of(&x).unwrap();
     assert_eq!(g.value.to_vec::<f64>(), vec![4.0, -8.0]);

@@ -1,23 +1,23 @@
 //! Crossing the boundary: NumPy dtypes, weak Python scalars and NumPy arrays into tensors.
 
-use crate::errors::error;
+use crate::errors::to_pyerr;
 use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyOverflowError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt};
 use std::ptr::NonNull;
-use tenferro_tensor::{Complex64, DType, Scalar, Storage, Tensor};
+use tenferro_tensor::{Complex64, DType, Error, Scalar, Storage, Tensor};
 
 static NP_DTYPES: PyOnceLock<Vec<Py<PyAny>>> = PyOnceLock::new();
 
 /// The NumPy dtype object of `d` (`tf.float64 is np.dtype("float64")`).
 pub(crate) fn np_dtype(py: Python<'_>, d: DType) -> PyResult<Bound<'_, PyAny>> {
     let all = NP_DTYPES.get_or_try_init(py, || {
-        let np = py.import("numpy")?;
+        let np_dtype = crate::imports::get(py).np_dtype.bind(py);
         DType::ALL
             .iter()
-            .map(|d| Ok(np.getattr("dtype")?.call1((d.name(),))?.unbind()))
+            .map(|d| Ok(np_dtype.call1((d.name(),))?.unbind()))
             .collect::<PyResult<Vec<_>>>()
     })?;
     Ok(all[d.index()].bind(py).clone())
@@ -27,23 +27,24 @@ const SUPPORTED: &str = "bool, int32, int64, float32, float64, complex64, comple
 
 /// Any NumPy dtype-like → a tenferro dtype (`DTypeError` naming the supported set).
 pub(crate) fn dtype_from_py(py: Python<'_>, op: &str, obj: &Bound<'_, PyAny>) -> PyResult<DType> {
-    let np = py.import("numpy")?;
-    let dt = np.getattr("dtype")?.call1((obj,)).map_err(|_| {
-        error(
+    let np_dtype = crate::imports::get(py).np_dtype.bind(py);
+    let dt = np_dtype.call1((obj,)).map_err(|_| {
+        to_pyerr(
             py,
-            "DTypeError",
-            format!(
-                "{op}: {} is not a dtype (supported: {SUPPORTED})",
-                repr(obj)
+            Error::dtype(
+                op,
+                format!("{} is not a dtype (supported: {SUPPORTED})", repr(obj)),
             ),
         )
     })?;
     let name: String = dt.getattr("name")?.extract()?;
     DType::from_name(&name).ok_or_else(|| {
-        error(
+        to_pyerr(
             py,
-            "DTypeError",
-            format!("{op}: unsupported dtype {name} (supported: {SUPPORTED})"),
+            Error::dtype(
+                op,
+                format!("unsupported dtype {name} (supported: {SUPPORTED})"),
+            ),
         )
     })
 }
@@ -78,35 +79,6 @@ pub(crate) fn weak_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
     Ok(None)
 }
 
-/// A rank-0 tensor holding `s` as `dtype` (`OverflowError` if a Python int does not fit).
-pub(crate) fn scalar_tensor(op: &str, s: Scalar, dtype: DType) -> PyResult<Tensor> {
-    let (re, im, int) = match s {
-        Scalar::Bool(b) => (f64::from(u8::from(b)), 0.0, i64::from(b)),
-        Scalar::Int(i) => (i as f64, 0.0, i),
-        Scalar::Float(f) => (f, 0.0, f as i64),
-        Scalar::Complex(c) => (c.re, c.im, c.re as i64),
-    };
-    let t = match dtype {
-        DType::Bool => Tensor::from_vec(&[], vec![re != 0.0 || im != 0.0]),
-        DType::I32 => {
-            let v = i32::try_from(int).map_err(|_| {
-                PyOverflowError::new_err(format!(
-                    "{op}: Python integer {int} out of bounds for int32"
-                ))
-            })?;
-            Tensor::from_vec(&[], vec![v])
-        }
-        DType::I64 => Tensor::from_vec(&[], vec![int]),
-        DType::F32 => Tensor::from_vec(&[], vec![re as f32]),
-        DType::F64 => Tensor::from_vec(&[], vec![re]),
-        DType::C32 => Tensor::from_vec(
-            &[],
-            vec![tenferro_tensor::Complex32::new(re as f32, im as f32)],
-        ),
-        DType::C64 => Tensor::from_vec(&[], vec![Complex64::new(re, im)]),
-    };
-    t.map_err(|e| PyValueError::new_err(e.to_string()))
-}
 
 fn dtype_of_descr(kind: u8, itemsize: usize) -> Option<DType> {
     match (kind, itemsize) {
@@ -133,10 +105,12 @@ pub(crate) fn view_of_ndarray(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResul
     let itemsize = descr.itemsize();
     let dtype = dtype_of_descr(descr.kind(), itemsize).ok_or_else(|| {
         let name = descr.str().map(|s| s.to_string()).unwrap_or_default();
-        error(
+        to_pyerr(
             py,
-            "DTypeError",
-            format!("asarray: unsupported dtype {name} (supported: {SUPPORTED})"),
+            Error::dtype(
+                "asarray",
+                format!("unsupported dtype {name} (supported: {SUPPORTED})"),
+            ),
         )
     })?;
     if !descr.is_native_byteorder().unwrap_or(true) {

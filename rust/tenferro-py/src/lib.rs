@@ -1,12 +1,21 @@
 //! `tenferro._tenferro`: the only PyO3 crate. Thin wrappers over the core crates, NumPy and
 //! DLPack interop, the mapping of core errors to `tenferro.errors`, and module init.
 
+mod apply;
+mod args;
 mod autodiff;
+mod classes;
 mod context;
 mod convert;
+mod defaults;
 mod dlpack;
 mod einsum;
+mod engine;
 mod errors;
+mod host;
+mod imports;
+mod mode;
+mod runtime;
 mod session;
 mod tensor;
 
@@ -38,6 +47,17 @@ fn _catalog(py: Python<'_>) -> PyResult<Vec<CatalogRow>> {
         .collect()
 }
 
+/// The core runtime of an optional runtime argument (default: the default runtime).
+fn runtime_arg(
+    py: Python<'_>,
+    runtime: Option<&Bound<'_, classes::PyRuntime>>,
+) -> PyResult<std::sync::Arc<tenferro_eager::Runtime>> {
+    match runtime {
+        Some(r) => classes::register_runtime(r),
+        None => classes::register_runtime(defaults::default_runtime(py)?.bind(py)),
+    }
+}
+
 /// Wrap a NumPy array (supported dtype, native byte order) as a tensor of `runtime`, sharing
 /// its memory when `copy` is false.
 #[pyfunction]
@@ -45,25 +65,16 @@ fn _from_numpy(
     py: Python<'_>,
     array: &Bound<'_, PyAny>,
     copy: bool,
-    runtime: Option<Py<session::PyRuntime>>,
-) -> PyResult<tensor::PyTensor> {
-    let rt = match runtime {
-        Some(r) => r,
-        None => session::default_runtime(py)?,
-    };
+    runtime: Option<&Bound<'_, classes::PyRuntime>>,
+) -> PyResult<classes::PyTensor> {
+    let rt = runtime_arg(py, runtime)?;
     let view = convert::view_of_ndarray(py, array)?;
     let t = if copy {
-        let e = session::default_cpu_engine(py)?;
-        if view.numel() >= 1 << 14 {
-            session::run_detached(py, view.numel(), || e.contiguous_copy(&view))?
-        } else {
-            e.contiguous_copy(&view)
-                .map_err(|err| errors::to_pyerr(py, err))?
-        }
+        apply::contiguous_copy(py, &view)?
     } else {
         view
     };
-    Ok(tensor::PyTensor::new(t, rt))
+    Ok(classes::PyTensor::new(t, rt))
 }
 
 /// A compact tensor of `shape` filled with the Python scalar `value` (`dtype=None`: the
@@ -75,8 +86,8 @@ fn _full(
     shape: Vec<i64>,
     value: &Bound<'_, PyAny>,
     dtype: Option<&Bound<'_, PyAny>>,
-    runtime: Option<Py<session::PyRuntime>>,
-) -> PyResult<tensor::PyTensor> {
+    runtime: Option<&Bound<'_, classes::PyRuntime>>,
+) -> PyResult<classes::PyTensor> {
     let dims = shape
         .iter()
         .map(|&d| usize::try_from(d))
@@ -96,35 +107,34 @@ fn _full(
         Some(d) if !d.is_none() => convert::dtype_from_py(py, "full", d)?,
         _ => tenferro_tensor::dtype::scalar_default_dtype(scalar.kind()),
     };
-    let rt = match runtime {
-        Some(r) => r,
-        None => session::default_runtime(py)?,
-    };
-    let one = convert::scalar_tensor("full", scalar, dt)?;
+    let rt = runtime_arg(py, runtime)?;
+    let one = tenferro_eager::scalar_tensor("full", scalar, dt).map_err(|e| errors::to_pyerr(py, e))?;
     let view = one
         .broadcast_to_view(&dims)
         .map_err(|e| errors::to_pyerr(py, e))?;
-    let e = session::default_cpu_engine(py)?;
-    let t = if view.numel() >= 1 << 14 {
-        session::run_detached(py, view.numel(), || e.contiguous_copy(&view))?
-    } else {
-        e.contiguous_copy(&view)
-            .map_err(|err| errors::to_pyerr(py, err))?
-    };
-    Ok(tensor::PyTensor::new(t, rt))
+    let t = apply::contiguous_copy(py, &view)?;
+    Ok(classes::PyTensor::new(t, rt))
 }
 
 #[pymodule]
 fn _tenferro(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The importing thread's CPU mask is "the main thread's snapshot" that pools span.
     tenferro_cpu::record_main_snapshot();
-    m.add_class::<tensor::PyTensor>()?;
+    let py = m.py();
+    errors::init(py)?;
+    imports::init(py)?;
+    m.add_class::<classes::PyTensor>()?;
+    runtime::register(m)?;
+    engine::register(m)?;
     session::register(m)?;
-    autodiff::register(m)?;
+    mode::register(m)?;
     context::register(m)?;
+    defaults::register(m)?;
+    autodiff::register(m)?;
     m.add_function(wrap_pyfunction!(_catalog, m)?)?;
     m.add_function(wrap_pyfunction!(einsum::_einsum, m)?)?;
     m.add_function(wrap_pyfunction!(_from_numpy, m)?)?;
     m.add_function(wrap_pyfunction!(_full, m)?)?;
+    m.add_function(wrap_pyfunction!(imports::_register_hooks, m)?)?;
     Ok(())
 }

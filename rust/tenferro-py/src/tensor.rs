@@ -1,87 +1,25 @@
 //! `tenferro.Tensor`: the Python face of a core tensor — metadata, operators, basic indexing as
 //! views, and zero-copy export (buffer protocol, ``__array_interface__``, DLPack).
 
+use crate::apply::{apply1, apply_on};
+use crate::classes::{runtime_object, PyRuntime, PyTensor};
 use crate::convert::{np_dtype, weak_scalar};
 use crate::dlpack;
 use crate::errors::PyResultExt;
-use crate::session::{PyRuntime, PySession};
 use pyo3::basic::CompareOp;
 use pyo3::exceptions::{PyBufferError, PyIndexError, PyTypeError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyEllipsis, PyNone, PySlice, PyTuple};
 use std::ffi::{c_int, CStr};
-use std::sync::Arc;
 use tenferro_ops::{BinaryOp, CompareDir, Op, UnaryOp};
+use tenferro_eager::IMPLICIT;
 use tenferro_tensor::{DType, Tensor};
 
-/// A dense, immutable tensor (see ``tenferro`` docs).
-#[pyclass(module = "tenferro", name = "Tensor", frozen, weakref)]
-pub struct PyTensor {
-    pub(crate) tensor: Tensor,
-    pub(crate) runtime: Py<PyRuntime>,
-    /// Recorded producer or leaf (automatic differentiation), if any. Set once: at creation, or
-    /// lazily when an op consumes the tensor under `capture_trace` (it then becomes an untracked
-    /// leaf that functional transforms can differentiate with respect to).
-    pub(crate) node: std::sync::OnceLock<Arc<tenferro_ad::Node>>,
-}
-
-impl PyTensor {
-    pub(crate) fn new(tensor: Tensor, runtime: Py<PyRuntime>) -> PyTensor {
-        PyTensor {
-            tensor,
-            runtime,
-            node: std::sync::OnceLock::new(),
-        }
-    }
-
-    pub(crate) fn with_node(
-        tensor: Tensor,
-        runtime: Py<PyRuntime>,
-        node: Option<Arc<tenferro_ad::Node>>,
-    ) -> PyTensor {
-        let cell = std::sync::OnceLock::new();
-        if let Some(n) = node {
-            let _ = cell.set(n);
-        }
-        PyTensor {
-            tensor,
-            runtime,
-            node: cell,
-        }
-    }
-
-    fn view(&self, py: Python<'_>, t: Tensor) -> PyTensor {
-        PyTensor::new(t, self.runtime.clone_ref(py))
-    }
-
-    /// A transposed view; recorded tensors record the `transpose` primitive (differentiable).
-    fn transposed(&self, py: Python<'_>, perm: Vec<usize>) -> PyResult<PyTensor> {
-        let out = self.tensor.transpose_view(&perm).py(py)?;
-        let grad_on = crate::session::current_state(py)?.get().grad_enabled;
-        if let (Some(node), true) = (self.node(), grad_on) {
-            let v = tenferro_ad::record(&Op::Transpose(perm), vec![self.var()], out, !node.tracked);
-            return Ok(PyTensor::with_node(
-                v.value,
-                self.runtime.clone_ref(py),
-                v.node,
-            ));
-        }
-        Ok(self.view(py, out))
-    }
-
-    /// The recorded node, if any.
-    pub(crate) fn node(&self) -> Option<&Arc<tenferro_ad::Node>> {
-        self.node.get()
-    }
-
-    /// The AD view of this tensor.
-    pub(crate) fn var(&self) -> tenferro_ad::Var {
-        tenferro_ad::Var {
-            value: self.tensor.clone(),
-            node: self.node().cloned(),
-        }
-    }
+/// A transposed view (`.T`, `.mT`): the `transpose` primitive through the eager core, so a
+/// recorded tensor records it.
+fn transposed(py: Python<'_>, t: &PyTensor, perm: Vec<usize>) -> PyResult<PyTensor> {
+    apply_on(py, &Op::Transpose(perm), &t.inner)
 }
 
 /// Whether `other` is something a tensor operator accepts (else `NotImplemented`).
@@ -89,11 +27,9 @@ fn operand_ok(py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
     if other.cast::<PyTensor>().is_ok() || weak_scalar(other)?.is_some() {
         return Ok(true);
     }
-    let np = py.import("numpy")?;
-    Ok(
-        other.is_instance(&np.getattr("ndarray")?)?
-            || other.is_instance(&np.getattr("generic")?)?,
-    )
+    let imports = crate::imports::get(py);
+    Ok(other.is_instance(imports.np_ndarray.bind(py))?
+        || other.is_instance(imports.np_generic.bind(py))?)
 }
 
 fn binop(
@@ -106,10 +42,9 @@ fn binop(
     if !operand_ok(py, other)? {
         return Ok(py.NotImplemented());
     }
-    let s = PySession::implicit();
     let me = slf.as_any();
     let args = if reflected { [other, me] } else { [me, other] };
-    let out = s.dispatch(py, op, &args)?;
+    let out = apply1(py, &IMPLICIT, &op, &args)?;
     Ok(Bound::new(py, out)?.into_any().unbind())
 }
 
@@ -118,7 +53,7 @@ fn binop(
 fn dtype_kind(x: &Bound<'_, PyAny>) -> PyResult<Option<char>> {
     use tenferro_tensor::Scalar;
     if let Ok(t) = x.cast::<PyTensor>() {
-        let d = t.get().tensor.dtype();
+        let d = t.get().value.dtype();
         return Ok(Some(if d.is_bool() {
             'b'
         } else if d.is_int() {
@@ -146,9 +81,9 @@ fn int_like(x: &Bound<'_, PyAny>) -> PyResult<bool> {
     Ok(matches!(dtype_kind(x)?, Some('b' | 'i' | 'u')))
 }
 
-fn as_float<'py>(s: &PySession, x: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+fn as_float<'py>(x: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let py = x.py();
-    let f = s.dispatch(py, Op::Cast(DType::F64), &[x])?;
+    let f = apply1(py, &IMPLICIT, &Op::Cast(DType::F64), &[x])?;
     Ok(Bound::new(py, f)?.into_any())
 }
 
@@ -162,24 +97,23 @@ fn truediv_op(
         return Ok(py.NotImplemented());
     }
     // `/` is true division: two integer/bool operands divide in float64 (NumPy).
-    let s = PySession::implicit();
     let me = slf.as_any();
     let (a, b) = if reflected { (other, me) } else { (me, other) };
     let out = if int_like(a)? && int_like(b)? {
-        let (fa, fb) = (as_float(&s, a)?, as_float(&s, b)?);
-        s.dispatch(py, Op::Binary(BinaryOp::Div), &[&fa, &fb])?
+        let (fa, fb) = (as_float(a)?, as_float(b)?);
+        apply1(py, &IMPLICIT, &Op::Binary(BinaryOp::Div), &[&fa, &fb])?
     } else {
-        s.dispatch(py, Op::Binary(BinaryOp::Div), &[a, b])?
+        apply1(py, &IMPLICIT, &Op::Binary(BinaryOp::Div), &[a, b])?
     };
     Ok(Bound::new(py, out)?.into_any().unbind())
 }
 
 fn require_bool(py: Python<'_>, t: &PyTensor, what: &str) -> PyResult<()> {
     let _ = py;
-    if t.tensor.dtype() != DType::Bool {
+    if t.value.dtype() != DType::Bool {
         return Err(PyTypeError::new_err(format!(
             "operator {what} is only defined for bool tensors here (got {}); integer bitwise ops are not primitives",
-            t.tensor.dtype()
+            t.value.dtype()
         )));
     }
     Ok(())
@@ -210,37 +144,37 @@ impl PyTensor {
     /// Shape as a tuple of ints.
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        PyTuple::new(py, self.tensor.shape())
+        PyTuple::new(py, self.value.shape())
     }
 
     /// Element type (a ``numpy.dtype``).
     #[getter]
     fn dtype<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        np_dtype(py, self.tensor.dtype())
+        np_dtype(py, self.value.dtype())
     }
 
     /// Rank.
     #[getter]
     fn ndim(&self) -> usize {
-        self.tensor.ndim()
+        self.value.ndim()
     }
 
     /// Number of elements.
     #[getter]
     fn size(&self) -> usize {
-        self.tensor.numel()
+        self.value.numel()
     }
 
     /// Strides in bytes, as NumPy reports them for the exported view.
     #[getter]
     fn strides<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        PyTuple::new(py, self.tensor.byte_strides())
+        PyTuple::new(py, self.value.byte_strides())
     }
 
     /// Whether the tensor is compact in the core's column-major layout.
     #[getter]
     fn is_contiguous(&self) -> bool {
-        self.tensor.is_contiguous()
+        self.value.is_contiguous()
     }
 
     /// Device name (``"cpu"``).
@@ -251,8 +185,8 @@ impl PyTensor {
 
     /// The runtime this tensor belongs to.
     #[getter]
-    fn runtime(&self, py: Python<'_>) -> Py<PyRuntime> {
-        self.runtime.clone_ref(py)
+    fn runtime(&self, py: Python<'_>) -> PyResult<Py<PyRuntime>> {
+        runtime_object(py, &self.runtime)
     }
 
     /// Whether the tensor is tracked: a leaf made by ``rt.variable`` or a value computed from
@@ -266,29 +200,31 @@ impl PyTensor {
     #[getter]
     #[allow(non_snake_case)]
     fn T(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        let perm: Vec<usize> = (0..self.tensor.ndim()).rev().collect();
-        self.transposed(py, perm)
+        let perm: Vec<usize> = (0..self.value.ndim()).rev().collect();
+        transposed(py, self, perm)
     }
 
     /// The last two axes swapped (a view), as NumPy's ``.mT``.
     #[getter]
     #[allow(non_snake_case)]
     fn mT(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        let n = self.tensor.ndim();
+        let n = self.value.ndim();
         if n < 2 {
-            return Err(crate::errors::error(
+            return Err(crate::errors::to_pyerr(
                 py,
-                "ShapeError",
-                format!("mT: matrix transpose needs at least 2 dimensions, got {n}"),
+                tenferro_tensor::Error::shape(
+                    "mT",
+                    format!("matrix transpose needs at least 2 dimensions, got {n}"),
+                ),
             ));
         }
         let mut perm: Vec<usize> = (0..n).collect();
         perm.swap(n - 1, n - 2);
-        self.transposed(py, perm)
+        transposed(py, self, perm)
     }
 
     fn __len__(&self) -> PyResult<usize> {
-        self.tensor
+        self.value
             .shape()
             .first()
             .copied()
@@ -363,13 +299,13 @@ impl PyTensor {
     }
 
     fn __neg__(slf: &Bound<'_, Self>) -> PyResult<PyTensor> {
-        PySession::implicit().dispatch(slf.py(), Op::Unary(UnaryOp::Neg), &[slf.as_any()])
+        apply1(slf.py(), &IMPLICIT, &Op::Unary(UnaryOp::Neg), &[slf.as_any()])
     }
     fn __pos__(slf: &Bound<'_, Self>) -> Py<Self> {
         slf.clone().unbind()
     }
     fn __abs__(slf: &Bound<'_, Self>) -> PyResult<PyTensor> {
-        PySession::implicit().dispatch(slf.py(), Op::Unary(UnaryOp::Abs), &[slf.as_any()])
+        apply1(slf.py(), &IMPLICIT, &Op::Unary(UnaryOp::Abs), &[slf.as_any()])
     }
 
     fn __richcmp__(
@@ -405,9 +341,12 @@ impl PyTensor {
             } else if it.is_instance_of::<PySlice>() || is_int_index(it) {
                 consumed += 1;
             } else {
-                let adv = py
-                    .import("tenferro._indexing")?
-                    .getattr("advanced_getitem")?;
+                let adv = crate::imports::hook(
+                    py,
+                    "__getitem__",
+                    &crate::imports::ADVANCED_GETITEM,
+                    "advanced_getitem",
+                )?;
                 return Ok(adv.call1((slf, key))?.unbind());
             }
         }
@@ -418,18 +357,21 @@ impl PyTensor {
         }
         if this.node().is_some() {
             // Recorded tensors index through differentiable primitives.
-            let f = py
-                .import("tenferro._indexing")?
-                .getattr("tracked_getitem")?;
+            let f = crate::imports::hook(
+                py,
+                "__getitem__",
+                &crate::imports::TRACKED_GETITEM,
+                "tracked_getitem",
+            )?;
             return Ok(f.call1((slf, key))?.unbind());
         }
-        let nd = this.tensor.ndim();
+        let nd = this.value.ndim();
         if consumed > nd {
             return Err(PyIndexError::new_err(format!(
                 "too many indices for array: array is {nd}-dimensional, but {consumed} were indexed"
             )));
         }
-        let mut t = this.tensor.clone();
+        let mut t = this.value.clone();
         let mut axis = 0usize;
         // Axis of the *original* tensor an index refers to (for NumPy's error message).
         let mut src_axis = 0usize;
@@ -461,7 +403,7 @@ impl PyTensor {
                 src_axis += 1;
             }
         }
-        Ok(Bound::new(py, this.view(py, t))?.into_any().unbind())
+        Ok(Bound::new(py, PyTensor::new(t, this.runtime.clone()))?.into_any().unbind())
     }
 
     fn __setitem__(&self, _key: &Bound<'_, PyAny>, _value: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -473,7 +415,7 @@ impl PyTensor {
     /// The ``__array_interface__`` (version 3) describing this tensor's memory, read-only.
     #[getter]
     fn __array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let t = &self.tensor;
+        let t = &self.value;
         t.storage().mark_exported();
         let d = PyDict::new(py);
         d.set_item("shape", PyTuple::new(py, t.shape())?)?;
@@ -509,7 +451,7 @@ impl PyTensor {
                 )));
             }
         }
-        dlpack::export(py, &self.tensor, max_version, copy)
+        dlpack::export(py, &self.value, max_version, copy)
     }
 
     /// ``(device_type, device_id)``: ``(1, 0)`` (kDLCPU).
@@ -603,7 +545,7 @@ unsafe fn fill_buffer(
             "tenferro tensors are read-only; request a read-only buffer",
         ));
     }
-    let t = slf.get().tensor.clone();
+    let t = slf.get().value.clone();
     let strided = flags & ffi::PyBUF_STRIDES == ffi::PyBUF_STRIDES;
     if !strided && !t.is_c_contiguous() {
         return Err(PyBufferError::new_err(
