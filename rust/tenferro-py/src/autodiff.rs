@@ -3,7 +3,7 @@
 //! attached in `python/tenferro/autodiff.py`, which documents them.
 
 use crate::convert::{repr, scalar_tensor};
-use crate::errors::{error, PyResultExt};
+use crate::errors::{to_pyerr, PyResultExt};
 use crate::session::{
     current_state, default_runtime, tensor_from_object, ModeState, PyRuntime, PySession,
 };
@@ -14,10 +14,6 @@ use tenferro_ad::{jvp_graph, reachable_leaves, vjp_graph, Ctx, Node, Var};
 use tenferro_ops::{BinaryOp, Op};
 use tenferro_runtime::apply;
 use tenferro_tensor::{Error, Scalar};
-
-fn op_err(py: Python<'_>, class: &'static str, op: &str, msg: String) -> PyErr {
-    crate::errors::to_pyerr(py, Error::ad(op, class, msg))
-}
 
 /// A new tracked leaf of `runtime` holding a copy of `data` (float or complex only).
 #[pyfunction]
@@ -32,12 +28,14 @@ pub fn _variable(
     };
     let t = tensor_from_object(py, data, true)?;
     if !t.dtype().is_inexact() {
-        return Err(error(
+        return Err(to_pyerr(
             py,
-            "DTypeError",
-            format!(
-                "variable: only float and complex tensors can be tracked, got {}",
-                t.dtype()
+            Error::dtype(
+                "variable",
+                format!(
+                    "only float and complex tensors can be tracked, got {}",
+                    t.dtype()
+                ),
             ),
         ));
     }
@@ -133,31 +131,34 @@ fn ones_like(op: &str, t: &PyTensor) -> PyResult<Var> {
 /// Check a cotangent/tangent against a reference tensor: runtime, shape, dtype.
 fn check_like(py: Python<'_>, op: &str, what: &str, v: &PyTensor, like: &PyTensor) -> PyResult<()> {
     if !v.runtime.is(&like.runtime) {
-        return Err(error(
+        return Err(to_pyerr(
             py,
-            "ContextMismatchError",
-            format!("{op}: the {what} belongs to another runtime"),
+            Error::context_mismatch(op, format!("the {what} belongs to another runtime")),
         ));
     }
     if v.tensor.shape() != like.tensor.shape() {
-        return Err(error(
+        return Err(to_pyerr(
             py,
-            "ShapeError",
-            format!(
-                "{op}: {what} shape {:?} differs from {:?}",
-                v.tensor.shape(),
-                like.tensor.shape()
+            Error::shape(
+                op,
+                format!(
+                    "{what} shape {:?} differs from {:?}",
+                    v.tensor.shape(),
+                    like.tensor.shape()
+                ),
             ),
         ));
     }
     if v.tensor.dtype() != like.tensor.dtype() {
-        return Err(error(
+        return Err(to_pyerr(
             py,
-            "DTypeError",
-            format!(
-                "{op}: {what} dtype {} differs from {}",
-                v.tensor.dtype(),
-                like.tensor.dtype()
+            Error::dtype(
+                op,
+                format!(
+                    "{what} dtype {} differs from {}",
+                    v.tensor.dtype(),
+                    like.tensor.dtype()
+                ),
             ),
         ));
     }
@@ -208,10 +209,14 @@ pub fn _backward(
         }
         None => {
             if !out.tensor.shape().is_empty() {
-                return Err(op_err(py, "NonScalarGradError", "backward", format!(
-                    "backward() needs a scalar output, got shape {:?}; use backward_with(cotangent)",
-                    out.tensor.shape()
-                )));
+                return Err(to_pyerr(
+                    py,
+                    Error::NonScalarOutput {
+                        op: "backward".into(),
+                        shape: out.tensor.shape().to_vec(),
+                        remedy: "backward_with(cotangent)",
+                    },
+                ));
             }
             ones_like("backward", out)?
         }
@@ -219,11 +224,11 @@ pub fn _backward(
     let var = out.var();
     let leaves: Vec<Arc<Node>> = reachable_leaves(&var);
     if leaves.is_empty() {
-        return Err(op_err(
+        return Err(to_pyerr(
             py,
-            "NoGradientError",
-            "backward",
-            "no tracked leaf is reachable from this output".into(),
+            Error::NoGradient {
+                op: "backward".into(),
+            },
         ));
     }
     let leaves2 = leaves.clone();
@@ -275,9 +280,13 @@ fn nodes_of(py: Python<'_>, op: &str, wrt: &[Bound<'_, PyTensor>]) -> PyResult<V
         .enumerate()
         .map(|(i, w)| {
             w.get().node().cloned().ok_or_else(|| {
-                op_err(py, "InactiveError", op, format!(
-                    "wrt[{i}] was never recorded (make it with rt.variable, or compute it under capture_trace)"
-                ))
+                to_pyerr(
+                    py,
+                    Error::InactiveWrt {
+                        op: op.into(),
+                        index: i,
+                    },
+                )
             })
         })
         .collect()
@@ -300,14 +309,13 @@ pub fn _vjp(
         }
         None => {
             if !out.tensor.shape().is_empty() {
-                return Err(op_err(
+                return Err(to_pyerr(
                     py,
-                    "NonScalarGradError",
-                    "grad",
-                    format!(
-                        "grad needs a scalar output, got shape {:?}; use vjp with a cotangent",
-                        out.tensor.shape()
-                    ),
+                    Error::NonScalarOutput {
+                        op: "grad".into(),
+                        shape: out.tensor.shape().to_vec(),
+                        remedy: "vjp with a cotangent",
+                    },
                 ));
             }
             ones_like("grad", out)?

@@ -1,13 +1,13 @@
 //! Crossing the boundary: NumPy dtypes, weak Python scalars and NumPy arrays into tensors.
 
-use crate::errors::error;
+use crate::errors::to_pyerr;
 use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyOverflowError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt};
 use std::ptr::NonNull;
-use tenferro_tensor::{Complex64, DType, Scalar, Storage, Tensor};
+use tenferro_tensor::{Complex64, DType, Error, Scalar, Storage, Tensor};
 
 static NP_DTYPES: PyOnceLock<Vec<Py<PyAny>>> = PyOnceLock::new();
 
@@ -29,21 +29,22 @@ const SUPPORTED: &str = "bool, int32, int64, float32, float64, complex64, comple
 pub(crate) fn dtype_from_py(py: Python<'_>, op: &str, obj: &Bound<'_, PyAny>) -> PyResult<DType> {
     let np = py.import("numpy")?;
     let dt = np.getattr("dtype")?.call1((obj,)).map_err(|_| {
-        error(
+        to_pyerr(
             py,
-            "DTypeError",
-            format!(
-                "{op}: {} is not a dtype (supported: {SUPPORTED})",
-                repr(obj)
+            Error::dtype(
+                op,
+                format!("{} is not a dtype (supported: {SUPPORTED})", repr(obj)),
             ),
         )
     })?;
     let name: String = dt.getattr("name")?.extract()?;
     DType::from_name(&name).ok_or_else(|| {
-        error(
+        to_pyerr(
             py,
-            "DTypeError",
-            format!("{op}: unsupported dtype {name} (supported: {SUPPORTED})"),
+            Error::dtype(
+                op,
+                format!("unsupported dtype {name} (supported: {SUPPORTED})"),
+            ),
         )
     })
 }
@@ -133,10 +134,12 @@ pub(crate) fn view_of_ndarray(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResul
     let itemsize = descr.itemsize();
     let dtype = dtype_of_descr(descr.kind(), itemsize).ok_or_else(|| {
         let name = descr.str().map(|s| s.to_string()).unwrap_or_default();
-        error(
+        to_pyerr(
             py,
-            "DTypeError",
-            format!("asarray: unsupported dtype {name} (supported: {SUPPORTED})"),
+            Error::dtype(
+                "asarray",
+                format!("unsupported dtype {name} (supported: {SUPPORTED})"),
+            ),
         )
     })?;
     if !descr.is_native_byteorder().unwrap_or(true) {

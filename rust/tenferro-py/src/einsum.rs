@@ -8,7 +8,7 @@
 //! checked between steps.
 
 use crate::convert::dtype_from_py;
-use crate::errors::{error, PyResultExt};
+use crate::errors::{to_pyerr, PyResultExt};
 use crate::session::{
     current_state, dot_config, records, tensor_from_object, PyRuntime, PySession,
 };
@@ -357,13 +357,15 @@ pub fn _einsum(
         if let Arg::T(t) = a {
             let rt = &t.get().runtime;
             if !rt.is(&exec.runtime) {
-                return Err(error(
+                return Err(to_pyerr(
                     py,
-                    "ContextMismatchError",
-                    format!(
-                        "einsum: operand {i} belongs to runtime {} but the op runs on runtime {}",
-                        rt.get().inner.id(),
-                        exec.runtime.get().inner.id()
+                    tenferro_tensor::Error::context_mismatch(
+                        "einsum",
+                        format!(
+                            "operand {i} belongs to runtime {} but the op runs on runtime {}",
+                            rt.get().inner.id(),
+                            exec.runtime.get().inner.id()
+                        ),
                     ),
                 ));
             }

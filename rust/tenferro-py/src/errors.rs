@@ -1,32 +1,85 @@
 //! The one place where core errors become Python exceptions. The classes are declared in
 //! `python/tenferro/errors.py`; each core variant maps to exactly one of them (or a builtin).
+//!
+//! The single route is [`to_pyerr`] (and [`PyResultExt::py`] over it): the binding never raises a
+//! `tenferro.errors` class by name, it builds a typed [`tenferro_tensor::Error`] and converts it
+//! here. A function rather than `impl From<Error> for PyErr`: both types are foreign to this
+//! crate (orphan rule), and a newtype would only forward to the same match while hiding where
+//! the conversion happens. The class objects are looked up once, at module init ([`init`]); no
+//! import runs on the error path.
 
 use pyo3::exceptions::{
-    PyIndexError, PyKeyboardInterrupt, PyMemoryError, PyOverflowError, PyValueError,
-    PyZeroDivisionError,
+    PyIndexError, PyKeyboardInterrupt, PyMemoryError, PyOverflowError, PyRuntimeError,
+    PyValueError, PyZeroDivisionError,
 };
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyModule;
 use tenferro_tensor::Error;
 
-static ERRORS: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
-
-/// The `tenferro.errors` module.
-pub(crate) fn errors_module(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
-    ERRORS
-        .get_or_try_init(py, || {
-            Ok::<_, PyErr>(py.import("tenferro.errors")?.unbind())
-        })
-        .map(|m| m.bind(py))
+/// The `tenferro.errors` classes the core's variants map to, indexing [`CLASSES`].
+#[derive(Clone, Copy)]
+enum Class {
+    Tenferro,
+    Shape,
+    Axis,
+    DType,
+    ContextMismatch,
+    NonScalarGrad,
+    Inactive,
+    NoGradient,
+    UnsupportedAdRule,
+    Unsupported,
+    Reentered,
+    EngineBusy,
+    EngineBroken,
+    CpuThread,
+    AlreadyInitialized,
+    LinAlg,
+    Internal,
 }
 
-fn raise(py: Python<'_>, class: &str, args: impl for<'a> IntoPyObject<'a>) -> PyErr {
-    match errors_module(py).and_then(|m| m.getattr(class)) {
-        Ok(cls) => match cls.call1((args,)) {
-            Ok(inst) => PyErr::from_value(inst),
-            Err(e) => e,
-        },
+/// Python names of [`Class`], in its order.
+const NAMES: [&str; 17] = [
+    "TenferroError",
+    "ShapeError",
+    "AxisError",
+    "DTypeError",
+    "ContextMismatchError",
+    "NonScalarGradError",
+    "InactiveError",
+    "NoGradientError",
+    "UnsupportedAdRuleError",
+    "UnsupportedError",
+    "ReenteredError",
+    "EngineBusyError",
+    "EngineBrokenError",
+    "CpuThreadError",
+    "AlreadyInitializedError",
+    "LinAlgError",
+    "InternalError",
+];
+
+static CLASSES: PyOnceLock<Vec<Py<PyAny>>> = PyOnceLock::new();
+
+/// Module init: look up every class of `tenferro.errors` once (`errors.py` does not import
+/// `_tenferro`, so this runs while `tenferro/__init__.py` imports the extension).
+pub(crate) fn init(py: Python<'_>) -> PyResult<()> {
+    let m = PyModule::import(py, "tenferro.errors")?;
+    let classes = NAMES
+        .iter()
+        .map(|n| Ok(m.getattr(*n)?.unbind()))
+        .collect::<PyResult<Vec<_>>>()?;
+    let _ = CLASSES.set(py, classes);
+    Ok(())
+}
+
+fn raise<'py>(py: Python<'py>, class: Class, args: impl pyo3::call::PyCallArgs<'py>) -> PyErr {
+    let Some(classes) = CLASSES.get(py) else {
+        return PyRuntimeError::new_err("tenferro._tenferro: tenferro.errors was not loaded");
+    };
+    match classes[class as usize].bind(py).call1(args) {
+        Ok(inst) => PyErr::from_value(inst),
         Err(e) => e,
     }
 }
@@ -34,40 +87,42 @@ fn raise(py: Python<'_>, class: &str, args: impl for<'a> IntoPyObject<'a>) -> Py
 /// Convert a core error into the Python exception of `python-api.md`.
 pub(crate) fn to_pyerr(py: Python<'_>, e: Error) -> PyErr {
     let msg = e.to_string();
-    match e {
-        Error::Shape { .. } => raise(py, "ShapeError", msg),
-        Error::Axis { .. } => raise(py, "AxisError", msg),
-        Error::DType { .. } => raise(py, "DTypeError", msg),
-        Error::ContextMismatch { .. } => raise(py, "ContextMismatchError", msg),
-        Error::Reentered { .. } => raise(py, "ReenteredError", msg),
-        Error::EngineBusy { .. } => raise(py, "EngineBusyError", msg),
-        Error::EngineBroken { .. } => raise(
-            py,
-            "EngineBrokenError",
-            format!("{msg} (tf.reset_default_engine() replaces a broken default engine)"),
-        ),
-        Error::AlreadyInitialized { .. } => raise(py, "AlreadyInitializedError", msg),
-        Error::Unsupported { .. } => raise(py, "UnsupportedError", msg),
-        Error::UnsupportedAdRule { .. } => raise(py, "UnsupportedAdRuleError", msg),
-        Error::LinAlg { .. } => raise(py, "LinAlgError", msg),
-        Error::Internal { .. } => raise(py, "InternalError", msg),
-        Error::Ad { class, .. } => raise(py, class, msg),
-        Error::CpuThread { reason, .. } => {
-            match errors_module(py).and_then(|m| m.getattr("CpuThreadError")) {
-                Ok(cls) => match cls.call1((msg, reason.name())) {
-                    Ok(inst) => PyErr::from_value(inst),
-                    Err(err) => err,
-                },
-                Err(err) => err,
-            }
+    let class = match e {
+        Error::Shape { .. } => Class::Shape,
+        Error::Axis { .. } => Class::Axis,
+        Error::DType { .. } => Class::DType,
+        Error::ContextMismatch { .. } => Class::ContextMismatch,
+        Error::Reentered { .. } => Class::Reentered,
+        Error::EngineBusy { .. } => Class::EngineBusy,
+        Error::EngineBroken { .. } => {
+            return raise(
+                py,
+                Class::EngineBroken,
+                (format!(
+                    "{msg} (tf.reset_default_engine() replaces a broken default engine)"
+                ),),
+            )
         }
-        Error::Value { .. } => PyValueError::new_err(msg),
-        Error::Index { .. } => PyIndexError::new_err(msg),
-        Error::ZeroDivision { .. } => PyZeroDivisionError::new_err(msg),
-        Error::Overflow { .. } => PyOverflowError::new_err(msg),
-        Error::Alloc { .. } => PyMemoryError::new_err(msg),
-        Error::Interrupted { .. } => PyKeyboardInterrupt::new_err(msg),
-    }
+        Error::AlreadyInitialized { .. } => Class::AlreadyInitialized,
+        Error::Unsupported { .. } => Class::Unsupported,
+        Error::UnsupportedAdRule { .. } => Class::UnsupportedAdRule,
+        Error::LinAlg { .. } => Class::LinAlg,
+        Error::Internal { .. } => Class::Internal,
+        Error::NonScalarOutput { .. } => Class::NonScalarGrad,
+        Error::NoGradient { .. } => Class::NoGradient,
+        Error::InactiveWrt { .. } => Class::Inactive,
+        Error::SessionInactive { .. } => Class::Tenferro,
+        Error::CpuThread { reason, .. } => {
+            return raise(py, Class::CpuThread, (msg, reason.name()));
+        }
+        Error::Value { .. } => return PyValueError::new_err(msg),
+        Error::Index { .. } => return PyIndexError::new_err(msg),
+        Error::ZeroDivision { .. } => return PyZeroDivisionError::new_err(msg),
+        Error::Overflow { .. } => return PyOverflowError::new_err(msg),
+        Error::Alloc { .. } => return PyMemoryError::new_err(msg),
+        Error::Interrupted { .. } => return PyKeyboardInterrupt::new_err(msg),
+    };
+    raise(py, class, (msg,))
 }
 
 /// `Result<T, Error>` → `PyResult<T>`.
@@ -80,9 +135,4 @@ impl<T> PyResultExt<T> for Result<T, Error> {
     fn py(self, py: Python<'_>) -> PyResult<T> {
         self.map_err(|e| to_pyerr(py, e))
     }
-}
-
-/// Raise a `tenferro.errors` class by name with a message.
-pub(crate) fn error(py: Python<'_>, class: &str, msg: String) -> PyErr {
-    raise(py, class, msg)
 }

@@ -118,6 +118,7 @@ fn _full(
 fn _tenferro(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The importing thread's CPU mask is "the main thread's snapshot" that pools span.
     tenferro_cpu::record_main_snapshot();
+    errors::init(m.py())?;
     m.add_class::<tensor::PyTensor>()?;
     session::register(m)?;
     autodiff::register(m)?;

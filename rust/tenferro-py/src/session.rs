@@ -3,7 +3,7 @@
 
 use crate::context::ContextInner;
 use crate::convert::{dtype_from_py, repr, scalar_tensor, view_of_ndarray, weak_scalar};
-use crate::errors::{error, to_pyerr, PyResultExt};
+use crate::errors::{to_pyerr, PyResultExt};
 use crate::tensor::PyTensor;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -811,10 +811,9 @@ impl PySession {
     ) -> PyResult<Exec> {
         if let Some((rt, eng)) = &self.target {
             if !self.active.load(Ordering::Acquire) {
-                return Err(error(
+                return Err(to_pyerr(
                     py,
-                    "TenferroError",
-                    format!("{name}: the session is not active; use it inside `with rt.session(engine) as s:`"),
+                    tenferro_tensor::Error::SessionInactive { op: name.into() },
                 ));
             }
             return Ok(Exec {
@@ -914,13 +913,15 @@ impl PySession {
             if let Operand::T(t) = o {
                 let rt = &t.get().runtime;
                 if !rt.is(&exec.runtime) {
-                    return Err(error(
+                    return Err(to_pyerr(
                         py,
-                        "ContextMismatchError",
-                        format!(
-                            "{name}: operand {i} belongs to runtime {} but the op runs on runtime {}",
-                            rt.get().inner.id(),
-                            exec.runtime.get().inner.id()
+                        tenferro_tensor::Error::context_mismatch(
+                            name,
+                            format!(
+                                "operand {i} belongs to runtime {} but the op runs on runtime {}",
+                                rt.get().inner.id(),
+                                exec.runtime.get().inner.id()
+                            ),
                         ),
                     ));
                 }
@@ -1113,10 +1114,12 @@ fn attr_dims(
     raw.iter()
         .map(|&d| {
             usize::try_from(d).map_err(|_| {
-                error(
+                to_pyerr(
                     py,
-                    "AxisError",
-                    format!("{op}: {field} {raw:?} has a negative entry {d}"),
+                    tenferro_tensor::Error::axis(
+                        op,
+                        format!("{field} {raw:?} has a negative entry {d}"),
+                    ),
                 )
             })
         })
@@ -1150,10 +1153,12 @@ fn index_vector_dim_of(
         .map_err(|_| PyTypeError::new_err(format!("{op}: index_vector_dim must be an int")))?;
     let n = rank as i64;
     if v < -n || v > n {
-        return Err(error(
+        return Err(to_pyerr(
             py,
-            "AxisError",
-            format!("{op}: index_vector_dim {v} is out of bounds for indices of rank {rank} (allowed: -{rank}..={rank})"),
+            tenferro_tensor::Error::axis(
+                op,
+                format!("index_vector_dim {v} is out of bounds for indices of rank {rank} (allowed: -{rank}..={rank})"),
+            ),
         ));
     }
     Ok(if v < 0 { v + n } else { v } as usize)
@@ -1217,14 +1222,16 @@ fn dot_config_for(
         if let Some(d) = batch.iter().find(|d| contracting.contains(d)) {
             let bf = format!("{side}_batch_dims");
             let cf = format!("{side}_contracting_dims");
-            return Err(error(
+            return Err(to_pyerr(
                 py,
-                "AxisError",
-                format!(
-                    "{op}: {bf} {:?} and {cf} {:?} both name dimension {d} of the {side} operand (rank {})",
-                    attr_i64s(op, cfg, &bf)?,
-                    attr_i64s(op, cfg, &cf)?,
-                    if side == "lhs" { ln } else { rn },
+                tenferro_tensor::Error::axis(
+                    op,
+                    format!(
+                        "{bf} {:?} and {cf} {:?} both name dimension {d} of the {side} operand (rank {})",
+                        attr_i64s(op, cfg, &bf)?,
+                        attr_i64s(op, cfg, &cf)?,
+                        if side == "lhs" { ln } else { rn },
+                    ),
                 ),
             ));
         }
@@ -1243,10 +1250,12 @@ fn sorted_axes(
 ) -> PyResult<Vec<usize>> {
     let v = axes_arg(py, op, field, raw, rank)?;
     if v.windows(2).any(|w| w[0] >= w[1]) {
-        return Err(error(
+        return Err(to_pyerr(
             py,
-            "AxisError",
-            format!("{op}: {field} {raw:?} must be increasing (StableHLO), counting negative entries from the end of rank {rank}"),
+            tenferro_tensor::Error::axis(
+                op,
+                format!("{field} {raw:?} must be increasing (StableHLO), counting negative entries from the end of rank {rank}"),
+            ),
         ));
     }
     Ok(v)
@@ -1266,10 +1275,12 @@ fn diag_axes(
         axis_of(py, op, axis_b, rank)?,
     );
     if a == b {
-        return Err(error(
+        return Err(to_pyerr(
             py,
-            "AxisError",
-            format!("{op}: axes ({axis_a}, {axis_b}) both name axis {a} of rank {rank}; they must be distinct"),
+            tenferro_tensor::Error::axis(
+                op,
+                format!("axes ({axis_a}, {axis_b}) both name axis {a} of rank {rank}; they must be distinct"),
+            ),
         ));
     }
     Ok((a, b))
@@ -1630,12 +1641,12 @@ macro_rules! session_methods {
                 };
                 let engine = eng.get().engine.clone();
                 if this.active.load(Ordering::Acquire) {
-                    return Err(error(py, "ReenteredError", "Session.__enter__: this session is already active".into()));
+                    return Err(to_pyerr(py, tenferro_tensor::Error::reentered("Session.__enter__", "this session is already active")));
                 }
                 match engine.lending().acquire("session", Some(Duration::ZERO), true) {
                     Ok(_) => {}
                     Err(tenferro_tensor::Error::Reentered { .. }) => {
-                        return Err(error(py, "ReenteredError", "session: this engine is already lent to a session on this thread; nest sessions on different engines instead".into()));
+                        return Err(to_pyerr(py, tenferro_tensor::Error::reentered("session", "this engine is already lent to a session on this thread; nest sessions on different engines instead")));
                     }
                     Err(_) => {
                         acquire_waiting(py, &engine, "session", this.timeout, true)?;

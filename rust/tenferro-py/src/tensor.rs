@@ -276,10 +276,12 @@ impl PyTensor {
     fn mT(&self, py: Python<'_>) -> PyResult<PyTensor> {
         let n = self.tensor.ndim();
         if n < 2 {
-            return Err(crate::errors::error(
+            return Err(crate::errors::to_pyerr(
                 py,
-                "ShapeError",
-                format!("mT: matrix transpose needs at least 2 dimensions, got {n}"),
+                tenferro_tensor::Error::shape(
+                    "mT",
+                    format!("matrix transpose needs at least 2 dimensions, got {n}"),
+                ),
             ));
         }
         let mut perm: Vec<usize> = (0..n).collect();

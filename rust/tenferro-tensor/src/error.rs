@@ -80,14 +80,24 @@ pub enum Error {
     /// A primitive without the requested derivative rule (Python `UnsupportedAdRuleError`).
     #[error("{op}: {message}")]
     UnsupportedAdRule { op: String, message: String },
-    /// Differentiation requested where nothing can be differentiated (Python error class named
-    /// by `class`: `NonScalarGradError`, `NoGradientError`, `InactiveError`).
-    #[error("{op}: {message}")]
-    Ad {
+    /// A gradient without a cotangent asked of a non-scalar output (Python `NonScalarGradError`).
+    /// `remedy` names the call that takes an explicit cotangent.
+    #[error("{op}: {op} needs a scalar output, got shape {shape:?}; use {remedy}")]
+    NonScalarOutput {
         op: String,
-        class: &'static str,
-        message: String,
+        shape: Vec<usize>,
+        remedy: &'static str,
     },
+    /// `backward` found no tracked leaf reachable from the output (Python `NoGradientError`).
+    #[error("{op}: no tracked leaf is reachable from this output")]
+    NoGradient { op: String },
+    /// `wrt[index]` of a transform was never recorded, so nothing depends on it (Python
+    /// `InactiveError`).
+    #[error("{op}: wrt[{index}] was never recorded (make it with rt.variable, or compute it under capture_trace)")]
+    InactiveWrt { op: String, index: usize },
+    /// An op routed through a session that is not entered (Python `TenferroError`).
+    #[error("{op}: the session is not active; use it inside `with rt.session(engine) as s:`")]
+    SessionInactive { op: String },
     /// A numerical failure of a linear-algebra op: singular matrix, non-positive-definite input,
     /// non-finite input, no convergence (Python `LinAlgError`).
     #[error("{op}: {message}")]
@@ -136,15 +146,6 @@ impl Error {
     ctor!(unsupported_ad_rule, UnsupportedAdRule);
     ctor!(linalg, LinAlg);
     ctor!(internal, Internal);
-
-    /// An AD usage error mapped to the Python class `class`.
-    pub fn ad(op: impl Into<String>, class: &'static str, message: impl Into<String>) -> Self {
-        Error::Ad {
-            op: op.into(),
-            class,
-            message: message.into(),
-        }
-    }
 
     /// Allocation failure of `bytes` bytes in `op`.
     pub fn alloc(op: impl Into<String>, bytes: u128) -> Self {
