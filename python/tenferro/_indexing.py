@@ -48,7 +48,7 @@ import numpy as np
 from . import _numpy_api as _np_api
 from . import prim as _p
 from ._factories import _stack_tracked, _tracked_in
-from ._tenferro import Tensor
+from ._tenferro import Tensor, _register_hooks
 from ._types import GatherConfig, ScatterConfig
 from .errors import ShapeError
 
@@ -524,3 +524,7 @@ def tracked_getitem(t: Any, key: Any) -> Any:
     x = prim.reverse(t, reverse_axes) if reverse_axes else t
     x = prim.slice(x, SliceConfig(starts=starts, limits=limits, strides=strides))
     return prim.reshape(x, tuple(out_shape))
+
+
+# The extension calls these back; it never imports this module (which imports it).
+_register_hooks(advanced_getitem=advanced_getitem, tracked_getitem=tracked_getitem)

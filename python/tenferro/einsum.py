@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from ._tenferro import Session, Tensor, _einsum, _implicit_session
+from ._tenferro import Session, Tensor, _einsum, _implicit_session, _register_hooks
 from ._types import DotGeneralConfig
 from .errors import EinsumError
 
@@ -984,3 +984,7 @@ def _session_einsum(self: Session, *operands: Any, optimize: Any = "greedy") -> 
 
 
 Session.einsum = _session_einsum  # type: ignore[attr-defined]
+
+
+# The extension calls these back; it never imports this module (which imports it).
+_register_hooks(einsum_lower=_lower, einsum_split_args=_split_args)

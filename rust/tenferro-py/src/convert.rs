@@ -14,10 +14,10 @@ static NP_DTYPES: PyOnceLock<Vec<Py<PyAny>>> = PyOnceLock::new();
 /// The NumPy dtype object of `d` (`tf.float64 is np.dtype("float64")`).
 pub(crate) fn np_dtype(py: Python<'_>, d: DType) -> PyResult<Bound<'_, PyAny>> {
     let all = NP_DTYPES.get_or_try_init(py, || {
-        let np = py.import("numpy")?;
+        let np_dtype = crate::imports::get(py).np_dtype.bind(py);
         DType::ALL
             .iter()
-            .map(|d| Ok(np.getattr("dtype")?.call1((d.name(),))?.unbind()))
+            .map(|d| Ok(np_dtype.call1((d.name(),))?.unbind()))
             .collect::<PyResult<Vec<_>>>()
     })?;
     Ok(all[d.index()].bind(py).clone())
@@ -27,8 +27,8 @@ const SUPPORTED: &str = "bool, int32, int64, float32, float64, complex64, comple
 
 /// Any NumPy dtype-like → a tenferro dtype (`DTypeError` naming the supported set).
 pub(crate) fn dtype_from_py(py: Python<'_>, op: &str, obj: &Bound<'_, PyAny>) -> PyResult<DType> {
-    let np = py.import("numpy")?;
-    let dt = np.getattr("dtype")?.call1((obj,)).map_err(|_| {
+    let np_dtype = crate::imports::get(py).np_dtype.bind(py);
+    let dt = np_dtype.call1((obj,)).map_err(|_| {
         to_pyerr(
             py,
             Error::dtype(

@@ -126,18 +126,12 @@ fn work(op: &Op, vals: &[&Tensor]) -> usize {
     }
 }
 
-static LOWER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-static SPLIT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-
 fn einsum_fn<'py>(
     py: Python<'py>,
     cell: &'static PyOnceLock<Py<PyAny>>,
     name: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
-    cell.get_or_try_init(py, || {
-        Ok::<_, PyErr>(py.import("tenferro.einsum")?.getattr(name)?.unbind())
-    })
-    .map(|f| f.bind(py).clone())
+    crate::imports::hook(py, "einsum", cell, name)
 }
 
 fn usizes(v: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
@@ -159,8 +153,8 @@ fn lower(
         dtypes.append(crate::convert::np_dtype(py, t.dtype())?)?;
         c_order.append(row_major_like(t))?;
     }
-    let res =
-        einsum_fn(py, &LOWER, "_lower")?.call1((subscripts, shapes, dtypes, optimize, c_order))?;
+    let res = einsum_fn(py, &crate::imports::EINSUM_LOWER, "_lower")?
+        .call1((subscripts, shapes, dtypes, optimize, c_order))?;
     let (prog, output): (Bound<'_, PyList>, usize) = res.extract()?;
     let n = tensors.len();
     let mut consts: Vec<Tensor> = Vec::new();
@@ -338,7 +332,8 @@ pub fn _einsum(
     operands: &Bound<'_, PyTuple>,
     optimize: &Bound<'_, PyAny>,
 ) -> PyResult<PyTensor> {
-    let split = einsum_fn(py, &SPLIT, "_split_args")?.call1((operands,))?;
+    let split =
+        einsum_fn(py, &crate::imports::EINSUM_SPLIT_ARGS, "_split_args")?.call1((operands,))?;
     let (subscripts, raw): (Bound<'_, PyString>, Bound<'_, PyList>) = split.extract()?;
     let mut args: Vec<Arg<'_>> = Vec::with_capacity(raw.len());
     for a in raw.iter() {

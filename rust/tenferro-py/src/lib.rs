@@ -7,6 +7,7 @@ mod convert;
 mod dlpack;
 mod einsum;
 mod errors;
+mod imports;
 mod session;
 mod tensor;
 
@@ -119,6 +120,7 @@ fn _tenferro(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The importing thread's CPU mask is "the main thread's snapshot" that pools span.
     tenferro_cpu::record_main_snapshot();
     errors::init(m.py())?;
+    imports::init(m.py())?;
     m.add_class::<tensor::PyTensor>()?;
     session::register(m)?;
     autodiff::register(m)?;
@@ -127,5 +129,6 @@ fn _tenferro(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(einsum::_einsum, m)?)?;
     m.add_function(wrap_pyfunction!(_from_numpy, m)?)?;
     m.add_function(wrap_pyfunction!(_full, m)?)?;
+    m.add_function(wrap_pyfunction!(imports::_register_hooks, m)?)?;
     Ok(())
 }

@@ -357,10 +357,6 @@ pub struct PyCpuEngine {
     pub(crate) engine: Arc<CpuEngine>,
 }
 
-fn stats_class<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
-    py.import("tenferro._types")?.getattr(name)
-}
-
 #[pymethods]
 impl PyCpuEngine {
     #[new]
@@ -445,7 +441,7 @@ impl PyCpuEngine {
     /// Statistics of the engine's buffer pool (``tf.BufferPoolStats``).
     pub(crate) fn buffer_pool_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let s = self.engine.buffer_pool().stats();
-        stats_class(py, "BufferPoolStats")?.call1((
+        crate::imports::get(py).buffer_pool_stats.bind(py).call1((
             s.buffers,
             s.retained_bytes,
             s.capacity_bytes,
@@ -462,7 +458,7 @@ impl PyCpuEngine {
     /// Statistics of the engine's prepared-plan cache (``tf.CacheStats``).
     fn cache_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let s = self.engine.plan_cache().stats();
-        stats_class(py, "CacheStats")?.call1((
+        crate::imports::get(py).cache_stats.bind(py).call1((
             s.entries,
             s.retained_bytes,
             s.hits,
@@ -691,7 +687,7 @@ pub fn _state_var(py: Python<'_>) -> PyResult<Py<PyAny>> {
                     sessions: Vec::new(),
                 },
             )?;
-            let cv = py.import("contextvars")?.getattr("ContextVar")?;
+            let cv = crate::imports::get(py).context_var.bind(py);
             let kwargs = pyo3::types::PyDict::new(py);
             kwargs.set_item("default", init)?;
             Ok::<_, PyErr>(cv.call(("tenferro_state",), Some(&kwargs))?.unbind())
@@ -768,9 +764,9 @@ pub(crate) fn tensor_from_object(
         let t = t.get().tensor.clone();
         return if copy { contiguous_copy(py, &t) } else { Ok(t) };
     }
-    let arr = py
-        .import("tenferro._interop")?
-        .getattr("as_supported_ndarray")?
+    let arr = crate::imports::get(py)
+        .as_supported_ndarray
+        .bind(py)
         .call1((obj,))?;
     let view = view_of_ndarray(py, &arr)?;
     if copy {
@@ -1093,7 +1089,11 @@ fn ndim_of(py: Python<'_>, a: &Bound<'_, PyAny>) -> PyResult<usize> {
     if let Ok(t) = a.cast::<PyTensor>() {
         return Ok(t.get().tensor.ndim());
     }
-    py.import("numpy")?.getattr("ndim")?.call1((a,))?.extract()
+    crate::imports::get(py)
+        .np_ndim
+        .bind(py)
+        .call1((a,))?
+        .extract()
 }
 
 fn attr_dims(

@@ -89,11 +89,9 @@ fn operand_ok(py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
     if other.cast::<PyTensor>().is_ok() || weak_scalar(other)?.is_some() {
         return Ok(true);
     }
-    let np = py.import("numpy")?;
-    Ok(
-        other.is_instance(&np.getattr("ndarray")?)?
-            || other.is_instance(&np.getattr("generic")?)?,
-    )
+    let imports = crate::imports::get(py);
+    Ok(other.is_instance(imports.np_ndarray.bind(py))?
+        || other.is_instance(imports.np_generic.bind(py))?)
 }
 
 fn binop(
@@ -407,9 +405,12 @@ impl PyTensor {
             } else if it.is_instance_of::<PySlice>() || is_int_index(it) {
                 consumed += 1;
             } else {
-                let adv = py
-                    .import("tenferro._indexing")?
-                    .getattr("advanced_getitem")?;
+                let adv = crate::imports::hook(
+                    py,
+                    "__getitem__",
+                    &crate::imports::ADVANCED_GETITEM,
+                    "advanced_getitem",
+                )?;
                 return Ok(adv.call1((slf, key))?.unbind());
             }
         }
@@ -420,9 +421,12 @@ impl PyTensor {
         }
         if this.node().is_some() {
             // Recorded tensors index through differentiable primitives.
-            let f = py
-                .import("tenferro._indexing")?
-                .getattr("tracked_getitem")?;
+            let f = crate::imports::hook(
+                py,
+                "__getitem__",
+                &crate::imports::TRACKED_GETITEM,
+                "tracked_getitem",
+            )?;
             return Ok(f.call1((slf, key))?.unbind());
         }
         let nd = this.tensor.ndim();
