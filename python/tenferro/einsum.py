@@ -30,7 +30,6 @@ from __future__ import annotations
 import heapq
 import math
 import string
-import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -46,10 +45,6 @@ _SESSION = _implicit_session()
 _OPTIMAL_MAX = 8
 _BOOL = np.dtype(bool)
 _F64 = np.dtype(np.float64)
-
-
-def _tf() -> Any:
-    return sys.modules["tenferro"]
 
 
 # ----------------------------------------------------------------------------------------------
