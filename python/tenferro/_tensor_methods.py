@@ -6,7 +6,7 @@ classes at import by :func:`install`, the one place that does so.
 functions of :mod:`tenferro._numpy_api` (``x.sum(axis=0)``, ``x // y``, ``x.real``), the ``at``
 property (:mod:`tenferro._indexing`) and the autodiff methods (``backward``, ``grad``, ...).
 ``Runtime`` and ``Session``: the autodiff methods of :mod:`tenferro.autodiff` (``variable``,
-``grad``, ``vjp``, ...).
+``grad``, ``vjp``, ...) and ``Session.einsum`` (:mod:`tenferro.einsum`).
 
 Each name appears once in the tables below; :func:`install` refuses a name the class already
 defines, so no attribute is defined twice (tests/test_structure_python.py checks the source too).
@@ -27,6 +27,7 @@ from ._numpy_api import linear as _lin
 from ._numpy_api import reductions as _red
 from ._numpy_api._common import _PY_SCALARS
 from ._tenferro import Runtime, Session, Tensor, _implicit_session
+from .einsum import _session_einsum
 
 _S = _implicit_session()
 
@@ -314,8 +315,11 @@ _RUNTIME_METHODS: dict[str, Callable[..., Any]] = {
 }
 """Python-defined methods of ``Runtime`` (the autodiff entry points)."""
 
-_SESSION_METHODS: dict[str, Callable[..., Any]] = {"variable": autodiff._session_variable}
-"""Python-defined methods of ``Session``."""
+_SESSION_METHODS: dict[str, Callable[..., Any]] = {
+    "variable": autodiff._session_variable,
+    "einsum": _session_einsum,
+}
+"""Python-defined methods of ``Session`` (``variable`` and ``einsum``)."""
 
 
 def install() -> None:

@@ -977,5 +977,3 @@ def _session_einsum(self: Session, *operands: Any, optimize: Any = "greedy") -> 
     """
     return _einsum(self, operands, optimize)
 
-
-Session.einsum = _session_einsum  # type: ignore[attr-defined]
