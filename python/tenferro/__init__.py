@@ -62,7 +62,6 @@ from .einsum import einsum, einsum_path
 from . import linalg
 
 _tensor_methods.install()
-autodiff.install()
 
 bool_ = _np.dtype("bool")
 int32 = _np.dtype("int32")

@@ -125,15 +125,16 @@ def _stack_tracked(obj: Any, dtype: Any, ref: Tensor, op: str) -> Tensor:
     """Nested lists/tuples holding tracked tensors, stacked with AD (JAX's ``jnp.asarray`` of
     tracers): the result is tracked and gradients flow to every element. Shape and dtype are
     NumPy 2's for the same values (``numpy.asarray``); ragged nesting raises its ``ValueError``."""
-    from . import _numpy_api as np_api
+    from ._numpy_api._common import _to_dtype
+    from ._numpy_api.joining import stack
 
     target = as_supported_ndarray(_host_view(obj), dtype=dtype, op=op).dtype
 
     def build(o: Any) -> Tensor:
         if isinstance(o, Tensor):
-            return np_api._to_dtype(o, target)
+            return _to_dtype(o, target)
         if isinstance(o, (list, tuple)) and _has_tensor(o):
-            return np_api.stack([build(e) for e in o])
+            return stack([build(e) for e in o])
         return ref.runtime.constant(np.asarray(_host_view(o), dtype=target))
 
     return build(obj)
@@ -307,12 +308,12 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> Tensor:
     if type(fill_value) not in _PY_SCALARS:
         # Tensors (tracked ones keep their gradient), NumPy scalars and arrays: NumPy's
         # ``full`` takes the fill's own dtype and broadcasts it to ``shape``.
-        from . import _numpy_api
+        from ._numpy_api.layout import broadcast_to
 
         v = asarray(fill_value)
         if dtype is not None:
             v = v.astype(dtype)
-        out = _numpy_api.broadcast_to(v, tuple(_shape(shape)))
+        out = broadcast_to(v, tuple(_shape(shape)))
         return out if v.requires_grad else array(out)
     return _tenferro._full(_shape(shape), fill_value, dtype, _current_runtime())
 
@@ -404,8 +405,6 @@ def _linspace_tracked(start: Any, stop: Any, num: int, endpoint: bool, dtype: An
     """``linspace`` with tracked endpoints, from differentiable ops: sample ``k`` is
     ``start·(1 - k/div) + stop·(k/div)`` (``div = num - 1`` with the endpoint, else ``num``), so the
     ends are exact and ``∂y_k/∂start = 1 - k/div``, ``∂y_k/∂stop = k/div``."""
-    from . import _numpy_api
-
     num = int(num)
     if num < 0:
         raise ValueError(f"linspace: number of samples, {num}, must be non-negative")

@@ -45,9 +45,11 @@ from typing import Any
 
 import numpy as np
 
-from . import _numpy_api as _np_api
 from . import prim as _p
 from ._factories import _stack_tracked, _tracked_in
+from ._numpy_api._common import _to_dtype
+from ._numpy_api.indexing import _empty_like_result, _take_gather
+from ._numpy_api.layout import broadcast_to, reshape
 from ._tenferro import Tensor, _register_hooks
 from ._types import GatherConfig, ScatterConfig
 from .errors import ShapeError
@@ -270,7 +272,7 @@ def advanced_getitem(t: Tensor, key: Any) -> Tensor:
     rest_sizes = [v.shape[d] for d in rest]
     out_shape = tuple(rest_sizes[:before]) + tuple(batch) + tuple(rest_sizes[before:])
     if math.prod(out_shape) == 0:
-        return _np_api._empty_like_result(v, out_shape)
+        return _empty_like_result(v, out_shape)
     indices = np.stack([np.broadcast_to(a, batch) for a in plan.arrays], axis=-1)
     cfg = GatherConfig(
         offset_dims=offset_dims,
@@ -375,10 +377,10 @@ class IndexUpdateRef:
         if n == 0:
             return base, coords, None
         if isinstance(v, Tensor):
-            v = _np_api._to_dtype(v, t.dtype)
+            v = _to_dtype(v, t.dtype)
             if vshape != sel_shape:
-                v = _np_api.broadcast_to(v, sel_shape)
-            flat_v: Any = _np_api.reshape(v, (n,))
+                v = broadcast_to(v, sel_shape)
+            flat_v: Any = reshape(v, (n,))
         else:
             flat_v = np.broadcast_to(v, sel_shape).reshape(n)
         return base, coords, flat_v
@@ -439,7 +441,7 @@ class IndexUpdateRef:
         if len(first_in_reversed) < n:  # duplicates: keep the last occurrence of each
             keep = np.sort(n - 1 - first_in_reversed)
             coords = coords[keep]
-            flat_v = flat_v[keep] if isinstance(flat_v, np.ndarray) else _np_api._take_gather(flat_v, keep, 0)
+            flat_v = flat_v[keep] if isinstance(flat_v, np.ndarray) else _take_gather(flat_v, keep, 0)
         mask = np.zeros(shape, dtype=bool)
         mask[tuple(coords.T)] = True
         cleared = _p.select(mask, _zero(self._t.dtype), base)

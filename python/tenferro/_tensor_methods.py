@@ -1,16 +1,33 @@
-"""NumPy-flavoured methods of ``Tensor`` written in Python over the primitives and attached to
-the Rust class at import: ``repr``, scalar conversions (NumPy 2 rules), ``__array__``,
-``__array_ufunc__``, ``item``/``tolist``/``numpy``/``astype``/``reshape``, the methods of
-``_numpy_api.TENSOR_METHODS`` and the ``at`` property (``_indexing``)."""
+"""Every Python-defined attribute of ``Tensor``, ``Runtime`` and ``Session``, attached to the Rust
+classes at import by :func:`install`, the one place that does so.
+
+``Tensor``: ``repr``, scalar conversions (NumPy 2 rules), ``__array__``, ``__array_ufunc__``,
+``item``/``tolist``/``numpy``/``astype``/``reshape``, the NumPy-style methods built from the
+functions of :mod:`tenferro._numpy_api` (``x.sum(axis=0)``, ``x // y``, ``x.real``), the ``at``
+property (:mod:`tenferro._indexing`) and the autodiff methods (``backward``, ``grad``, ...).
+``Runtime`` and ``Session``: the autodiff methods of :mod:`tenferro.autodiff` (``variable``,
+``grad``, ``vjp``, ...) and ``Session.einsum`` (:mod:`tenferro.einsum`).
+
+Each name appears once in the tables below; :func:`install` refuses a name the class already
+defines, so no attribute is defined twice (tests/test_structure_python.py checks the source too).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from . import _indexing, _numpy_api
-from ._tenferro import Tensor, _implicit_session
+from . import _indexing, _numpy_api, autodiff
+from ._numpy_api import elementwise as _ew
+from ._numpy_api import indexing as _ix
+from ._numpy_api import layout as _lay
+from ._numpy_api import linear as _lin
+from ._numpy_api import reductions as _red
+from ._numpy_api._common import _PY_SCALARS
+from ._tenferro import Runtime, Session, Tensor, _implicit_session
+from .einsum import _session_einsum
 
 _S = _implicit_session()
 
@@ -109,7 +126,7 @@ def reshape(self: Tensor, *shape: Any, order: str = "C") -> Tensor:
     """NumPy ``reshape`` (``order="C"`` default; ``"F"`` is the core's column-major reshape)."""
     if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
         shape = tuple(shape[0])
-    return _numpy_api.reshape(self, shape, order=order)
+    return _lay.reshape(self, shape, order=order)
 
 
 _UFUNC_NAMES = {
@@ -181,34 +198,141 @@ def _max_like(fn: Any) -> Any:
     return method
 
 
-def install() -> None:
-    """Attach the methods to ``Tensor``."""
-    methods = {
-        "__repr__": _repr,
-        "__str__": _str,
-        "__array__": _array,
-        "__array_ufunc__": _array_ufunc,
-        "__float__": _float,
-        "__int__": _int,
-        "__complex__": _complex,
-        "__bool__": _bool,
-        "__index__": _index,
-        "__iter__": _iter,
-        "item": item,
-        "tolist": tolist,
-        "numpy": numpy,
-        "astype": astype,
-        "reshape": reshape,
-    }
-    methods.update(_numpy_api.TENSOR_METHODS)
+def _method_transpose(self: Tensor, *axes: Any) -> Tensor:
+    """``x.transpose()``, ``x.transpose((1, 0))`` or ``x.transpose(1, 0)``, as NumPy."""
+    if not axes or (len(axes) == 1 and axes[0] is None):
+        return _lay.transpose(self)
+    if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+        return _lay.transpose(self, axes[0])
+    return _lay.transpose(self, axes)
+
+
+def _method_flatten(self: Tensor, order: str = "C") -> Tensor:
+    """``x.flatten(order="C")``: the elements as a 1-d tensor (as :func:`ravel`; no copy is
+    needed since tensors are immutable)."""
+    return _lay.ravel(self, order=order)
+
+
+def _method_clip(self: Tensor, min: Any = None, max: Any = None) -> Tensor:
+    """``x.clip(min=None, max=None)``: as :func:`clip`."""
+    return _ew.clip(self, min, max)
+
+
+def _is_operand(other: Any) -> bool:
+    return isinstance(other, (Tensor, np.ndarray, np.generic, list, tuple, *_PY_SCALARS))
+
+
+def _binary_method(fn: Callable, name: str, reflected: bool) -> Callable:
+    if reflected:
+
+        def method(self: Tensor, other: Any) -> Any:
+            return fn(other, self) if _is_operand(other) else NotImplemented
+
+    else:
+
+        def method(self: Tensor, other: Any) -> Any:
+            return fn(self, other) if _is_operand(other) else NotImplemented
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``{name}``: :func:`{fn.__name__}` with the operands in {'reflected' if reflected else 'given'} order."
+    return method
+
+
+_TENSOR_METHODS: dict[str, Any] = {
+    "__repr__": _repr,
+    "__str__": _str,
+    "__array__": _array,
+    "__array_ufunc__": _array_ufunc,
+    "__array_priority__": 1000.0,
+    "__float__": _float,
+    "__int__": _int,
+    "__complex__": _complex,
+    "__bool__": _bool,
+    "__index__": _index,
+    "__iter__": _iter,
+    "item": item,
+    "tolist": tolist,
+    "numpy": numpy,
+    "astype": astype,
+    "reshape": reshape,
     # NumPy's np.sum(t) etc. call t.sum(axis=, dtype=, out=): accept and refuse out=.
-    for name in ("sum", "prod", "mean"):
-        methods[name] = _sum_like(getattr(_numpy_api, name))
-    for name in ("max", "min", "any", "all"):
-        methods[name] = _max_like(getattr(_numpy_api, name))
-    for name, fn in methods.items():
-        setattr(Tensor, name, fn)
-    for name, fn in _numpy_api.TENSOR_PROPERTIES.items():
-        setattr(Tensor, name, property(fn))
-    Tensor.at = property(_indexing.at)
-    Tensor.__array_priority__ = 1000.0
+    "sum": _sum_like(_red.sum),
+    "prod": _sum_like(_red.prod),
+    "mean": _sum_like(_red.mean),
+    "max": _max_like(_red.max),
+    "min": _max_like(_red.min),
+    "any": _max_like(_red.any),
+    "all": _max_like(_red.all),
+    "exp": _ew.exp,
+    "log": _ew.log,
+    "sqrt": _ew.sqrt,
+    "conj": _ew.conj,
+    "conjugate": _ew.conjugate,
+    "transpose": _method_transpose,
+    "swapaxes": _lay.swapaxes,
+    "flatten": _method_flatten,
+    "ravel": _lay.ravel,
+    "squeeze": _lay.squeeze,
+    "clip": _method_clip,
+    "diagonal": _lin.diagonal,
+    "trace": _lin.trace,
+    "take": _ix.take,
+    "__matmul__": _binary_method(_lin.matmul, "__matmul__", False),
+    "__rmatmul__": _binary_method(_lin.matmul, "__rmatmul__", True),
+    "__floordiv__": _binary_method(_ew.floor_divide, "__floordiv__", False),
+    "__rfloordiv__": _binary_method(_ew.floor_divide, "__rfloordiv__", True),
+    "__mod__": _binary_method(_ew.remainder, "__mod__", False),
+    "__rmod__": _binary_method(_ew.remainder, "__rmod__", True),
+    "__divmod__": _binary_method(_ew.divmod, "__divmod__", False),
+    "__rdivmod__": _binary_method(_ew.divmod, "__rdivmod__", True),
+    # autodiff (autodiff.md)
+    "backward": autodiff.backward,
+    "backward_with": autodiff.backward_with,
+    "clear_grad": autodiff.clear_grad,
+    "detach": autodiff.detach,
+    "detach_into": autodiff.detach_into,
+    # properties
+    "real": property(_ew.real),
+    "imag": property(_ew.imag),
+    "at": property(_indexing.at),
+    "grad": property(
+        autodiff._grad_property, autodiff._set_grad_property, doc=autodiff._grad_property.__doc__
+    ),
+}
+"""Python-defined attributes of ``Tensor`` (methods, properties and ``__array_priority__``)."""
+
+_RUNTIME_METHODS: dict[str, Callable[..., Any]] = {
+    "variable": autodiff.variable,
+    "grad": autodiff.grad,
+    "grad_optional": autodiff.grad_optional,
+    "vjp": autodiff.vjp,
+    "vjp_optional": autodiff.vjp_optional,
+    "jvp": autodiff.jvp,
+    "jvp_optional": autodiff.jvp_optional,
+    "clear_grads": autodiff.clear_grads,
+    "no_grad": autodiff._runtime_no_grad,
+    "capture_trace": autodiff._runtime_capture_trace,
+}
+"""Python-defined methods of ``Runtime`` (the autodiff entry points)."""
+
+_SESSION_METHODS: dict[str, Callable[..., Any]] = {
+    "variable": autodiff._session_variable,
+    "einsum": _session_einsum,
+}
+"""Python-defined methods of ``Session`` (``variable`` and ``einsum``)."""
+
+
+def install() -> None:
+    """Attach the tables above to ``Tensor``, ``Runtime`` and ``Session``.
+
+    Raises
+    ------
+    RuntimeError
+        If a name is already defined on the class (by the Rust binding or an earlier attach):
+        each attribute is defined in exactly one place.
+    """
+    for cls, attrs in ((Tensor, _TENSOR_METHODS), (Runtime, _RUNTIME_METHODS), (Session, _SESSION_METHODS)):
+        for name, value in attrs.items():
+            if name in cls.__dict__:
+                raise RuntimeError(f"{cls.__name__}.{name} is already defined; refusing to define it twice")
+            setattr(cls, name, value)

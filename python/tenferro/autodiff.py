@@ -337,30 +337,3 @@ def _runtime_no_grad(self: Runtime, fn: Any = None) -> Any:
 
 def _runtime_capture_trace(self: Runtime, fn: Any = None) -> Any:
     return capture_trace(fn)
-
-
-def install() -> None:
-    """Attach the AD methods to ``Runtime``, ``Session`` and ``Tensor``."""
-    for name, fn in {
-        "variable": variable,
-        "grad": grad,
-        "grad_optional": grad_optional,
-        "vjp": vjp,
-        "vjp_optional": vjp_optional,
-        "jvp": jvp,
-        "jvp_optional": jvp_optional,
-        "clear_grads": clear_grads,
-        "no_grad": _runtime_no_grad,
-        "capture_trace": _runtime_capture_trace,
-    }.items():
-        setattr(Runtime, name, fn)
-    Session.variable = _session_variable
-    for name, fn in {
-        "backward": backward,
-        "backward_with": backward_with,
-        "clear_grad": clear_grad,
-        "detach": detach,
-        "detach_into": detach_into,
-    }.items():
-        setattr(Tensor, name, fn)
-    Tensor.grad = property(_grad_property, _set_grad_property, doc=_grad_property.__doc__)

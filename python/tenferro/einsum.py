@@ -30,7 +30,6 @@ from __future__ import annotations
 import heapq
 import math
 import string
-import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -46,10 +45,6 @@ _SESSION = _implicit_session()
 _OPTIMAL_MAX = 8
 _BOOL = np.dtype(bool)
 _F64 = np.dtype(np.float64)
-
-
-def _tf() -> Any:
-    return sys.modules["tenferro"]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -981,9 +976,6 @@ def _session_einsum(self: Session, *operands: Any, optimize: Any = "greedy") -> 
     [1.0, 2.0]
     """
     return _einsum(self, operands, optimize)
-
-
-Session.einsum = _session_einsum  # type: ignore[attr-defined]
 
 
 # The extension calls these back; it never imports this module (which imports it).

@@ -692,13 +692,14 @@ def _assemble(frame: _Frame, blocks: list[list[Tensor]], out_tree: _TreeDef, sin
 
 def _stack_reshape(parts: list[Tensor], lead: bool, out_shape: tuple[int, ...], in_shape: tuple[int, ...]) -> Tensor:
     """Stack per-element derivatives into a tensor of shape ``out_shape + in_shape``."""
-    from . import _numpy_api as np_api
+    from ._numpy_api.joining import stack
+    from ._numpy_api.layout import reshape
 
     target = tuple(out_shape) + tuple(in_shape)
     if not parts:  # zero-size output or input
         return None  # type: ignore[return-value]
-    stacked = np_api.stack(parts, axis=0 if lead else -1)
-    return np_api.reshape(stacked, target)
+    stacked = stack(parts, axis=0 if lead else -1)
+    return reshape(stacked, target)
 
 
 def _empty_jac(frame: _Frame, out: Tensor, w: Tensor, dtype: Any) -> Tensor:

@@ -59,7 +59,13 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import prim as _p
-from ._numpy_api import _adopt, _normalize_axes
+from ._factories import asarray
+from ._numpy_api import elementwise as _ew
+from ._numpy_api import indexing as _ix
+from ._numpy_api import layout as _lay
+from ._numpy_api import linear as _lin
+from ._numpy_api import reductions as _red
+from ._numpy_api._common import _adopt, _normalize_axes
 from ._tenferro import Tensor
 from .errors import LinAlgError, ShapeError
 
@@ -144,16 +150,9 @@ class SlogdetResult(NamedTuple):
 # ---------------------------------------------------------------------------------------------
 
 
-def _tf() -> Any:
-    import tenferro
-
-    return tenferro
-
-
 def _matrix(op: str, a: ArrayLike, *, square: bool = False) -> Tensor:
     """``a`` as a float or complex tensor of rank >= 2 (ints and bools become float64)."""
-    tf = _tf()
-    x = a if isinstance(a, Tensor) else tf.asarray(a)
+    x = a if isinstance(a, Tensor) else asarray(a)
     if x.ndim < 2:
         raise ShapeError(f"linalg.{op}: expected an array of at least two dimensions, got shape {tuple(x.shape)}")
     if square and x.shape[-1] != x.shape[-2]:
@@ -209,13 +208,12 @@ def _hermitian_core(op: str, a: ArrayLike, UPLO: str) -> Tensor:
         raise ValueError(f"linalg.{op}: UPLO must be 'L' or 'U', got {UPLO!r}")
     x = _matrix(op, a, square=True)
     if UPLO == "U":
-        x = _tf().conj(_swap(x))
+        x = _ew.conj(_swap(x))
     return _core(x)
 
 
 def _broadcast_batch(op: str, a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
     """Broadcast the batch axes of ``a`` and ``b`` against each other (NumPy rules)."""
-    tf = _tf()
     try:
         batch = np.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
     except ValueError:
@@ -223,9 +221,9 @@ def _broadcast_batch(op: str, a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
             f"linalg.{op}: batch axes {tuple(a.shape[:-2])} and {tuple(b.shape[:-2])} do not broadcast"
         ) from None
     if tuple(a.shape[:-2]) != batch:
-        a = tf.broadcast_to(a, (*batch, *a.shape[-2:]))
+        a = _lay.broadcast_to(a, (*batch, *a.shape[-2:]))
     if tuple(b.shape[:-2]) != batch:
-        b = tf.broadcast_to(b, (*batch, *b.shape[-2:]))
+        b = _lay.broadcast_to(b, (*batch, *b.shape[-2:]))
     return a, b
 
 
@@ -486,13 +484,12 @@ def cholesky(a: ArrayLike, upper: bool = False) -> Tensor:
     >>> tf.linalg.cholesky(tf.asarray([[4.0, 2.0], [2.0, 5.0]])).tolist()
     [[2.0, 0.0], [1.0, 2.0]]
     """
-    tf = _tf()
     x = _matrix("cholesky", a, square=True)
     if upper:
         # The kernel reads the lower triangle: hand it aᴴ, whose lower triangle is a's upper one.
-        x = tf.conj(_swap(x))
+        x = _ew.conj(_swap(x))
     low = _batch_first(_p.cholesky(_core(x)), 2)
-    return tf.conj(_swap(low)) if upper else low
+    return _ew.conj(_swap(low)) if upper else low
 
 
 def lu(a: ArrayLike) -> LUResult:
@@ -523,14 +520,13 @@ def lu(a: ArrayLike) -> LUResult:
 
 
 def _solve_like(op: str, a: ArrayLike, b: ArrayLike, run: Any) -> Tensor:
-    tf = _tf()
     if isinstance(b, Tensor) and not isinstance(a, Tensor):
         a = _adopt(a, (b,))  # nested tracked tensors stay tracked
     x = _matrix(op, a, square=True)
     y = _adopt(b, (x,))
     vector = y.ndim == 1
     if vector:
-        y = tf.expand_dims(y, -1)
+        y = _lay.expand_dims(y, -1)
     if y.ndim < 2:
         raise ShapeError(f"linalg.{op}: b must have at least one dimension, got shape {tuple(y.shape)}")
     if y.shape[-2] != x.shape[-1]:
@@ -660,10 +656,9 @@ def det(a: ArrayLike) -> Tensor:
     >>> round(float(tf.linalg.det(tf.asarray([[1.0, 2.0], [3.0, 4.0]]))), 12)
     -2.0
     """
-    tf = _tf()
     with _named("det"):
         s, logabs = slogdet(_matrix("det", a, square=True))
-    return tf.multiply(s, tf.exp(logabs))
+    return _ew.multiply(s, _ew.exp(logabs))
 
 
 def pinv(a: ArrayLike, rtol: Any = None) -> Tensor:
@@ -715,7 +710,6 @@ def pinv(a: ArrayLike, rtol: Any = None) -> Tensor:
     >>> np.round(tf.linalg.pinv(tf.asarray([[1.0], [1.0]])), 12).tolist()
     [[0.5, 0.5]]
     """
-    tf = _tf()
     x = _matrix("pinv", a)
     m, n = x.shape[-2:]
     batch = tuple(x.shape[:-2])
@@ -733,7 +727,7 @@ def pinv(a: ArrayLike, rtol: Any = None) -> Tensor:
             raise ValueError(f"linalg.pinv: rtol of shape {tol.shape[:-1]} does not broadcast to the batch shape {batch}")
     if min(m, n) == 0:
         # Zeros of shape (..., n, m), in `a`'s runtime and attached to it (zero derivative).
-        return tf.multiply(_swap(x), 0)
+        return _ew.multiply(_swap(x), 0)
     with _named("pinv"):
         sv = np.asarray(svdvals(x.detach()))  # the routes are chosen on values only
     smax = sv.max(axis=-1, keepdims=True)
@@ -744,17 +738,16 @@ def pinv(a: ArrayLike, rtol: Any = None) -> Tensor:
         return _pinv_svd(x, tol, eps)
     mask = well[..., None, None]
     stand_in = _eye_like(x, tuple(x.shape))
-    return tf.where(mask, _pinv_qr(tf.where(mask, x, stand_in)), _pinv_svd(x, tol, eps))
+    return _ix.where(mask, _pinv_qr(_ix.where(mask, x, stand_in)), _pinv_svd(x, tol, eps))
 
 
 def _pinv_qr(x: Tensor) -> Tensor:
     """``R⁻¹·Qᴴ`` of full-rank ``x`` (through ``xᴴ`` when it is wide)."""
-    tf = _tf()
     m, n = x.shape[-2:]
-    y = x if m >= n else tf.conj(_swap(x))
+    y = x if m >= n else _ew.conj(_swap(x))
     q, r = qr(y)
-    p = triangular_solve(r, tf.conj(_swap(q)), lower=False)
-    return p if m >= n else tf.conj(_swap(p))
+    p = triangular_solve(r, _ew.conj(_swap(q)), lower=False)
+    return p if m >= n else _ew.conj(_swap(p))
 
 
 def _pinv_svd(x: Tensor, tol: np.ndarray, eps: float) -> Tensor:
@@ -770,14 +763,13 @@ def _pinv_svd(x: Tensor, tol: np.ndarray, eps: float) -> Tensor:
     with ``g`` detached once), since that expression squares the condition number. ``eps`` is
     the dtype's.
     """
-    tf = _tf()
     u, s, vh = svd(x, full_matrices=False)
-    cutoff = tf.multiply(tf.max(s, axis=-1, keepdims=True), tol)
-    keep = tf.greater(s, cutoff).astype(s.dtype)
+    cutoff = _ew.multiply(_red.max(s, axis=-1, keepdims=True), tol)
+    keep = _ew.greater(s, cutoff).astype(s.dtype)
     # 1/s where kept, 0 elsewhere, without a division by zero (whose derivative would be inf).
-    sinv = tf.divide(keep, tf.add(s, tf.subtract(1.0, keep)))
-    v = tf.conj(_swap(vh))
-    p = tf.matmul(tf.multiply(v, tf.expand_dims(sinv, -2)), tf.conj(_swap(u)))
+    sinv = _ew.divide(keep, _ew.add(s, _ew.subtract(1.0, keep)))
+    v = _ew.conj(_swap(vh))
+    p = _lin.matmul(_ew.multiply(v, _lay.expand_dims(sinv, -2)), _ew.conj(_swap(u)))
     if not _p._SESSION._records(x):
         return p
     sv, kept = np.asarray(s.detach()), np.asarray(keep.detach()) > 0
@@ -786,55 +778,50 @@ def _pinv_svd(x: Tensor, tol: np.ndarray, eps: float) -> Tensor:
     smooth = (kept.any(axis=-1, keepdims=True) & (smallest_kept > eps**0.25 * smax))[..., None]
     if not smooth.any():
         return p
-    vk = tf.multiply(v, tf.expand_dims(keep, -2))
-    proj = tf.matmul(vk, tf.conj(_swap(vk)))
+    vk = _ew.multiply(v, _lay.expand_dims(keep, -2))
+    proj = _lin.matmul(vk, _ew.conj(_swap(vk)))
     eye = _eye_like(x, tuple(proj.shape))
-    xr = tf.matmul(x, proj)
-    xrh = tf.conj(_swap(xr))
-    gram = tf.add(tf.matmul(xrh, xr), tf.multiply(tf.subtract(eye, proj), (smax**2)[..., None]))
-    g = solve(tf.where(smooth, gram, eye), xrh)
-    return tf.where(smooth, tf.add(p.detach(), tf.subtract(g, g.detach())), p)
+    xr = _lin.matmul(x, proj)
+    xrh = _ew.conj(_swap(xr))
+    gram = _ew.add(_lin.matmul(xrh, xr), _ew.multiply(_ew.subtract(eye, proj), (smax**2)[..., None]))
+    g = solve(_ix.where(smooth, gram, eye), xrh)
+    return _ix.where(smooth, _ew.add(p.detach(), _ew.subtract(g, g.detach())), p)
 
 
 def _abs2(x: Tensor) -> Tensor:
-    tf = _tf()
     if x.dtype.kind == "c":
-        return tf.add(tf.square(tf.real(x)), tf.square(tf.imag(x)))
-    return tf.square(x)
+        return _ew.add(_ew.square(_ew.real(x)), _ew.square(_ew.imag(x)))
+    return _ew.square(x)
 
 
 def _where_nonzero(v: Tensor, f: Any, at_zero: float) -> Tensor:
     """``f(v)`` where ``v != 0`` and ``at_zero`` elsewhere, with derivative 0 at the zeros (``f``
     only ever sees non-zero values, so no ``0·inf = NaN``); NaN stays NaN."""
-    tf = _tf()
-    nz = tf.not_equal(v, 0)
-    return tf.where(nz, f(tf.where(nz, v, 1.0)), at_zero)
+    nz = _ew.not_equal(v, 0)
+    return _ix.where(nz, f(_ix.where(nz, v, 1.0)), at_zero)
 
 
 def _root(s: Tensor, p: float) -> Tensor:
     """``s ** (1/p)`` of a sum ``s`` of ``|x|**p``. For ``p > 0`` the norm of a zero vector gets
     the zero subgradient, as in PyTorch; ``p < 0`` needs no guard (``0 ** (1/p) = inf``, as
     NumPy)."""
-    tf = _tf()
     if p < 0:
-        return tf.power(s, 1.0 / p)
-    return _where_nonzero(s, tf.sqrt if p == 2 else (lambda v: tf.power(v, 1.0 / p)), 0.0)
+        return _ew.power(s, 1.0 / p)
+    return _where_nonzero(s, _ew.sqrt if p == 2 else (lambda v: _ew.power(v, 1.0 / p)), 0.0)
 
 
 def _abs_pow(ax: Tensor, p: float) -> Tensor:
     """``|x| ** p`` whose derivative is 0 at ``x == 0`` (``p·0**(p-1)`` is inf for ``p < 1``),
     the convention that gives PyTorch's zero subgradient."""
-    tf = _tf()
-    return _where_nonzero(ax, lambda v: tf.power(v, p), 0.0 if p > 0 else math.inf)
+    return _where_nonzero(ax, lambda v: _ew.power(v, p), 0.0 if p > 0 else math.inf)
 
 
 def _max0(x: Tensor, axis: Any, keepdims: bool) -> Tensor:
     """``max`` of non-negative values over ``axis``, 0 over an empty axis (as NumPy's norms)."""
-    tf = _tf()
     axes = axis if isinstance(axis, tuple) else (axis,)
     if any(x.shape[a] == 0 for a in axes):
-        return tf.sum(x, axis=axis, keepdims=keepdims)
-    return tf.max(x, axis=axis, keepdims=keepdims)
+        return _red.sum(x, axis=axis, keepdims=keepdims)
+    return _red.max(x, axis=axis, keepdims=keepdims)
 
 
 def _scaled_power_norm(x: Tensor, p: float, axis: Any, keepdims: bool) -> Tensor:
@@ -843,73 +830,70 @@ def _scaled_power_norm(x: Tensor, p: float, axis: Any, keepdims: bool) -> Tensor
     over- or underflows where the norm does not (``[1e200, 1e200]``, ``[1e-170, 0]``), and the
     gradient ``x·|x|**(p−2)/‖x‖**(p−1)`` survives there. ``m`` is a constant: the expression is
     homogeneous of degree 0 in it, so the derivatives of every order are those of the norm."""
-    tf = _tf()
-    m = _max0(tf.abs(x.detach()), axis, True)
+    m = _max0(_ew.abs(x.detach()), axis, True)
     info = np.finfo(m.dtype)
     tiny = float(info.tiny)
     # Subnormal slices are first lifted by the exact constant c = 2^(nmant+11) (normal for every
     # subnormal), so that x/m lies in [1, 2] there too and neither the value (|x/m|**30) nor the
     # reverse-mode cotangent (scaled by m, then by 1/m) underflows.
     # (The selected branch is a tensor so that the constants join m's runtime.)
-    lift = tf.where(tf.logical_and(m > 0, m < tiny), m * 0.0 + float(2.0 ** (info.nmant + 11)), 1.0)
-    x = tf.multiply(x, lift)
-    m = tf.multiply(m, lift)
+    lift = _ix.where(_ew.logical_and(m > 0, m < tiny), m * 0.0 + float(2.0 ** (info.nmant + 11)), 1.0)
+    x = _ew.multiply(x, lift)
+    m = _ew.multiply(m, lift)
     # At least the smallest normal number, whose reciprocal (in the derivative) is finite.
-    m = tf.where(tf.isfinite(m), tf.maximum(m, tiny), 1.0)
-    xs = tf.divide(x, m)
+    m = _ix.where(_ew.isfinite(m), _ew.maximum(m, tiny), 1.0)
+    xs = _ew.divide(x, m)
     if p == 2:
-        r = _root(tf.sum(_abs2(xs), axis=axis, keepdims=True), 2)
+        r = _root(_red.sum(_abs2(xs), axis=axis, keepdims=True), 2)
     else:
-        r = _root(tf.sum(_abs_pow(tf.abs(xs), p), axis=axis, keepdims=True), p)
-    r = tf.divide(tf.multiply(r, m), lift)
-    return r if keepdims else tf.squeeze(r, axis=axis)
+        r = _root(_red.sum(_abs_pow(_ew.abs(xs), p), axis=axis, keepdims=True), p)
+    r = _ew.divide(_ew.multiply(r, m), lift)
+    return r if keepdims else _lay.squeeze(r, axis=axis)
 
 
 def _vector_norm(x: Tensor, ord: Any, axis: int, keepdims: bool) -> Tensor:
-    tf = _tf()
     if ord is None or ord == 2:
         return _scaled_power_norm(x, 2, axis, keepdims)
-    ax = tf.abs(x)
+    ax = _ew.abs(x)
     if ord == math.inf:
         return _max0(ax, axis, keepdims)
     if ord == -math.inf:
-        return tf.min(ax, axis=axis, keepdims=keepdims)
+        return _red.min(ax, axis=axis, keepdims=keepdims)
     if ord == 0:
-        return tf.sum(tf.not_equal(x, 0), axis=axis, keepdims=keepdims).astype(ax.dtype)
+        return _red.sum(_ew.not_equal(x, 0), axis=axis, keepdims=keepdims).astype(ax.dtype)
     if ord == 1:
-        return tf.sum(ax, axis=axis, keepdims=keepdims)
+        return _red.sum(ax, axis=axis, keepdims=keepdims)
     if isinstance(ord, str):
         raise ValueError(f"linalg.norm: invalid norm order {ord!r} for vectors")
     return _scaled_power_norm(x, float(ord), axis, keepdims)
 
 
 def _matrix_norm(x: Tensor, ord: Any, axes: tuple[int, int], keepdims: bool) -> Tensor:
-    tf = _tf()
     r, c = axes
     if ord is None or ord == "fro":
         out = _scaled_power_norm(x, 2, (r, c), True)
     elif ord in ("nuc", 2, -2):
         # Singular values of the matrices in (r, c): move them last.
-        y = tf.moveaxis(x, (r, c), (-2, -1))
+        y = _lay.moveaxis(x, (r, c), (-2, -1))
         s = svdvals(y)
         if ord == "nuc":
-            red = tf.sum(s, axis=-1)
+            red = _red.sum(s, axis=-1)
         elif ord == 2:
             red = _max0(s, -1, False)
         else:
-            red = tf.min(s, axis=-1)
-        out = tf.expand_dims(tf.expand_dims(red, -1), -1)
-        out = tf.moveaxis(out, (-2, -1), (r, c))
+            red = _red.min(s, axis=-1)
+        out = _lay.expand_dims(_lay.expand_dims(red, -1), -1)
+        out = _lay.moveaxis(out, (-2, -1), (r, c))
     elif ord in (1, -1, math.inf, -math.inf):
         # 1: max over columns of the column sums; inf: max over rows of the row sums.
         sum_ax, red_ax = (r, c) if ord in (1, -1) else (c, r)
-        sums = tf.sum(tf.abs(x), axis=sum_ax, keepdims=True)
-        red = _max0 if ord in (1, math.inf) else tf.min
+        sums = _red.sum(_ew.abs(x), axis=sum_ax, keepdims=True)
+        red = _max0 if ord in (1, math.inf) else _red.min
         out = red(sums, axis=red_ax, keepdims=True)
     else:
         raise ValueError(f"linalg.norm: invalid norm order {ord!r} for matrices")
     if not keepdims:
-        out = tf.squeeze(out, axis=(r, c))
+        out = _lay.squeeze(out, axis=(r, c))
     return out
 
 
@@ -953,16 +937,15 @@ def norm(x: ArrayLike, ord: Any = None, axis: Any = None, keepdims: bool = False
     >>> tf.linalg.norm(x, axis=1).tolist()
     [3.0, 4.0]
     """
-    tf = _tf()
-    t = x if isinstance(x, Tensor) else tf.asarray(x)
+    t = x if isinstance(x, Tensor) else asarray(x)
     if t.dtype.kind in "biu":
         t = t.astype(np.float64)
     nd = t.ndim
     if axis is None:
         if ord is None:
-            r = _scaled_power_norm(tf.reshape(t, (-1,)), 2, 0, False)
+            r = _scaled_power_norm(_lay.reshape(t, (-1,)), 2, 0, False)
             if keepdims:
-                r = tf.reshape(r, (1,) * nd)
+                r = _lay.reshape(r, (1,) * nd)
             return r
         if nd == 1:
             return _vector_norm(t, ord, 0, keepdims)
@@ -991,7 +974,7 @@ def matrix_transpose(x: ArrayLike) -> Tensor:
     >>> tf.linalg.matrix_transpose(tf.asarray([[1, 2, 3]])).shape
     (3, 1)
     """
-    t = x if isinstance(x, Tensor) else _tf().asarray(x)
+    t = x if isinstance(x, Tensor) else asarray(x)
     if t.ndim < 2:
         raise ShapeError(f"linalg.matrix_transpose: expected rank >= 2, got shape {tuple(t.shape)}")
     return _swap(t)
@@ -1006,7 +989,7 @@ def trace(x: ArrayLike, offset: int = 0) -> Tensor:
     >>> tf.linalg.trace(tf.asarray([[1.0, 2.0], [3.0, 4.0]])).tolist()
     5.0
     """
-    return _tf().trace(x, offset=offset, axis1=-2, axis2=-1)
+    return _lin.trace(x, offset=offset, axis1=-2, axis2=-1)
 
 
 def diagonal(x: ArrayLike, offset: int = 0) -> Tensor:
@@ -1018,4 +1001,4 @@ def diagonal(x: ArrayLike, offset: int = 0) -> Tensor:
     >>> tf.linalg.diagonal(tf.asarray([[1.0, 2.0], [3.0, 4.0]])).tolist()
     [1.0, 4.0]
     """
-    return _tf().diagonal(x, offset=offset, axis1=-2, axis2=-1)
+    return _lin.diagonal(x, offset=offset, axis1=-2, axis2=-1)

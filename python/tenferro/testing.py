@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from . import _factories
+from ._tenferro import Runtime
 
 __all__ = ["assert_close", "check_grads"]
 
@@ -231,8 +232,6 @@ def check_grads(
     >>> import tenferro as tf
     >>> tf.testing.check_grads(lambda x: (tf.exp(x) * x).sum(), [[0.5, -1.0]])
     """
-    import tenferro as tf
-
     rng = np.random.default_rng(seed)
     prim = [np.array(np.asarray(a), copy=True) for a in args]
     single = any(np.asarray(a).dtype in (np.float32, np.complex64) for a in prim)
@@ -247,14 +246,14 @@ def check_grads(
         return r.astype(a.dtype)
 
     def evaluate(fn: Any, xs: list[np.ndarray]) -> np.ndarray:
-        return np.array(np.asarray(fn(*[tf.tensor(x) for x in xs])), copy=True)
+        return np.array(np.asarray(fn(*[_factories.tensor(x) for x in xs])), copy=True)
 
     def check(fn: Any, xs: list[np.ndarray], level: int) -> None:
         vs = [rand_like(x) for x in xs]
         plus = evaluate(fn, [x + eps * v for x, v in zip(xs, vs)])
         minus = evaluate(fn, [x - eps * v for x, v in zip(xs, vs)])
         numeric = (plus - minus) / (2 * eps)
-        rt = tf.Runtime()
+        rt = Runtime()
         tx = [rt.variable(x) for x in xs]
         with _factories._recording_on(rt):  # constants f builds with the factories live on rt
             y = fn(*tx)
@@ -281,7 +280,7 @@ def check_grads(
                     rt2 = ts[0].runtime
                     vs2 = list(ts)
                 else:
-                    rt2 = tf.Runtime()
+                    rt2 = Runtime()
                     vs2 = [rt2.variable(np.asarray(t)) for t in ts]
                 with _factories._recording_on(rt2):
                     out = fn(*vs2)

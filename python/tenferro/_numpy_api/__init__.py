@@ -1,0 +1,195 @@
+"""NumPy-named functions with NumPy 2 semantics, lowered onto :mod:`tenferro.prim`.
+
+This module is the *NumPy vocabulary* of tenferro (python-api.md, "Two vocabularies, never
+mixed"): ``tf.exp``, ``tf.sum``, ``tf.reshape``, ``tf.floor_divide`` ... follow NumPy 2 (C-order
+reshape, ``axis``/``keepdims`` keywords, ``sum`` of ints and bools accumulating in int64, floor
+division with the sign of the divisor, true division of ints giving float64), while every one of
+them is a short composition of the primitives of :mod:`tenferro.prim`, which keep tenferro's own
+semantics (column-major ``reshape``, truncating integer ``div``/``rem``, dtype-keeping reductions).
+Because only primitives are called, whatever the primitives record (automatic differentiation,
+engine dispatch) applies to these functions unchanged.
+
+Inputs may be tensors, NumPy arrays, nested lists or Python scalars. Non-tensors are converted with
+:func:`tenferro.asarray`, except Python scalars given next to a tensor, which stay *weak* as in
+NumPy 2 (NEP 50) and JAX: ``tf.add(x_f32, 1.0)`` is float32, ``tf.add(x_i32, 1)`` is int32.
+
+The dtypes are the seven of ops.md (bool, int32, int64, float32, float64, complex64, complex128),
+combined by the promotion lattice of ops.md, which agrees with NumPy's ``result_type`` on them.
+
+The functions live in one module per family, each importing what it needs from the others:
+:mod:`.elementwise`, :mod:`.reductions`, :mod:`.layout`, :mod:`.joining`, :mod:`.linear`
+(contraction and matrix structure), :mod:`.indexing` and :mod:`.dtypes`, over the shared helpers
+of :mod:`._common`. The creation functions (``tf.zeros``, ``tf.asarray``, ...) are in
+:mod:`tenferro._factories`; the NumPy-style ``Tensor`` methods built from these functions are
+attached in :mod:`tenferro._tensor_methods`.
+"""
+
+from __future__ import annotations
+
+from .elementwise import (
+    abs,
+    absolute,
+    add,
+    clip,
+    conj,
+    conjugate,
+    cos,
+    divide,
+    divmod,
+    equal,
+    exp,
+    expm1,
+    floor_divide,
+    greater,
+    greater_equal,
+    imag,
+    isfinite,
+    isinf,
+    isnan,
+    less,
+    less_equal,
+    log,
+    log1p,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    maximum,
+    minimum,
+    mod,
+    multiply,
+    negative,
+    not_equal,
+    positive,
+    power,
+    real,
+    remainder,
+    sign,
+    sin,
+    sqrt,
+    square,
+    subtract,
+    tan,
+    tanh,
+    true_divide,
+)
+from .reductions import (
+    all,
+    amax,
+    amin,
+    any,
+    max,
+    mean,
+    min,
+    prod,
+    sum,
+)
+from .layout import (
+    broadcast_to,
+    expand_dims,
+    flip,
+    moveaxis,
+    ravel,
+    reshape,
+    squeeze,
+    swapaxes,
+    transpose,
+)
+from .joining import (
+    concatenate,
+    pad,
+    stack,
+)
+from .linear import (
+    diagonal,
+    matmul,
+    tensordot,
+    trace,
+    tril,
+    triu,
+)
+from .indexing import (
+    take,
+    where,
+)
+from .dtypes import (
+    astype,
+)
+
+__all__ = [
+    "abs",
+    "absolute",
+    "add",
+    "all",
+    "amax",
+    "amin",
+    "any",
+    "astype",
+    "broadcast_to",
+    "clip",
+    "concatenate",
+    "conj",
+    "conjugate",
+    "cos",
+    "diagonal",
+    "divide",
+    "divmod",
+    "equal",
+    "exp",
+    "expand_dims",
+    "expm1",
+    "flip",
+    "floor_divide",
+    "greater",
+    "greater_equal",
+    "imag",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "less",
+    "less_equal",
+    "log",
+    "log1p",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "logical_xor",
+    "matmul",
+    "max",
+    "maximum",
+    "mean",
+    "min",
+    "minimum",
+    "mod",
+    "moveaxis",
+    "multiply",
+    "negative",
+    "not_equal",
+    "pad",
+    "positive",
+    "power",
+    "prod",
+    "ravel",
+    "real",
+    "remainder",
+    "reshape",
+    "sign",
+    "sin",
+    "sqrt",
+    "square",
+    "squeeze",
+    "stack",
+    "subtract",
+    "sum",
+    "swapaxes",
+    "take",
+    "tan",
+    "tanh",
+    "tensordot",
+    "trace",
+    "transpose",
+    "tril",
+    "triu",
+    "true_divide",
+    "where",
+]
