@@ -752,6 +752,35 @@ fn reduce_cases(rng: &mut Rng) -> Vec<Case> {
             vec![true],
         ));
     }
+    // Ties (the ½/½ split of `autodiff.md` must be the same in both rules): the operands
+    // agree in half of the positions; a reduction with three tied maxima/minima.
+    let x = rand(rng, F, &[3, 4]);
+    let y: Vec<f64> = x
+        .to_vec::<f64>()
+        .iter()
+        .enumerate()
+        .map(|(i, v)| if i % 2 == 0 { *v } else { rng.uniform() })
+        .collect();
+    let y = Tensor::from_vec(&[3, 4], y).unwrap();
+    for b in [BinaryOp::Maximum, BinaryOp::Minimum] {
+        cases.push(prim(
+            &format!("{b:?} with ties"),
+            Op::Binary(b),
+            F,
+            vec![x.clone(), y.clone()],
+            vec![true, true],
+        ));
+    }
+    let tied = Tensor::from_vec(&[3, 2], vec![0.5f64, -0.2, 0.5, -0.2, 0.5, -0.2]).unwrap();
+    for op in [ReduceOp::Max, ReduceOp::Min] {
+        cases.push(prim(
+            &format!("Reduce{op:?} axis 0 with three tied values"),
+            red(op, &[0]),
+            F,
+            vec![tied.clone()],
+            vec![true],
+        ));
+    }
     cases.push(prim(
         "ReduceMax all axes",
         red(ReduceOp::Max, &[0, 1, 2]),
