@@ -17,8 +17,9 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 use tenferro_ad::rules::{rule, Rule};
-use tenferro_ad::{jvp_graph, vjp_graph, Ctx, Node, NodeKind, Var};
+use tenferro_ad::{jvp_graph, vjp_graph, Apply, Ctx, Node, NodeKind, Var};
 use tenferro_cpu::CpuEngine;
+use tenferro_eager::{DirectHost, Exec, ModeState, Runtime, IMPLICIT};
 use tenferro_ops::{
     row, DotGeneralConfig, GatherConfig, LinalgOp, Op, OpKind, PadConfig, ReduceOp, ScatterConfig,
     SliceConfig, UnaryOp,
@@ -27,12 +28,36 @@ use tenferro_ops::{BinaryOp, CompareDir};
 use tenferro_tensor::{Complex32, Complex64, DType, Result, Tensor};
 
 /// The one place a [`Ctx`] is made (its construction is about to change).
-fn ctx(e: &CpuEngine, record: bool) -> Ctx<'_> {
-    Ctx { engine: e, record }
+/// A serial CPU engine lent to a fresh runtime, as a backward pass resolves it; rule bodies run
+/// through the eager core's `Exec::apply_vars` (the session path).
+struct Env {
+    host: DirectHost,
+    exec: Exec,
 }
 
-fn engine() -> CpuEngine {
-    CpuEngine::new(Some(1)).unwrap()
+impl Apply for Env {
+    fn apply_vars(&self, op: &Op, inputs: &[&Var], record: bool) -> Result<Vec<Var>> {
+        let mode = ModeState {
+            grad_enabled: record,
+            ..ModeState::default()
+        };
+        self.exec.apply_vars(op, inputs, &mode, &self.host)
+    }
+}
+
+fn ctx(e: &Env, record: bool) -> Ctx<'_> {
+    Ctx { exec: e, record }
+}
+
+fn engine() -> Env {
+    let host = DirectHost {
+        engine: Arc::new(CpuEngine::new(Some(1)).unwrap()),
+    };
+    let rt = Runtime::new();
+    let exec = IMPLICIT
+        .resolve("dot_product_identity", Some(&rt), &ModeState::default(), &host)
+        .unwrap();
+    Env { host, exec }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1072,7 +1097,7 @@ fn recorded_kinds(out: &Var) -> HashSet<OpKind> {
     kinds
 }
 
-fn sides(e: &CpuEngine, case: &Case, rng: &mut Rng, corrupt: Corrupt) -> Result<Sides> {
+fn sides(e: &Env, case: &Case, rng: &mut Rng, corrupt: Corrupt) -> Result<Sides> {
     let vars: Vec<Var> = case
         .inputs
         .iter()
@@ -1139,7 +1164,7 @@ fn sides(e: &CpuEngine, case: &Case, rng: &mut Rng, corrupt: Corrupt) -> Result<
 
 /// `Ok` when the identity holds within the case's tolerance; the error names the numbers.
 fn check(
-    e: &CpuEngine,
+    e: &Env,
     case: &Case,
     seed: u64,
     corrupt: Corrupt,
