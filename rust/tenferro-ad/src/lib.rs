@@ -26,9 +26,9 @@
 
 pub mod rules;
 
+use std::any::Any;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::any::Any;
 use std::sync::{Arc, Mutex, OnceLock};
 use tenferro_ops::Op;
 use tenferro_tensor::{Error, Result, Tensor};

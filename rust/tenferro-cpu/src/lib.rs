@@ -307,7 +307,6 @@ impl CpuEngine {
         self.operand_copies
             .load(std::sync::atomic::Ordering::Relaxed)
     }
-
 }
 
 #[cfg(test)]

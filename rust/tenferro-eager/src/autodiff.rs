@@ -156,7 +156,13 @@ pub fn backward(
     mode: &ModeState,
     host: &dyn Host,
 ) -> Result<Vec<(u64, Option<EagerTensor>, EagerTensor)>> {
-    let seed = seed("backward_with", "backward", "backward_with(cotangent)", output, cotangent)?;
+    let seed = seed(
+        "backward_with",
+        "backward",
+        "backward_with(cotangent)",
+        output,
+        cotangent,
+    )?;
     let var = output.var();
     let leaves: Vec<Arc<Node>> = reachable_leaves(&var);
     if leaves.is_empty() {
@@ -190,9 +196,9 @@ pub fn backward(
             };
             *s = Some(acc);
         }
-        let leaf_tensor = leaf.leaf_value().map(|v| {
-            EagerTensor::new(v.clone(), output.runtime.clone(), Some(leaf.clone()))
-        });
+        let leaf_tensor = leaf
+            .leaf_value()
+            .map(|v| EagerTensor::new(v.clone(), output.runtime.clone(), Some(leaf.clone())));
         result.push((
             leaf.id,
             leaf_tensor,

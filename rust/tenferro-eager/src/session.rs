@@ -11,8 +11,8 @@ use tenferro_ad::{record, record_multi, Apply, Node, Var};
 use tenferro_ops::Op;
 use tenferro_runtime::{apply_multi, Borrow, Engine, Program};
 use tenferro_tensor::dtype::scalar_default_dtype;
-use tenferro_tensor::{promote, promote_weak, Complex32, Complex64, DType, Error, Result, Scalar};
 use tenferro_tensor::Tensor;
+use tenferro_tensor::{promote, promote_weak, Complex32, Complex64, DType, Error, Result, Scalar};
 
 /// A tensor as the eager core holds it: the value, the runtime it belongs to and, when it was
 /// recorded (or captured by a functional transform), its node.
@@ -494,7 +494,13 @@ impl Exec {
     }
 
     /// Record `op(inputs) = outputs` (single- or multi-output) under the active-edge rule.
-    fn record(&self, op: &Op, inputs: Vec<Var>, outs: Vec<Tensor>, capture: bool) -> Result<Vec<Var>> {
+    fn record(
+        &self,
+        op: &Op,
+        inputs: Vec<Var>,
+        outs: Vec<Tensor>,
+        capture: bool,
+    ) -> Result<Vec<Var>> {
         if op.num_outputs() == 1 {
             let mut outs = outs;
             let out = outs
@@ -553,7 +559,12 @@ impl Exec {
         let mut slots: Vec<Option<Var>> =
             Vec::with_capacity(inputs.len() + program.consts().len() + program.instrs().len());
         slots.extend(inputs.into_iter().map(Some));
-        slots.extend(program.consts().iter().map(|t| Some(Var::constant(t.clone()))));
+        slots.extend(
+            program
+                .consts()
+                .iter()
+                .map(|t| Some(Var::constant(t.clone()))),
+        );
         for (k, ins) in program.instrs().iter().enumerate() {
             if k > 0 {
                 host.checkpoint(op)?;

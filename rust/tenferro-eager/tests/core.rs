@@ -57,7 +57,10 @@ fn apply_runs_the_op_and_records_nothing_for_constants() {
     // A host array is adopted as a constant of the op's runtime.
     let d = apply(
         Op::Binary(BinaryOp::Mul),
-        &[Operand::Tensor(&a), Operand::Array(t64(&[3], &[2.0, 2.0, 2.0]))],
+        &[
+            Operand::Tensor(&a),
+            Operand::Array(t64(&[3], &[2.0, 2.0, 2.0])),
+        ],
         &mode,
         &h,
     );
@@ -79,7 +82,12 @@ fn weak_scalars_take_the_tensor_dtype() {
     assert_eq!(y.value.dtype(), DType::F32);
     assert_eq!(y.value.to_vec::<f32>(), vec![3.0, 5.0]);
     // Alone, a Python int is int64; an int combined with int32 that does not fit overflows.
-    let z = apply(Op::Unary(UnaryOp::Neg), &[Operand::Scalar(Scalar::Int(3))], &mode, &h);
+    let z = apply(
+        Op::Unary(UnaryOp::Neg),
+        &[Operand::Scalar(Scalar::Int(3))],
+        &mode,
+        &h,
+    );
     assert_eq!(z.value.dtype(), DType::I64);
     let i = EagerTensor::new(
         Tensor::from_vec(&[1], vec![1i32]).unwrap(),
@@ -113,7 +121,10 @@ fn operands_of_another_runtime_are_a_context_mismatch() {
         .err()
         .unwrap();
     assert!(matches!(err, Error::ContextMismatch { .. }), "{err:?}");
-    assert!(err.to_string().contains("operand 1 belongs to runtime"), "{err}");
+    assert!(
+        err.to_string().contains("operand 1 belongs to runtime"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -147,23 +158,26 @@ fn recording_follows_the_mode_state() {
         capture_trace: true,
         ..ModeState::default()
     };
-    let w = apply(Op::Unary(UnaryOp::Exp), &[Operand::Tensor(&c)], &capture, &h);
+    let w = apply(
+        Op::Unary(UnaryOp::Exp),
+        &[Operand::Tensor(&c)],
+        &capture,
+        &h,
+    );
     assert!(w.node().is_some() && !w.is_tracked());
     assert!(c.node().is_some_and(|n| !n.tracked));
     // Integer outputs are never recorded.
-    let k = apply(
-        Op::Cast(DType::I64),
-        &[Operand::Tensor(&x)],
-        &on,
-        &h,
-    );
+    let k = apply(Op::Cast(DType::I64), &[Operand::Tensor(&x)], &on, &h);
     assert!(k.node().is_none());
 }
 
 fn sum_all(x: &EagerTensor, mode: &ModeState, h: &dyn Host) -> EagerTensor {
     let axes: Vec<usize> = (0..x.value.ndim()).collect();
     apply(
-        Op::Reduce { op: ReduceOp::Sum, axes },
+        Op::Reduce {
+            op: ReduceOp::Sum,
+            axes,
+        },
         &[Operand::Tensor(x)],
         mode,
         h,
@@ -187,7 +201,7 @@ fn backward_accumulates_into_the_slots() {
     let g1 = autodiff::backward(&s, None, false, &mode, &h).unwrap();
     assert_eq!(g1.len(), 1);
     assert_eq!(g1[0].2.value.to_vec::<f64>(), vec![2.0, -4.0]);
-    assert!(g1[0].1.as_ref().is_some_and(|l| autodiff::is_leaf(l)));
+    assert!(g1[0].1.as_ref().is_some_and(autodiff::is_leaf));
     autodiff::backward(&s, None, false, &mode, &h).unwrap();
     let g = autodiff::grad_of(&x).unwrap();
     assert_eq!(g.value.to_vec::<f64>(), vec![4.0, -8.0]);
@@ -195,10 +209,14 @@ fn backward_accumulates_into_the_slots() {
     assert!(autodiff::grad_of(&x).is_none());
     assert_eq!(rt.registry_len(), 1);
     // A non-scalar output needs a cotangent; an output no leaf reaches has no gradient.
-    let err = autodiff::backward(&sq, None, false, &mode, &h).err().unwrap();
+    let err = autodiff::backward(&sq, None, false, &mode, &h)
+        .err()
+        .unwrap();
     assert!(err.to_string().contains("needs a scalar output"), "{err}");
     let c = EagerTensor::new(t64(&[], &[1.0]), rt.clone(), None);
-    let err = autodiff::backward(&c, None, false, &mode, &h).err().unwrap();
+    let err = autodiff::backward(&c, None, false, &mode, &h)
+        .err()
+        .unwrap();
     assert!(err.to_string().contains("no tracked leaf"), "{err}");
 }
 
@@ -230,7 +248,14 @@ fn vjp_and_jvp_agree_and_compose() {
     let sg = sum_all(g, &mode, &h);
     let h2 = autodiff::vjp(&sg, &[&x], None, &mode, &h).unwrap();
     let want2: Vec<f64> = xs.iter().map(|x| 2.0 * x.cos() - x * x.sin()).collect();
-    for (a, b) in h2[0].as_ref().unwrap().value.to_vec::<f64>().iter().zip(&want2) {
+    for (a, b) in h2[0]
+        .as_ref()
+        .unwrap()
+        .value
+        .to_vec::<f64>()
+        .iter()
+        .zip(&want2)
+    {
         assert!((a - b).abs() < 1e-13, "{a} vs {b}");
     }
     // jvp along e = (1, 1, 1) is <f', e>.
@@ -264,7 +289,12 @@ fn explicit_sessions_lend_their_engine() {
         sessions: vec![s.clone()],
         ..ModeState::default()
     };
-    let y = apply(Op::Unary(UnaryOp::Neg), &[Operand::Scalar(Scalar::Float(2.0))], &inside, &h);
+    let y = apply(
+        Op::Unary(UnaryOp::Neg),
+        &[Operand::Scalar(Scalar::Float(2.0))],
+        &inside,
+        &h,
+    );
     assert!(Arc::ptr_eq(&y.runtime, &rt));
     s.exit();
     assert!(!engine.lending().is_held());
@@ -304,7 +334,10 @@ fn programs_run_step_by_step_and_record() {
                 inputs: vec![0, 1],
             },
             Instr {
-                op: Op::Reduce { op: ReduceOp::Sum, axes: vec![0] },
+                op: Op::Reduce {
+                    op: ReduceOp::Sum,
+                    axes: vec![0],
+                },
                 inputs: vec![3],
             },
             Instr {
@@ -331,7 +364,10 @@ fn programs_run_step_by_step_and_record() {
     drop(exec);
     assert_eq!(out.value.to_vec::<f64>(), vec![34.0]);
     let g = autodiff::vjp(&out, &[&a], None, &mode, &h).unwrap();
-    assert_eq!(g[0].as_ref().unwrap().value.to_vec::<f64>(), vec![4.0, 5.0, 6.0]);
+    assert_eq!(
+        g[0].as_ref().unwrap().value.to_vec::<f64>(),
+        vec![4.0, 5.0, 6.0]
+    );
     // A step reading a later slot is rejected when the program is built.
     let bad = Program::new(
         1,

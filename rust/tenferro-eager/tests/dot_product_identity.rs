@@ -55,7 +55,12 @@ fn engine() -> Env {
     };
     let rt = Runtime::new();
     let exec = IMPLICIT
-        .resolve("dot_product_identity", Some(&rt), &ModeState::default(), &host)
+        .resolve(
+            "dot_product_identity",
+            Some(&rt),
+            &ModeState::default(),
+            &host,
+        )
         .unwrap();
     Env { host, exec }
 }
@@ -1163,12 +1168,7 @@ fn sides(e: &Env, case: &Case, rng: &mut Rng, corrupt: Corrupt) -> Result<Sides>
 }
 
 /// `Ok` when the identity holds within the case's tolerance; the error names the numbers.
-fn check(
-    e: &Env,
-    case: &Case,
-    seed: u64,
-    corrupt: Corrupt,
-) -> std::result::Result<(), String> {
+fn check(e: &Env, case: &Case, seed: u64, corrupt: Corrupt) -> std::result::Result<(), String> {
     let mut rng = Rng::new(seed);
     let s = sides(e, case, &mut rng, corrupt)
         .map_err(|err| format!("{} [{:?}]: error {err:?}", case.label, case.dtype))?;

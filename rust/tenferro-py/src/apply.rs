@@ -7,8 +7,8 @@ use crate::classes::{PySession, PyTensor};
 use crate::convert::{view_of_ndarray, weak_scalar};
 use crate::defaults::default_engine_core;
 use crate::host::{run_detached, PyHost};
-use crate::mode::current_state;
 use crate::imports;
+use crate::mode::current_state;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -116,7 +116,10 @@ pub(crate) fn tensor_from_object(
         let t = t.get().value.clone();
         return if copy { contiguous_copy(py, &t) } else { Ok(t) };
     }
-    let arr = imports::get(py).as_supported_ndarray.bind(py).call1((obj,))?;
+    let arr = imports::get(py)
+        .as_supported_ndarray
+        .bind(py)
+        .call1((obj,))?;
     let view = view_of_ndarray(py, &arr)?;
     if copy {
         contiguous_copy(py, &view)

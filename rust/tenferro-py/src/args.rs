@@ -122,8 +122,10 @@ pub(crate) fn attr_dims(
     raw.iter()
         .map(|&d| {
             usize::try_from(d).map_err(|_| {
-                to_pyerr(py, Error::axis(op, format!("{field} {raw:?} has a negative entry {d}"),
-                ))
+                to_pyerr(
+                    py,
+                    Error::axis(op, format!("{field} {raw:?} has a negative entry {d}")),
+                )
             })
         })
         .collect()
@@ -300,4 +302,3 @@ pub(crate) fn real_factor(op: &str, f: &Bound<'_, PyAny>) -> PyResult<f64> {
         ))
     })
 }
-

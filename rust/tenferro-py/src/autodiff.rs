@@ -110,6 +110,9 @@ pub fn _detach(
     Ok(autodiff::detach(t.get(), rt, &state.get().core).into())
 }
 
+/// One leaf reached by a backward pass: `(node id, the user's leaf object, gradient)`.
+type ReachedLeaf = (u64, Option<Py<PyTensor>>, PyTensor);
+
 /// Reverse pass from `output` (seed: `cotangent` or 1 for a scalar), accumulating into every
 /// reachable leaf's slot; returns `(leaf node id, leaf, gradient of this call)` in reach order.
 #[pyfunction]
@@ -119,7 +122,7 @@ pub fn _backward(
     output: &Bound<'_, PyTensor>,
     cotangent: Option<&Bound<'_, PyTensor>>,
     create_graph: bool,
-) -> PyResult<Vec<(u64, Option<Py<PyTensor>>, PyTensor)>> {
+) -> PyResult<Vec<ReachedLeaf>> {
     let state = current_state(py)?;
     let host = PyHost::new(py);
     let out = output.get();

@@ -27,9 +27,7 @@ static CONTEXT_REPLACEMENT: Mutex<Option<Py<PyExecutionContext>>> = Mutex::new(N
 #[pyfunction]
 pub fn default_runtime(py: Python<'_>) -> PyResult<Py<PyRuntime>> {
     DEFAULT_RUNTIME
-        .get_or_try_init(py, || {
-            runtime_object(py, tenferro_eager::default_runtime())
-        })
+        .get_or_try_init(py, || runtime_object(py, tenferro_eager::default_runtime()))
         .map(|r| r.clone_ref(py))
 }
 

@@ -8,12 +8,11 @@
 //! run with the GIL released, intermediates are dropped after their last use, and Ctrl-C is
 //! checked between steps.
 
-use crate::apply::operands;
 use crate::args::dot_config;
 use crate::classes::{PySession, PyTensor};
 use crate::convert::dtype_from_py;
-use crate::host::PyHost;
 use crate::errors::PyResultExt;
+use crate::host::PyHost;
 use crate::imports::{hook, EINSUM_LOWER, EINSUM_SPLIT_ARGS};
 use crate::mode::current_state;
 use pyo3::prelude::*;
@@ -46,8 +45,8 @@ fn lower(
         dtypes.append(crate::convert::np_dtype(py, t.dtype())?)?;
         c_order.append(row_major_like(t))?;
     }
-    let res =
-        hook(py, "einsum", &EINSUM_LOWER, "_lower")?.call1((subscripts, shapes, dtypes, optimize, c_order))?;
+    let res = hook(py, "einsum", &EINSUM_LOWER, "_lower")?
+        .call1((subscripts, shapes, dtypes, optimize, c_order))?;
     let (prog, output): (Bound<'_, PyList>, usize) = res.extract()?;
     let n = tensors.len();
     let mut consts: Vec<Tensor> = Vec::new();
@@ -175,20 +174,24 @@ fn plan_key(
 pub fn _einsum(
     py: Python<'_>,
     session: &PySession,
-    operands_: &Bound<'_, PyTuple>,
+    operands: &Bound<'_, PyTuple>,
     optimize: &Bound<'_, PyAny>,
 ) -> PyResult<PyTensor> {
-    let split = hook(py, "einsum", &EINSUM_SPLIT_ARGS, "_split_args")?.call1((operands_,))?;
+    let split = hook(py, "einsum", &EINSUM_SPLIT_ARGS, "_split_args")?.call1((operands,))?;
     let (subscripts, raw): (Bound<'_, PyString>, Bound<'_, PyList>) = split.extract()?;
     let items: Vec<Bound<'_, PyAny>> = raw.iter().collect();
     let refs: Vec<&Bound<'_, PyAny>> = items.iter().collect();
     // Operands are tensors or adopted array-likes (einsum takes no weak scalars: a Python
     // number is adopted as a rank-0 array).
-    let ops: Vec<Operand<'_>> = operands(py, &refs)?
+    let ops: Vec<Operand<'_>> = crate::apply::operands(py, &refs)?
         .into_iter()
         .map(|o| match o {
-            Operand::Scalar(s) => scalar_tensor("einsum", s, tenferro_tensor::dtype::scalar_default_dtype(s.kind()))
-                .map(Operand::Array),
+            Operand::Scalar(s) => scalar_tensor(
+                "einsum",
+                s,
+                tenferro_tensor::dtype::scalar_default_dtype(s.kind()),
+            )
+            .map(Operand::Array),
             o => Ok(o),
         })
         .collect::<tenferro_tensor::Result<_>>()

@@ -21,11 +21,7 @@ pub(crate) fn default_construction(py: Python<'_>) -> PyResult<PyCpuEngine> {
 impl PyCpuEngine {
     #[new]
     #[pyo3(signature = (threads=None, pin=None))]
-    fn new(
-        py: Python<'_>,
-        threads: Option<i64>,
-        pin: Option<Vec<i64>>,
-    ) -> PyResult<Self> {
+    fn new(py: Python<'_>, threads: Option<i64>, pin: Option<Vec<i64>>) -> PyResult<Self> {
         let threads = threads
             .map(|n| tenferro_cpu::threads::check_thread_count("CpuEngine", n))
             .transpose()

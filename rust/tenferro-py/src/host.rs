@@ -70,8 +70,7 @@ impl Host for PyHost<'_> {
         job: &(dyn Fn() -> Result<Vec<Tensor>> + Sync),
     ) -> Result<Vec<Tensor>> {
         // Decompositions and solves cost far more than releasing the GIL.
-        if !matches!(op, Op::Linalg(_)) && inputs.iter().all(|t| t.numel() < DETACH_MIN_ELEMENTS)
-        {
+        if !matches!(op, Op::Linalg(_)) && inputs.iter().all(|t| t.numel() < DETACH_MIN_ELEMENTS) {
             return job();
         }
         match run_detached(self.py, op_work(op, inputs), job) {
@@ -94,9 +93,7 @@ impl Host for PyHost<'_> {
     }
 
     fn checkpoint(&self, op: &str) -> Result<()> {
-        self.py
-            .check_signals()
-            .map_err(|e| self.interrupted(op, e))
+        self.py.check_signals().map_err(|e| self.interrupted(op, e))
     }
 
     fn default_engine(&self) -> Result<Arc<dyn Engine>> {

@@ -108,7 +108,8 @@ fn _full(
         _ => tenferro_tensor::dtype::scalar_default_dtype(scalar.kind()),
     };
     let rt = runtime_arg(py, runtime)?;
-    let one = tenferro_eager::scalar_tensor("full", scalar, dt).map_err(|e| errors::to_pyerr(py, e))?;
+    let one =
+        tenferro_eager::scalar_tensor("full", scalar, dt).map_err(|e| errors::to_pyerr(py, e))?;
     let view = one
         .broadcast_to_view(&dims)
         .map_err(|e| errors::to_pyerr(py, e))?;

@@ -3,8 +3,9 @@
 
 use crate::apply::tensor_from_object;
 use crate::args::{
-    attr_axes, attr_dims, attr_i64s, axes_arg, axis_of, diag_axes, dot_config_for, index_vector_dim_of,
-    ndim_of, parse_axes, parse_compare_dir, parse_shape, real_factor, sorted_axes, to_usize_dims,
+    attr_axes, attr_dims, attr_i64s, axes_arg, axis_of, diag_axes, dot_config_for,
+    index_vector_dim_of, ndim_of, parse_axes, parse_compare_dir, parse_shape, real_factor,
+    sorted_axes, to_usize_dims,
 };
 use crate::classes::{PyCpuEngine, PyRuntime, PySession, PyTensor};
 use crate::convert::dtype_from_py;
@@ -14,8 +15,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyModule, PyTuple};
 use tenferro_ops::{
-    BinaryOp, GatherConfig, LinalgOp, Op, PadConfig, ReduceOp, ScatterConfig, SliceConfig,
-    UnaryOp,
+    BinaryOp, GatherConfig, LinalgOp, Op, PadConfig, ReduceOp, ScatterConfig, SliceConfig, UnaryOp,
 };
 
 macro_rules! session_methods {

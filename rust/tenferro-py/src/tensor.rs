@@ -12,8 +12,8 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyEllipsis, PyNone, PySlice, PyTuple};
 use std::ffi::{c_int, CStr};
-use tenferro_ops::{BinaryOp, CompareDir, Op, UnaryOp};
 use tenferro_eager::IMPLICIT;
+use tenferro_ops::{BinaryOp, CompareDir, Op, UnaryOp};
 use tenferro_tensor::{DType, Tensor};
 
 /// A transposed view (`.T`, `.mT`): the `transpose` primitive through the eager core, so a
@@ -299,13 +299,23 @@ impl PyTensor {
     }
 
     fn __neg__(slf: &Bound<'_, Self>) -> PyResult<PyTensor> {
-        apply1(slf.py(), &IMPLICIT, &Op::Unary(UnaryOp::Neg), &[slf.as_any()])
+        apply1(
+            slf.py(),
+            &IMPLICIT,
+            &Op::Unary(UnaryOp::Neg),
+            &[slf.as_any()],
+        )
     }
     fn __pos__(slf: &Bound<'_, Self>) -> Py<Self> {
         slf.clone().unbind()
     }
     fn __abs__(slf: &Bound<'_, Self>) -> PyResult<PyTensor> {
-        apply1(slf.py(), &IMPLICIT, &Op::Unary(UnaryOp::Abs), &[slf.as_any()])
+        apply1(
+            slf.py(),
+            &IMPLICIT,
+            &Op::Unary(UnaryOp::Abs),
+            &[slf.as_any()],
+        )
     }
 
     fn __richcmp__(
@@ -403,7 +413,9 @@ impl PyTensor {
                 src_axis += 1;
             }
         }
-        Ok(Bound::new(py, PyTensor::new(t, this.runtime.clone()))?.into_any().unbind())
+        Ok(Bound::new(py, PyTensor::new(t, this.runtime.clone()))?
+            .into_any()
+            .unbind())
     }
 
     fn __setitem__(&self, _key: &Bound<'_, PyAny>, _value: &Bound<'_, PyAny>) -> PyResult<()> {

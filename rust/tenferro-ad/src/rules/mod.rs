@@ -251,7 +251,10 @@ mod tests {
 
     impl crate::Apply for NoExecution {
         fn apply_vars(&self, op: &Op, _: &[&Var], _: bool) -> Result<Vec<Var>> {
-            Err(Error::internal(op.name(), "this test context executes nothing"))
+            Err(Error::internal(
+                op.name(),
+                "this test context executes nothing",
+            ))
         }
     }
 
