@@ -1,8 +1,9 @@
 """NumPy advanced indexing on tensors (lowered to ``gather``) and functional updates
 ``t.at[index].set(v)`` / ``.add(v)`` (lowered to ``scatter``).
 
-Basic indexing (ints, slices, ``None``, ``...``) is done by ``Tensor.__getitem__`` in Rust and
-gives views. Any other key comes here (:func:`advanced_getitem`), with NumPy 2's semantics:
+Basic indexing (ints, slices, ``None``, ``...``) is done by ``Tensor.__getitem__`` in Rust (the
+eager core lowers it to the ``reverse``/``slice``/``reshape`` primitives, which are views and are
+recorded on tracked tensors). Any other key comes here (:func:`advanced_getitem`), with NumPy 2's semantics:
 
 * integer arrays (NumPy arrays, integer tensors, nested lists) are broadcast together; negative
   entries count from the end; an out-of-range entry raises ``IndexError`` with NumPy's message;
@@ -479,54 +480,5 @@ def at(self: Tensor) -> IndexUpdateHelper:
     return IndexUpdateHelper(self)
 
 
-def tracked_getitem(t: Any, key: Any) -> Any:
-    """Basic indexing (ints, slices, ``None``, ``...``) of a recorded tensor, lowered to the
-    differentiable primitives ``reverse``, ``slice`` and ``reshape`` so gradients flow through
-    (the untracked path returns a metadata-only view instead)."""
-    from . import prim
-    from ._types import SliceConfig
-
-    items = list(key) if isinstance(key, tuple) else [key]
-    n_consumed = sum(1 for k in items if k is not None and k is not Ellipsis)
-    if n_consumed > t.ndim:
-        raise IndexError(
-            f"too many indices for array: array is {t.ndim}-dimensional, but {n_consumed} were indexed"
-        )
-    if any(k is Ellipsis for k in items):
-        i = items.index(Ellipsis)
-        items = items[:i] + [slice(None)] * (t.ndim - n_consumed) + items[i + 1 :]
-    else:
-        items = items + [slice(None)] * (t.ndim - n_consumed)
-    starts, limits, strides, reverse_axes, out_shape = [], [], [], [], []
-    axis = 0
-    for k in items:
-        if k is None:
-            out_shape.append(1)
-            continue
-        d = t.shape[axis]
-        if isinstance(k, slice):
-            start, stop, step = k.indices(d)
-            n = len(range(start, stop, step))
-            if step < 0:
-                reverse_axes.append(axis)
-                start, step = d - 1 - start, -step
-            starts.append(start if n else 0)
-            limits.append(start + (n - 1) * step + 1 if n else 0)
-            strides.append(step)
-            out_shape.append(n)
-        else:
-            i = operator.index(k)
-            if i < -d or i >= d:
-                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {d}")
-            i %= d
-            starts.append(i)
-            limits.append(i + 1)
-            strides.append(1)
-        axis += 1
-    x = prim.reverse(t, reverse_axes) if reverse_axes else t
-    x = prim.slice(x, SliceConfig(starts=starts, limits=limits, strides=strides))
-    return prim.reshape(x, tuple(out_shape))
-
-
 # The extension calls these back; it never imports this module (which imports it).
-_register_hooks(advanced_getitem=advanced_getitem, tracked_getitem=tracked_getitem)
+_register_hooks(advanced_getitem=advanced_getitem)

@@ -12,6 +12,8 @@
 //! * [`autodiff`] — `variable`, gradient slots, `backward` with accumulation, `vjp`, `jvp`; the
 //!   derivative rules run through the same path ([`Exec::rules`] implements
 //!   [`tenferro_ad::Apply`]).
+//! * [`basic_index`] — NumPy basic indexing as `reverse`/`slice`/`reshape` views through
+//!   [`Session::apply`].
 //! * [`Host`] — what the caller provides: how a job runs (the binding releases the GIL and
 //!   serves Ctrl-C), how to wait for a busy engine, the default engine.
 //!
@@ -22,9 +24,11 @@
 #![deny(clippy::wildcard_enum_match_arm)]
 
 pub mod autodiff;
+mod indexing;
 mod runtime;
 mod session;
 
+pub use indexing::{basic_index, BasicIndex};
 pub use runtime::{default_runtime, Context, Runtime};
 pub use session::{
     promote_weak_scalars, scalar_tensor, DirectHost, EagerTensor, Exec, Host, ModeState, Operand,

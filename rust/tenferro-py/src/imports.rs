@@ -54,7 +54,6 @@ pub(crate) fn get(py: Python<'_>) -> &Imports {
 pub(crate) static EINSUM_LOWER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 pub(crate) static EINSUM_SPLIT_ARGS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 pub(crate) static ADVANCED_GETITEM: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-pub(crate) static TRACKED_GETITEM: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 /// A registered hook (`InternalError` naming `op` when its module was never imported).
 pub(crate) fn hook<'py>(
@@ -79,19 +78,17 @@ pub(crate) fn hook<'py>(
 /// registration of the same hook is ignored). Called by `tenferro.einsum` and
 /// `tenferro._indexing` when they are imported.
 #[pyfunction]
-#[pyo3(signature = (*, einsum_lower=None, einsum_split_args=None, advanced_getitem=None, tracked_getitem=None))]
+#[pyo3(signature = (*, einsum_lower=None, einsum_split_args=None, advanced_getitem=None))]
 pub(crate) fn _register_hooks(
     py: Python<'_>,
     einsum_lower: Option<Py<PyAny>>,
     einsum_split_args: Option<Py<PyAny>>,
     advanced_getitem: Option<Py<PyAny>>,
-    tracked_getitem: Option<Py<PyAny>>,
 ) {
     for (cell, f) in [
         (&EINSUM_LOWER, einsum_lower),
         (&EINSUM_SPLIT_ARGS, einsum_split_args),
         (&ADVANCED_GETITEM, advanced_getitem),
-        (&TRACKED_GETITEM, tracked_getitem),
     ] {
         if let Some(f) = f {
             let _ = cell.set(py, f);

@@ -5,14 +5,15 @@ use crate::apply::{apply1, apply_on};
 use crate::classes::{runtime_object, PyRuntime, PyTensor};
 use crate::convert::{np_dtype, weak_scalar};
 use crate::dlpack;
-use crate::errors::PyResultExt;
 use pyo3::basic::CompareOp;
-use pyo3::exceptions::{PyBufferError, PyIndexError, PyTypeError};
+use pyo3::exceptions::{PyBufferError, PyTypeError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyEllipsis, PyNone, PySlice, PyTuple};
 use std::ffi::{c_int, CStr};
-use tenferro_eager::IMPLICIT;
+use crate::host::PyHost;
+use crate::mode::current_state;
+use tenferro_eager::{basic_index, BasicIndex, IMPLICIT};
 use tenferro_ops::{BinaryOp, CompareDir, Op, UnaryOp};
 use tenferro_tensor::{DType, Tensor};
 
@@ -336,20 +337,25 @@ impl PyTensor {
 
     fn __getitem__(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let py = slf.py();
-        let this = slf.get();
         let items: Vec<Bound<'_, PyAny>> = match key.cast::<PyTuple>() {
             Ok(t) => t.iter().collect(),
             Err(_) => vec![key.clone()],
         };
-        // Classify; anything but int / slice / None / ... is advanced indexing.
-        let mut consumed = 0usize;
-        let mut ellipses = 0usize;
+        // Anything but int / slice / None / ... is advanced indexing (Python's `_indexing`).
+        let mut basic = Vec::with_capacity(items.len());
         for it in &items {
-            if it.is_instance_of::<PyEllipsis>() {
-                ellipses += 1;
+            basic.push(if it.is_instance_of::<PyEllipsis>() {
+                BasicIndex::Ellipsis
             } else if it.is_instance_of::<PyNone>() {
-            } else if it.is_instance_of::<PySlice>() || is_int_index(it) {
-                consumed += 1;
+                BasicIndex::NewAxis
+            } else if let Ok(s) = it.cast::<PySlice>() {
+                BasicIndex::Slice {
+                    start: slice_bound(&s.getattr("start")?)?,
+                    stop: slice_bound(&s.getattr("stop")?)?,
+                    step: slice_bound(&s.getattr("step")?)?,
+                }
+            } else if is_int_index(it) {
+                BasicIndex::Int(saturating_index(&it.call_method0("__index__")?)?)
             } else {
                 let adv = crate::imports::hook(
                     py,
@@ -358,64 +364,13 @@ impl PyTensor {
                     "advanced_getitem",
                 )?;
                 return Ok(adv.call1((slf, key))?.unbind());
-            }
+            });
         }
-        if ellipses > 1 {
-            return Err(PyIndexError::new_err(
-                "an index can only have a single ellipsis ('...')",
-            ));
-        }
-        if this.node().is_some() {
-            // Recorded tensors index through differentiable primitives.
-            let f = crate::imports::hook(
-                py,
-                "__getitem__",
-                &crate::imports::TRACKED_GETITEM,
-                "tracked_getitem",
-            )?;
-            return Ok(f.call1((slf, key))?.unbind());
-        }
-        let nd = this.value.ndim();
-        if consumed > nd {
-            return Err(PyIndexError::new_err(format!(
-                "too many indices for array: array is {nd}-dimensional, but {consumed} were indexed"
-            )));
-        }
-        let mut t = this.value.clone();
-        let mut axis = 0usize;
-        // Axis of the *original* tensor an index refers to (for NumPy's error message).
-        let mut src_axis = 0usize;
-        for it in &items {
-            if it.is_instance_of::<PyEllipsis>() {
-                axis += nd - consumed;
-                src_axis += nd - consumed;
-            } else if it.is_instance_of::<PyNone>() {
-                t = t.expand_dims_view(axis);
-                axis += 1;
-            } else if let Ok(s) = it.cast::<PySlice>() {
-                let d = t.shape()[axis];
-                let ind = s.indices(d as isize)?;
-                let len = ind.slicelength;
-                let start = if len == 0 { 0 } else { ind.start as usize };
-                t = t.slice_axis_view(axis, start, len, ind.step).py(py)?;
-                axis += 1;
-                src_axis += 1;
-            } else {
-                let i: i64 = it.call_method0("__index__")?.extract()?;
-                let d = t.shape()[axis] as i64;
-                if i < -d || i >= d {
-                    return Err(PyIndexError::new_err(format!(
-                        "index {i} is out of bounds for axis {src_axis} with size {d}"
-                    )));
-                }
-                let i = if i < 0 { i + d } else { i } as usize;
-                t = t.index_axis_view(axis, i).py(py)?;
-                src_axis += 1;
-            }
-        }
-        Ok(Bound::new(py, PyTensor::new(t, this.runtime.clone()))?
-            .into_any()
-            .unbind())
+        let state = current_state(py)?;
+        let host = PyHost::new(py);
+        let r = basic_index(&IMPLICIT, slf.get(), &basic, &state.get().core, &host);
+        let out = PyTensor::from(host.finish(r)?);
+        Ok(Bound::new(py, out)?.into_any().unbind())
     }
 
     fn __setitem__(&self, _key: &Bound<'_, PyAny>, _value: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -490,6 +445,28 @@ impl PyTensor {
             }
         }
     }
+}
+
+/// A Python integer as `i64`, saturating (a slice bound beyond `i64` clamps like any other bound
+/// past the end; an integer index that large is out of bounds either way).
+fn saturating_index(v: &Bound<'_, PyAny>) -> PyResult<i64> {
+    match v.extract::<i64>() {
+        Ok(i) => Ok(i),
+        Err(_) => Ok(if v.gt(0)? { i64::MAX } else { i64::MIN }),
+    }
+}
+
+/// A slice's `start`/`stop`/`step` (`None` stays `None`; anything else via `__index__`).
+fn slice_bound(v: &Bound<'_, PyAny>) -> PyResult<Option<i64>> {
+    if v.is_none() {
+        return Ok(None);
+    }
+    if !v.hasattr("__index__")? {
+        return Err(PyTypeError::new_err(
+            "slice indices must be integers or None or have an __index__ method",
+        ));
+    }
+    saturating_index(&v.call_method0("__index__")?).map(Some)
 }
 
 fn is_int_index(it: &Bound<'_, PyAny>) -> bool {

@@ -82,6 +82,23 @@ pub fn guarded<T>(engine: &dyn Engine, op: &str, f: impl FnOnce() -> Result<T>) 
     }
 }
 
+/// `slice` as a view: each axis keeps `start, start + stride, ...` below `limit` (the config
+/// is validated by the catalog first).
+fn slice_view(x: &Tensor, c: &tenferro_ops::SliceConfig) -> Result<Tensor> {
+    let mut v = x.clone();
+    for (axis, ((&start, &limit), &stride)) in
+        c.starts.iter().zip(&c.limits).zip(&c.strides).enumerate()
+    {
+        let len = if limit > start {
+            (limit - start - 1) / stride.max(1) + 1
+        } else {
+            0
+        };
+        v = v.slice_axis_view(axis, start, len, stride.max(1) as isize)?;
+    }
+    Ok(v)
+}
+
 /// Execute one primitive eagerly: validate and infer with the catalog, return views for
 /// metadata-only layout ops, promote operands to the common dtype, run the kernel.
 ///
@@ -160,6 +177,7 @@ fn apply_inner(engine: &dyn Engine, op: &Op, inputs: &[&Tensor]) -> Result<Tenso
     match op {
         Op::Transpose(perm) => return inputs[0].transpose_view(perm),
         Op::Reverse(axes) => return inputs[0].reverse_view(axes),
+        Op::Slice(c) => return slice_view(inputs[0], c),
         Op::BroadcastInDim { shape, dims } => return inputs[0].broadcast_in_dim_view(shape, dims),
         Op::Reshape(shape) => {
             if let Some(v) = inputs[0].reshape_view(shape) {
