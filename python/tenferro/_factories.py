@@ -51,15 +51,13 @@ def _recording_on(rt: Runtime) -> Iterator[None]:
 
 
 def _current_runtime() -> Runtime:
-    sessions = _tenferro._state_var().get().sessions
+    """The factories' runtime: a transform's frame runtime (unless a session was opened inside
+    it), else the one resolution rule of the extension (innermost active session, else the
+    default runtime)."""
     frame = _FRAME_RUNTIME.get()
-    if frame is not None and len(sessions) <= frame[1]:
+    if frame is not None and len(_tenferro._state_var().get().sessions) <= frame[1]:
         return frame[0]
-    if sessions:
-        rt = sessions[-1].runtime
-        if rt is not None:
-            return rt
-    return _tenferro.default_runtime()
+    return _tenferro._current_runtime()
 
 
 def _shape(shape: Any) -> list[int]:

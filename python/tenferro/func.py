@@ -215,13 +215,9 @@ def _norm_argnums(argnums: int | Sequence[int], nargs: int, name: str) -> tuple[
 
 
 def _caller_runtime(leaves: Sequence[Any]) -> Runtime:
-    for a in leaves:
-        if isinstance(a, Tensor):
-            return a.runtime
-    sessions = _tenferro._state_var().get().sessions
-    if sessions and sessions[-1].runtime is not None:
-        return sessions[-1].runtime
-    return _tenferro.default_runtime()
+    """The runtime ops on ``leaves`` run on (the extension's one resolution rule)."""
+    first = next((a for a in leaves if isinstance(a, Tensor)), None)
+    return _tenferro._current_runtime(first)
 
 
 class _Frame:

@@ -311,10 +311,8 @@ impl Session {
         if let Some(s) = mode.sessions.iter().rev().find(|s| s.is_active()) {
             return s.resolve(op, first_rt, mode, host);
         }
-        let (runtime, owned) = match first_rt {
-            Some(r) => (r.clone(), r.owner_engine()),
-            None => (default_runtime().clone(), None),
-        };
+        let runtime = first_rt.unwrap_or_else(|| default_runtime()).clone();
+        let owned = first_rt.and_then(|r| r.owner_engine());
         let engine = match owned {
             Some(e) => e,
             None => host.default_engine()?,
@@ -414,24 +412,32 @@ impl Session {
         Ok(EagerTensor::from_var(out, exec.runtime.clone()))
     }
 
+    /// The runtime an op on tensors of `first_rt` would run on, borrowing no engine: the
+    /// session's own; for the implicit session the innermost active session's, else
+    /// `first_rt`, else the default runtime (the one resolution rule, also behind
+    /// [`Session::resolve`]).
+    pub fn runtime_for(&self, first_rt: Option<&Arc<Runtime>>, mode: &ModeState) -> Arc<Runtime> {
+        if let Some((rt, _)) = &self.target {
+            return rt.clone();
+        }
+        match mode.sessions.iter().rev().find(|s| s.is_active()) {
+            Some(s) => s.runtime_for(first_rt, mode),
+            None => first_rt.unwrap_or_else(|| default_runtime()).clone(),
+        }
+    }
+
     /// An untracked tensor of the session's runtime holding `value` (factories,
     /// `s.constant`); under `capture_trace` it gets an identifiable leaf.
     ///
     /// # Errors
-    /// As [`Session::resolve`].
-    pub fn constant(
-        &self,
-        value: Tensor,
-        mode: &ModeState,
-        host: &dyn Host,
-    ) -> Result<EagerTensor> {
-        let runtime = match &self.target {
-            Some(_) => self.resolve("constant", None, mode, host)?.runtime.clone(),
-            None => match mode.sessions.iter().rev().find(|s| s.is_active()) {
-                Some(s) => s.resolve("constant", None, mode, host)?.runtime.clone(),
-                None => default_runtime().clone(),
-            },
-        };
+    /// `SessionInactive` for an explicit session outside its `with` block.
+    pub fn constant(&self, value: Tensor, mode: &ModeState) -> Result<EagerTensor> {
+        if self.target.is_some() && !self.is_active() {
+            return Err(Error::SessionInactive {
+                op: "constant".to_string(),
+            });
+        }
+        let runtime = self.runtime_for(None, mode);
         let node = mode.captured_node(&value);
         Ok(EagerTensor::new(value, runtime, node))
     }

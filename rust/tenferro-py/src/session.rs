@@ -7,8 +7,9 @@ use crate::args::{
     index_vector_dim_of, ndim_of, parse_axes, parse_compare_dir, parse_shape, real_factor,
     sorted_axes, to_usize_dims,
 };
-use crate::classes::{PyCpuEngine, PyRuntime, PySession, PyTensor};
+use crate::classes::{runtime_object, PyCpuEngine, PyRuntime, PySession, PyTensor};
 use crate::convert::dtype_from_py;
+use crate::errors::PyResultExt;
 use crate::host::PyHost;
 use crate::mode::{current_state, reset_state, set_state, with_session};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -326,9 +327,7 @@ macro_rules! session_methods {
             fn constant(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
                 let t = tensor_from_object(py, data, true)?;
                 let state = current_state(py)?;
-                let host = PyHost::new(py);
-                let r = self.core.constant(t, &state.get().core, &host);
-                Ok(host.finish(r)?.into())
+                Ok(self.core.constant(t, &state.get().core).py(py)?.into())
             }
 
             fn __enter__(slf: &Bound<'_, Self>) -> PyResult<Py<Self>> {
@@ -393,6 +392,16 @@ session_methods!(
              reduce_sum_squares => SumSquares]
 );
 
+/// The runtime an op on ``tensor`` (or, without one, a factory) runs on here: the innermost
+/// active session's, else ``tensor``'s, else the default runtime (the one resolution rule).
+#[pyfunction]
+#[pyo3(signature = (tensor=None))]
+pub fn _current_runtime(py: Python<'_>, tensor: Option<&Bound<'_, PyTensor>>) -> PyResult<Py<PyRuntime>> {
+    let state = current_state(py)?;
+    let rt = tenferro_eager::IMPLICIT.runtime_for(tensor.map(|t| &t.get().runtime), &state.get().core);
+    runtime_object(py, &rt)
+}
+
 /// The implicit session object used by ``tf.prim``.
 #[pyfunction]
 pub fn _implicit_session() -> PySession {
@@ -403,5 +412,6 @@ pub fn _implicit_session() -> PySession {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySession>()?;
     m.add_function(wrap_pyfunction!(_implicit_session, m)?)?;
+    m.add_function(wrap_pyfunction!(_current_runtime, m)?)?;
     Ok(())
 }
