@@ -125,6 +125,15 @@ impl ModeState {
         self.grad_enabled && (any_node || self.capture_trace)
     }
 
+    /// Whether an op on `operands` would be recorded here (`s._records(x)`).
+    pub fn would_record(&self, operands: &[Operand<'_>]) -> bool {
+        self.records(
+            operands
+                .iter()
+                .any(|o| matches!(o, Operand::Tensor(t) if t.node().is_some())),
+        )
+    }
+
     /// Under `capture_trace` (and grad mode), a new constant gets an untracked leaf node so that
     /// functional transforms can differentiate with respect to it.
     pub fn captured_node(&self, value: &Tensor) -> Option<Arc<Node>> {
@@ -382,6 +391,28 @@ impl Session {
             .into_iter()
             .map(|v| EagerTensor::from_var(v, exec.runtime.clone()))
             .collect())
+    }
+
+    /// Resolve the runtime and engine of a program over `operands` and check that every tensor
+    /// belongs to the runtime, before the program is built (einsum looks its plan up in the
+    /// engine's cache).
+    ///
+    /// # Errors
+    /// As [`Session::resolve`]; `ContextMismatch`.
+    pub fn prepare(
+        &self,
+        op: &str,
+        operands: &[Operand<'_>],
+        mode: &ModeState,
+        host: &dyn Host,
+    ) -> Result<Exec> {
+        let first_rt = operands.iter().find_map(|o| match o {
+            Operand::Tensor(t) => Some(&t.runtime),
+            Operand::Array(_) | Operand::Scalar(_) => None,
+        });
+        let exec = self.resolve(op, first_rt, mode, host)?;
+        exec.check_members(op, operands)?;
+        Ok(exec)
     }
 
     /// Run `program` on `operands` (tensors or adopted arrays; einsum's lowered plans): one

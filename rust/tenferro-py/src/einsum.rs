@@ -204,15 +204,10 @@ pub fn _einsum(
             Operand::Scalar(_) => None,
         })
         .collect();
-    let first_rt = ops.iter().find_map(|o| match o {
-        Operand::Tensor(t) => Some(&t.runtime),
-        Operand::Array(_) | Operand::Scalar(_) => None,
-    });
     let state = current_state(py)?;
     let mode = &state.get().core;
     let host = PyHost::new(py);
-    let exec = host.finish(session.core.resolve("einsum", first_rt, mode, &host))?;
-    host.finish(exec.check_members("einsum", &ops))?;
+    let exec = host.finish(session.core.prepare("einsum", &ops, mode, &host))?;
     let subs = subscripts.to_str()?;
     let build = || lower(py, subscripts.as_any(), &tensors, optimize);
     let program = match plan_key(subs, &tensors, optimize) {

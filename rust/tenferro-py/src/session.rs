@@ -286,10 +286,11 @@ macro_rules! session_methods {
             /// ``x`` tracked, or a transform capturing the trace).
             fn _records(&self, py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<bool> {
                 let state = current_state(py)?;
-                let any_node = x
-                    .cast::<PyTensor>()
-                    .is_ok_and(|t| t.get().node().is_some());
-                Ok(state.get().core.records(any_node))
+                let ops: Vec<tenferro_eager::Operand<'_>> = match x.cast::<PyTensor>() {
+                    Ok(t) => vec![tenferro_eager::Operand::Tensor(&t.get().inner)],
+                    Err(_) => Vec::new(),
+                };
+                Ok(state.get().core.would_record(&ops))
             }
 
             /// ``eig(a)`` → complex ``(w, V)`` (batch axes last).
@@ -396,9 +397,13 @@ session_methods!(
 /// active session's, else ``tensor``'s, else the default runtime (the one resolution rule).
 #[pyfunction]
 #[pyo3(signature = (tensor=None))]
-pub fn _current_runtime(py: Python<'_>, tensor: Option<&Bound<'_, PyTensor>>) -> PyResult<Py<PyRuntime>> {
+pub fn _current_runtime(
+    py: Python<'_>,
+    tensor: Option<&Bound<'_, PyTensor>>,
+) -> PyResult<Py<PyRuntime>> {
     let state = current_state(py)?;
-    let rt = tenferro_eager::IMPLICIT.runtime_for(tensor.map(|t| &t.get().runtime), &state.get().core);
+    let rt =
+        tenferro_eager::IMPLICIT.runtime_for(tensor.map(|t| &t.get().runtime), &state.get().core);
     runtime_object(py, &rt)
 }
 
