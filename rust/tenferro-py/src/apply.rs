@@ -116,7 +116,7 @@ pub(crate) fn tensor_from_object(
         let t = t.get().value.clone();
         return if copy { contiguous_copy(py, &t) } else { Ok(t) };
     }
-    let arr = imports::get(py)
+    let arr = imports::get(py)?
         .as_supported_ndarray
         .bind(py)
         .call1((obj,))?;

@@ -101,7 +101,7 @@ pub(crate) fn ndim_of(py: Python<'_>, a: &Bound<'_, PyAny>) -> PyResult<usize> {
     if let Ok(t) = a.cast::<PyTensor>() {
         return Ok(t.get().value.ndim());
     }
-    imports::get(py).np_ndim.bind(py).call1((a,))?.extract()
+    imports::get(py)?.np_ndim.bind(py).call1((a,))?.extract()
 }
 
 pub(crate) fn attr_dims(

@@ -14,7 +14,7 @@ static NP_DTYPES: PyOnceLock<Vec<Py<PyAny>>> = PyOnceLock::new();
 /// The NumPy dtype object of `d` (`tf.float64 is np.dtype("float64")`).
 pub(crate) fn np_dtype(py: Python<'_>, d: DType) -> PyResult<Bound<'_, PyAny>> {
     let all = NP_DTYPES.get_or_try_init(py, || {
-        let np_dtype = crate::imports::get(py).np_dtype.bind(py);
+        let np_dtype = crate::imports::get(py)?.np_dtype.bind(py);
         DType::ALL
             .iter()
             .map(|d| Ok(np_dtype.call1((d.name(),))?.unbind()))
@@ -27,7 +27,7 @@ const SUPPORTED: &str = "bool, int32, int64, float32, float64, complex64, comple
 
 /// Any NumPy dtype-like → a tenferro dtype (`DTypeError` naming the supported set).
 pub(crate) fn dtype_from_py(py: Python<'_>, op: &str, obj: &Bound<'_, PyAny>) -> PyResult<DType> {
-    let np_dtype = crate::imports::get(py).np_dtype.bind(py);
+    let np_dtype = crate::imports::get(py)?.np_dtype.bind(py);
     let dt = np_dtype.call1((obj,)).map_err(|_| {
         to_pyerr(
             py,

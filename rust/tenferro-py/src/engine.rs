@@ -97,7 +97,7 @@ impl PyCpuEngine {
     /// Statistics of the engine's buffer pool (``tf.BufferPoolStats``).
     pub(crate) fn buffer_pool_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let s = self.cpu.buffer_pool().stats();
-        imports::get(py).buffer_pool_stats.bind(py).call1((
+        imports::get(py)?.buffer_pool_stats.bind(py).call1((
             s.buffers,
             s.retained_bytes,
             s.capacity_bytes,
@@ -114,7 +114,7 @@ impl PyCpuEngine {
     /// Statistics of the engine's prepared-plan cache (``tf.CacheStats``).
     fn cache_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let s = self.cpu.plan_cache().stats();
-        imports::get(py).cache_stats.bind(py).call1((
+        imports::get(py)?.cache_stats.bind(py).call1((
             s.entries,
             s.retained_bytes,
             s.hits,

@@ -44,10 +44,15 @@ pub(crate) fn init(py: Python<'_>) -> PyResult<()> {
 }
 
 /// The objects resolved at module init.
-pub(crate) fn get(py: Python<'_>) -> &Imports {
-    IMPORTS
-        .get(py)
-        .expect("tenferro._tenferro: module init resolves the imports before any call")
+///
+/// # Errors
+/// `RuntimeError` if module init has not run (it always runs before any call).
+pub(crate) fn get(py: Python<'_>) -> PyResult<&Imports> {
+    IMPORTS.get(py).ok_or_else(|| {
+        pyo3::exceptions::PyRuntimeError::new_err(
+            "tenferro._tenferro: module init has not resolved its imports",
+        )
+    })
 }
 
 /// Planner and indexing functions registered by the Python modules that import `_tenferro`.

@@ -42,7 +42,7 @@ pub(crate) fn init(py: Python<'_>) -> PyResult<()> {
                 sessions: Vec::new(),
             },
         )?;
-        let cv = crate::imports::get(py).context_var.bind(py);
+        let cv = crate::imports::get(py)?.context_var.bind(py);
         let kwargs = PyDict::new(py);
         kwargs.set_item("default", init)?;
         Ok::<_, PyErr>(cv.call(("tenferro_state",), Some(&kwargs))?.unbind())

@@ -28,7 +28,7 @@ fn operand_ok(py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
     if other.cast::<PyTensor>().is_ok() || weak_scalar(other)?.is_some() {
         return Ok(true);
     }
-    let imports = crate::imports::get(py);
+    let imports = crate::imports::get(py)?;
     Ok(other.is_instance(imports.np_ndarray.bind(py))?
         || other.is_instance(imports.np_generic.bind(py))?)
 }
