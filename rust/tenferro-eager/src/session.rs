@@ -653,6 +653,28 @@ impl Apply for RuleExec<'_> {
     }
 }
 
+/// A compact copy of `value` in fresh storage, made by the engine that runs the implicit ops of
+/// `runtime` (default: the innermost active session's, else the default runtime's) — host arrays
+/// adopted with a copy, factories, DLPack exports that must copy.
+///
+/// # Errors
+/// As [`Session::resolve`]; allocation failure; the host's `Interrupted`.
+pub fn copy_for(
+    op: &str,
+    runtime: Option<&Arc<Runtime>>,
+    value: &Tensor,
+    mode: &ModeState,
+    host: &dyn Host,
+) -> Result<Tensor> {
+    let exec = IMPLICIT.resolve(op, runtime, mode, host)?;
+    let engine: &dyn Engine = exec.engine.as_ref();
+    let mut out = host.run(&Op::Convert(value.dtype()), &[value], &|| {
+        Ok(vec![engine.contiguous_copy(value)?])
+    })?;
+    out.pop()
+        .ok_or_else(|| Error::internal(op, "the engine returned no copy"))
+}
+
 /// Weak scalars adopt the dtype of the tensor operands they are combined with (`ops.md`,
 /// "Python scalars"); `select`'s predicate takes no part. Alone, a scalar takes its default
 /// dtype (bool, int64, float64, complex128).

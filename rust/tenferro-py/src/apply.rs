@@ -5,19 +5,15 @@
 
 use crate::classes::{PySession, PyTensor};
 use crate::convert::{view_of_ndarray, weak_scalar};
-use crate::defaults::default_engine_core;
-use crate::host::{run_detached, PyHost};
+use crate::host::PyHost;
 use crate::imports;
 use crate::mode::current_state;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
-use tenferro_eager::{EagerTensor, Operand, Session};
+use tenferro_eager::{copy_for, EagerTensor, Operand, Session};
 use tenferro_ops::Op;
 use tenferro_tensor::Tensor;
-
-/// Elements from which a host-array copy runs with the GIL released.
-const COPY_DETACH_MIN: usize = 1 << 14;
 
 /// Borrow or convert Python operands: tensors by reference, weak Python scalars as scalars,
 /// anything else array-like adopted (as a view of its NumPy array) as a constant.
@@ -128,15 +124,10 @@ pub(crate) fn tensor_from_object(
     }
 }
 
-/// A compact copy of `t` in fresh storage of the default engine's pool (host arrays adopted
-/// with `copy=True`, factories).
+/// A compact copy of `t` in fresh storage (host arrays adopted with `copy=True`, factories),
+/// made through the eager core by the engine of the implicit ops here.
 pub(crate) fn contiguous_copy(py: Python<'_>, t: &Tensor) -> PyResult<Tensor> {
-    let e = default_engine_core(py)?;
+    let state = current_state(py)?;
     let host = PyHost::new(py);
-    let r = if t.numel() >= COPY_DETACH_MIN {
-        run_detached(py, t.numel(), || e.contiguous_copy(t))?
-    } else {
-        e.contiguous_copy(t)
-    };
-    host.finish(r)
+    host.finish(copy_for("asarray", None, t, &state.get().core, &host))
 }

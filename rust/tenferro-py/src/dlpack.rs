@@ -1,7 +1,6 @@
 //! DLPack export (CPU, DLPack 1.0 versioned capsules with READ_ONLY; unversioned requests get
 //! a copy). Layouts follow `dlpack.h` v1.0 (github.com/dmlc/dlpack).
 
-use crate::defaults::default_engine_core;
 use pyo3::exceptions::PyBufferError;
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -165,9 +164,7 @@ pub(crate) fn export<'py>(
         ));
     }
     let exported = if must_copy {
-        let e = default_engine_core(py)?;
-        e.contiguous_copy(t)
-            .map_err(|err| PyBufferError::new_err(err.to_string()))?
+        crate::apply::contiguous_copy(py, t)?
     } else {
         t.storage().mark_exported();
         t.clone()
