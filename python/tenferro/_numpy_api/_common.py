@@ -11,8 +11,8 @@ import numpy as np
 
 from .. import prim as _p
 from .._factories import _tracked_in, asarray
+from .. import _tenferro
 from .._tenferro import Tensor
-from ..errors import AxisError
 
 
 ArrayLike = Any
@@ -106,23 +106,13 @@ def _float_input(x: ArrayLike) -> Tensor:
 def _normalize_axes(
     op: str, axis: Any, ndim: int, *, allow_duplicates: bool = False
 ) -> tuple[int, ...]:
-    """NumPy's ``normalize_axis_tuple``: ``None`` means all axes; negatives count from the end.
+    """NumPy's ``normalize_axis_tuple``: ``None`` means all axes; negatives count from the end
+    (the extension's one axis rule, ``docs/ops.md``).
 
     Raises ``AxisError`` (a ``ValueError`` and an ``IndexError``, like ``numpy.exceptions.AxisError``)
     for an axis out of range or repeated.
     """
-    if axis is None:
-        return tuple(range(ndim))
-    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
-    out = []
-    for ax in axes:
-        ax = operator.index(ax)
-        if not -ndim <= ax < ndim:
-            raise AxisError(f"{op}: axis {ax} is out of bounds for array of dimension {ndim}")
-        out.append(ax % ndim)
-    if not allow_duplicates and len(set(out)) != len(out):
-        raise AxisError(f"{op}: repeated axis in {tuple(axes)} for array of dimension {ndim}")
-    return tuple(out)
+    return _tenferro._normalize_axes(op, axis, ndim, allow_duplicates)
 
 
 def _shape_tuple(shape: Any) -> tuple[int, ...]:

@@ -302,3 +302,67 @@ pub(crate) fn real_factor(op: &str, f: &Bound<'_, PyAny>) -> PyResult<f64> {
         ))
     })
 }
+
+/// `operator.index(obj)` as `i64`; an integer beyond `i64` is `None` (out of every axis range).
+fn index_i64(obj: &Bound<'_, PyAny>) -> PyResult<(Option<i64>, String)> {
+    let py = obj.py();
+    // SAFETY: `obj` is a live object; `PyNumber_Index` returns a new reference or NULL with an
+    // exception set (Python's `operator.index` semantics and messages).
+    let i = unsafe { Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyNumber_Index(obj.as_ptr())) }?;
+    Ok((i.extract::<i64>().ok(), i.str()?.to_string()))
+}
+
+/// NumPy's ``normalize_axis_tuple`` for the NumPy-named functions, by the core's axis rule
+/// (`docs/ops.md`): ``None`` means every axis; entries (an int or a sequence of ints, anything
+/// with ``__index__``) count from the end when negative.
+///
+/// Raises
+/// ------
+/// TypeError
+///     An entry is not an integer (``operator.index``'s message).
+/// tenferro.errors.AxisError
+///     An entry out of range, or repeated unless ``allow_duplicates``.
+#[pyfunction]
+#[pyo3(signature = (op, axis, ndim, allow_duplicates=false))]
+pub fn _normalize_axes<'py>(
+    py: Python<'py>,
+    op: &str,
+    axis: &Bound<'py, PyAny>,
+    ndim: usize,
+    allow_duplicates: bool,
+) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
+    if axis.is_none() {
+        return pyo3::types::PyTuple::new(py, 0..ndim);
+    }
+    let items: Vec<Bound<'py, PyAny>> = if axis.is_instance_of::<pyo3::types::PyTuple>()
+        || axis.is_instance_of::<pyo3::types::PyList>()
+    {
+        axis.try_iter()?.collect::<PyResult<_>>()?
+    } else {
+        vec![axis.clone()]
+    };
+    let mut raw = Vec::with_capacity(items.len());
+    for it in &items {
+        match index_i64(it)? {
+            (Some(i), _) => raw.push(i),
+            (None, text) => {
+                return Err(to_pyerr(
+                    py,
+                    Error::axis(
+                        op,
+                        format!("axis {text} is out of bounds for array of dimension {ndim}"),
+                    ),
+                ))
+            }
+        }
+    }
+    let out = if allow_duplicates {
+        raw.iter()
+            .map(|&a| tenferro_tensor::shape::normalize_axis(op, a, ndim))
+            .collect::<tenferro_tensor::Result<Vec<usize>>>()
+    } else {
+        normalize_axes(op, &raw, ndim)
+    }
+    .py(py)?;
+    pyo3::types::PyTuple::new(py, out)
+}
