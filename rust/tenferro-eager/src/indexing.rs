@@ -182,7 +182,18 @@ pub fn basic_index(
     }
     Ok(match cur {
         Some(t) => t,
-        // `x[...]`, `x[:]`: the same value and node, as a new tensor.
-        None => EagerTensor::new(x.value.clone(), x.runtime.clone(), x.node().cloned()),
+        // `x[...]`, `x[:]`: the same value, as a new tensor. No op runs, but the key must obey
+        // the rules of one: the runtime-membership check of the resolved session, and under
+        // `no_grad` an untracked result (keeping `x`'s node would let gradients flow through a
+        // `no_grad` block).
+        None => {
+            session.prepare(OP, &[Operand::Tensor(x)], mode, host)?;
+            let node = if mode.grad_enabled {
+                x.node().cloned()
+            } else {
+                None
+            };
+            EagerTensor::new(x.value.clone(), x.runtime.clone(), node)
+        }
     })
 }

@@ -1,0 +1,49 @@
+"""Basic indexing under the grad modes and sessions (autodiff.md, "Leaves and recording";
+engines.md, runtime membership): a whole-array key (``x[:]``, ``x[...]``, ``x[()]``, ``x[0:]``)
+runs no op but must behave like one that does, so that ``x[:]`` and ``x[1:]`` agree."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tenferro as tf
+from tenferro.errors import ContextMismatchError
+
+WHOLE = [slice(None), Ellipsis, (), slice(0, None), slice(-10**30, 10**30), (slice(None), Ellipsis)]
+PARTIAL = [slice(1, None), slice(None, None, -1), 0]
+
+
+@pytest.mark.parametrize("key", WHOLE + PARTIAL, ids=repr)
+def test_getitem_under_no_grad_is_untracked(key: Any) -> None:
+    # Oracle: d/dx [sum(x) + sum(stop_gradient(x[key])**2)] = ones (autodiff.md: inside no_grad
+    # "nothing is recorded and every result is untracked").
+    rt = tf.Runtime()
+    x = rt.variable([1.0, 2.0, 3.0])
+    with tf.no_grad():
+        y = x[key]
+    assert not y.requires_grad
+    (x.sum() + (y * y).sum()).backward()
+    np.testing.assert_array_equal(np.asarray(x.grad), np.ones(3))
+
+
+@pytest.mark.parametrize("key", WHOLE, ids=repr)
+def test_getitem_whole_key_keeps_tracking_in_grad_mode(key: Any) -> None:
+    rt = tf.Runtime()
+    x = rt.variable([1.0, 2.0, 3.0])
+    y = x[key]
+    assert y.requires_grad
+    (y * y).sum().backward()
+    np.testing.assert_array_equal(np.asarray(x.grad), 2 * np.array([1.0, 2.0, 3.0]))
+
+
+@pytest.mark.parametrize("key", WHOLE + PARTIAL, ids=repr)
+def test_getitem_in_a_session_of_another_runtime_raises(key: Any) -> None:
+    rt, other = tf.Runtime(), tf.Runtime()
+    x = rt.constant([1.0, 2.0, 3.0])
+    with other.session(tf.CpuEngine(threads=1)):
+        with pytest.raises(ContextMismatchError, match="runtime"):
+            x[key]
+    assert x[key].runtime is rt
