@@ -47,3 +47,18 @@ def test_getitem_in_a_session_of_another_runtime_raises(key: Any) -> None:
         with pytest.raises(ContextMismatchError, match="runtime"):
             x[key]
     assert x[key].runtime is rt
+
+
+@pytest.mark.parametrize("spec", ["i->i", "i", "...->...", "...i->...i"])
+def test_identity_einsum_under_no_grad_is_untracked(spec: str) -> None:
+    # An identity einsum program returns its input slot; under no_grad the result must be
+    # untracked like any op's (oracle: d/dx [sum(x) + sum(stop_gradient(x)**2)] = ones).
+    rt = tf.Runtime()
+    x = rt.variable([1.0, 2.0, 3.0])
+    with tf.no_grad():
+        y = tf.einsum(spec, x)
+    assert not y.requires_grad
+    (x.sum() + (y * y).sum()).backward()
+    np.testing.assert_array_equal(np.asarray(x.grad), np.ones(3))
+    z = tf.einsum(spec, x)
+    assert z.requires_grad

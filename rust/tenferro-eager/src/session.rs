@@ -440,7 +440,10 @@ impl Session {
             })
             .collect::<Result<Vec<Var>>>()?;
         let out = exec.run_program(op, program, inputs, mode, host)?;
-        Ok(EagerTensor::from_var(out, exec.runtime.clone()))
+        // A program whose output is one of its inputs (einsum "i->i") runs no op; under
+        // `no_grad` its result must still be untracked, as every op's is.
+        let node = if mode.grad_enabled { out.node } else { None };
+        Ok(EagerTensor::new(out.value, exec.runtime.clone(), node))
     }
 
     /// The runtime an op on tensors of `first_rt` would run on, borrowing no engine: the
