@@ -282,6 +282,15 @@ impl Session {
         Ok(())
     }
 
+    /// The error of an exit from a thread or Python context that did not enter the session
+    /// (`ContextMismatch`): that context still runs on it, so it stays active.
+    pub fn foreign_exit_error() -> Error {
+        Error::context_mismatch(
+            "Session.__exit__",
+            "this session was entered in another thread or context; exit it there (it stays active)",
+        )
+    }
+
     /// Give the engine back (idempotent).
     pub fn exit(&self) {
         if let Some((_, engine)) = &self.target {

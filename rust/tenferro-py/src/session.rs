@@ -425,16 +425,9 @@ macro_rules! session_methods {
     };
 }
 
-/// `Session.__exit__` called from a thread or context that did not enter the session
-/// (`ContextMismatchError`; the session stays active).
+/// `Session.__exit__` called from a thread or context that did not enter the session.
 fn exit_elsewhere(py: Python<'_>, cause: PyErr) -> PyErr {
-    let e = crate::errors::to_pyerr(
-        py,
-        tenferro_tensor::Error::context_mismatch(
-            "Session.__exit__",
-            "this session was entered in another thread or context; exit it there (it stays active)",
-        ),
-    );
+    let e = crate::errors::to_pyerr(py, tenferro_eager::Session::foreign_exit_error());
     e.set_cause(py, Some(cause));
     e
 }
