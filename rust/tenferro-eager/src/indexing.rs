@@ -119,7 +119,9 @@ pub fn basic_index(
                 continue;
             }
             BasicIndex::Slice { start, stop, step } => {
-                let step = step.unwrap_or(1);
+                // `-i64::MIN` overflows; any step of magnitude >= the axis selects one element,
+                // so `-i64::MAX` selects the same ones (`x[::-10**30]` saturates to `i64::MIN`).
+                let step = step.unwrap_or(1).max(-i64::MAX);
                 if step == 0 {
                     return Err(Error::value(OP, "slice step cannot be zero"));
                 }
