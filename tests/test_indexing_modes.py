@@ -62,3 +62,13 @@ def test_identity_einsum_under_no_grad_is_untracked(spec: str) -> None:
     np.testing.assert_array_equal(np.asarray(x.grad), np.ones(3))
     z = tf.einsum(spec, x)
     assert z.requires_grad
+
+
+def test_func_vjp_jvp_shape_mismatch_is_a_shape_error() -> None:
+    # As rt.vjp / rt.jvp / backward_with (autodiff.md): a wrong cotangent or tangent shape is a
+    # ShapeError (still a ValueError, as documented for func.vjp / func.jvp).
+    _, fn = tf.func.vjp(lambda x: x[1:], np.ones(3))
+    with pytest.raises(tf.errors.ShapeError, match="cotangent"):
+        fn(np.ones(3))
+    with pytest.raises(tf.errors.ShapeError, match="tangent"):
+        tf.func.jvp(lambda x: x[1:], (np.ones(3),), (np.ones(2),))

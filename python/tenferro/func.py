@@ -85,7 +85,7 @@ import numpy as np
 
 from . import _factories, _tenferro
 from ._tenferro import Runtime, Tensor
-from .errors import NonScalarGradError
+from .errors import NonScalarGradError, ShapeError
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]
 
@@ -528,8 +528,9 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     ------
     TypeError
         The cotangent's structure differs from the output's; an integer primal leaf.
-    ValueError
-        A cotangent leaf's shape differs from its output leaf's.
+    tenferro.errors.ShapeError
+        A cotangent leaf's shape differs from its output leaf's (a ``ValueError``, as from
+        ``rt.vjp``).
 
     Notes
     -----
@@ -567,7 +568,7 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
             what = "cotangent" if len(outs) == 1 else f"cotangent leaf {i}"
             ct = frame.import_(c, o, what)
             if ct.shape != o.shape:
-                raise ValueError(f"vjp: {what} has shape {ct.shape}, the output {o.shape}")
+                raise ShapeError(f"vjp: {what} has shape {ct.shape}, the output {o.shape}")
             if not frame.wrt or (not o.requires_grad and not _tenferro._is_leaf(o)):
                 continue
             gs = frame.run(lambda o=o, ct=ct: o.runtime.vjp_optional(o, frame.wrt, ct))
@@ -610,7 +611,9 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], 
         ``primals``/``tangents`` are not tuples or lists or their structures differ; an integer
         primal leaf.
     ValueError
-        Different numbers of primals and tangents, or a tangent leaf of another shape.
+        Different numbers of primals and tangents.
+    tenferro.errors.ShapeError
+        A tangent leaf of another shape (a ``ValueError``, as from ``rt.jvp``).
 
     Examples
     --------
@@ -638,7 +641,7 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], 
     tans = [frame.import_(t, w, f"tangent leaf {i}") for i, (t, w) in enumerate(zip(t_leaves, frame.wrt))]
     for i, (t, w) in enumerate(zip(tans, frame.wrt)):
         if t.shape != w.shape:
-            raise ValueError(f"jvp: tangent leaf {i} has shape {t.shape}, its primal {w.shape}")
+            raise ShapeError(f"jvp: tangent leaf {i} has shape {t.shape}, its primal {w.shape}")
     out, aux = _split_aux(frame.call(f, {}), has_aux, "jvp")
     outs, out_tree = frame.outputs(out)
     t_outs = []
