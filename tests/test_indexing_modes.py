@@ -72,3 +72,21 @@ def test_func_vjp_jvp_shape_mismatch_is_a_shape_error() -> None:
         fn(np.ones(3))
     with pytest.raises(tf.errors.ShapeError, match="tangent"):
         tf.func.jvp(lambda x: x[1:], (np.ones(3),), (np.ones(2),))
+
+
+def test_func_transforms_of_a_tracked_leaf_under_no_grad() -> None:
+    # f(x) = sum(x[::-1] * x): grad = 2 * x[::-1] (oracle: by hand, and the same transform of a
+    # NumPy argument). Under the caller's no_grad the derivative is still computed; the results
+    # are untracked and no gradient slot is touched.
+    rt = tf.Runtime()
+    f = lambda x: (x[::-1] * x).sum()  # noqa: E731
+    with tf.no_grad():
+        v = rt.variable([1.0, 2.0, 3.0])
+        g = tf.func.grad(f)(v)
+        _, tangent = tf.func.jvp(f, (v,), (np.ones(3),))
+        (ct,) = tf.func.vjp(lambda x: x[::-1] * x, v)[1](np.ones(3))
+    np.testing.assert_array_equal(np.asarray(g), [6.0, 4.0, 2.0])
+    assert not g.requires_grad
+    assert float(tangent) == 12.0
+    np.testing.assert_array_equal(np.asarray(ct), [6.0, 4.0, 2.0])
+    assert v.grad is None

@@ -242,13 +242,20 @@ class _Frame:
         self.wrt: list[Tensor] = []
         self.trees: list[_TreeDef] = []
         self.spans: list[tuple[int, int]] = []
-        for i in argnums:  # in argnums order, as the results
-            leaves, tdef = _flatten(args[i])
-            new = [self._leaf(x) for x in leaves]
-            new_args[i] = _unflatten(tdef, new)
-            self.trees.append(tdef)
-            self.spans.append((len(self.wrt), len(self.wrt) + len(new)))
-            self.wrt.extend(new)
+        # The identity nodes of tracked leaves are recorded even under the caller's no_grad
+        # (else f would see an untracked copy and every derivative would be zero); the
+        # results are detached for such a caller (`_out_leaf`).
+        token = _tenferro._set_modes(grad_enabled=True)
+        try:
+            for i in argnums:  # in argnums order, as the results
+                leaves, tdef = _flatten(args[i])
+                new = [self._leaf(x) for x in leaves]
+                new_args[i] = _unflatten(tdef, new)
+                self.trees.append(tdef)
+                self.spans.append((len(self.wrt), len(self.wrt) + len(new)))
+                self.wrt.extend(new)
+        finally:
+            _tenferro._state_var().reset(token)
         self.args = new_args
 
     def _passive_tree(self, a: Any) -> Any:
