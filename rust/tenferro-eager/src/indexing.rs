@@ -189,7 +189,7 @@ pub fn basic_index(
         // `no_grad` an untracked result (keeping `x`'s node would let gradients flow through a
         // `no_grad` block).
         None => {
-            session.prepare(OP, &[Operand::Tensor(x)], mode, host)?;
+            session.check_runtime(OP, &[Operand::Tensor(x)], mode)?;
             let node = if mode.grad_enabled {
                 x.node().cloned()
             } else {

@@ -424,6 +424,28 @@ impl Session {
         Ok(exec)
     }
 
+    /// The checks of [`Session::apply`] before any engine is borrowed, for a key that runs no
+    /// op (`x[:]`): `SessionInactive` for an explicit session outside its block, and
+    /// `ContextMismatch` when a tensor belongs to another runtime than the op would run on.
+    ///
+    /// # Errors
+    /// As described.
+    pub fn check_runtime(
+        &self,
+        op: &str,
+        operands: &[Operand<'_>],
+        mode: &ModeState,
+    ) -> Result<()> {
+        if self.target.is_some() && !self.is_active() {
+            return Err(Error::SessionInactive { op: op.to_string() });
+        }
+        let first_rt = operands.iter().find_map(|o| match o {
+            Operand::Tensor(t) => Some(&t.runtime),
+            Operand::Array(_) | Operand::Scalar(_) => None,
+        });
+        check_members_of(op, operands, &self.runtime_for(first_rt, mode))
+    }
+
     /// Run `program` on `operands` (tensors or adopted arrays; einsum's lowered plans): one
     /// [`Exec::apply_vars`] per instruction, intermediates freed after their last use, the host
     /// checked between steps.
@@ -518,21 +540,7 @@ impl Exec {
     /// # Errors
     /// `ContextMismatch` naming the operand and both runtimes.
     pub fn check_members(&self, op: &str, operands: &[Operand<'_>]) -> Result<()> {
-        for (i, o) in operands.iter().enumerate() {
-            if let Operand::Tensor(t) = o {
-                if !Arc::ptr_eq(&t.runtime, &self.runtime) {
-                    return Err(Error::context_mismatch(
-                        op,
-                        format!(
-                            "operand {i} belongs to runtime {} but the op runs on runtime {}",
-                            t.runtime.id(),
-                            self.runtime.id()
-                        ),
-                    ));
-                }
-            }
-        }
-        Ok(())
+        check_members_of(op, operands, &self.runtime)
     }
 
     /// Execute `op` on the engine through the host (validation, promotion, panic containment
@@ -727,4 +735,23 @@ pub fn scalar_tensor(op: &str, s: Scalar, dtype: DType) -> Result<Tensor> {
         DType::C32 => Tensor::from_vec(&[], vec![Complex32::new(re as f32, im as f32)]),
         DType::C64 => Tensor::from_vec(&[], vec![Complex64::new(re, im)]),
     }
+}
+
+/// `ContextMismatch` when a tensor operand belongs to another runtime than `runtime`.
+fn check_members_of(op: &str, operands: &[Operand<'_>], runtime: &Arc<Runtime>) -> Result<()> {
+    for (i, o) in operands.iter().enumerate() {
+        if let Operand::Tensor(t) = o {
+            if !Arc::ptr_eq(&t.runtime, runtime) {
+                return Err(Error::context_mismatch(
+                    op,
+                    format!(
+                        "operand {i} belongs to runtime {} but the op runs on runtime {}",
+                        t.runtime.id(),
+                        runtime.id()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }

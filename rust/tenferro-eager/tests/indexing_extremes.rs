@@ -9,6 +9,9 @@ use tenferro_eager::{
 };
 use tenferro_tensor::Tensor;
 
+/// `(start, stop, step)` of a slice and Python's answer for `list(range(5))[start:stop:step]`.
+type Case = (Option<i64>, Option<i64>, Option<i64>, &'static [f64]);
+
 fn values(t: &EagerTensor) -> (Vec<usize>, Vec<f64>) {
     let shape = t.value.shape().to_vec();
     let n: usize = shape.iter().product();
@@ -29,8 +32,7 @@ fn extreme_slice_bounds_and_steps_match_python() {
     );
     let mode = ModeState::default();
     let (min, max) = (i64::MIN, i64::MAX);
-    // (start, stop, step) -> Python's `list(range(5))[start:stop:step]`.
-    let cases: [(Option<i64>, Option<i64>, Option<i64>, &[f64]); 7] = [
+    let cases: [Case; 7] = [
         (None, None, Some(min), &[4.0]),
         (None, None, Some(-max), &[4.0]),
         (Some(max), None, Some(min), &[4.0]),
