@@ -85,7 +85,7 @@ import numpy as np
 
 from . import _factories, _tenferro
 from ._tenferro import Runtime, Tensor
-from .errors import NonScalarGradError
+from .errors import NonScalarGradError, ShapeError
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]
 
@@ -242,13 +242,20 @@ class _Frame:
         self.wrt: list[Tensor] = []
         self.trees: list[_TreeDef] = []
         self.spans: list[tuple[int, int]] = []
-        for i in argnums:  # in argnums order, as the results
-            leaves, tdef = _flatten(args[i])
-            new = [self._leaf(x) for x in leaves]
-            new_args[i] = _unflatten(tdef, new)
-            self.trees.append(tdef)
-            self.spans.append((len(self.wrt), len(self.wrt) + len(new)))
-            self.wrt.extend(new)
+        # The identity nodes of tracked leaves are recorded even under the caller's no_grad
+        # (else f would see an untracked copy and every derivative would be zero); the
+        # results are detached for such a caller (`_out_leaf`).
+        token = _tenferro._set_modes(grad_enabled=True)
+        try:
+            for i in argnums:  # in argnums order, as the results
+                leaves, tdef = _flatten(args[i])
+                new = [self._leaf(x) for x in leaves]
+                new_args[i] = _unflatten(tdef, new)
+                self.trees.append(tdef)
+                self.spans.append((len(self.wrt), len(self.wrt) + len(new)))
+                self.wrt.extend(new)
+        finally:
+            _tenferro._state_var().reset(token)
         self.args = new_args
 
     def _passive_tree(self, a: Any) -> Any:
@@ -528,8 +535,9 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     ------
     TypeError
         The cotangent's structure differs from the output's; an integer primal leaf.
-    ValueError
-        A cotangent leaf's shape differs from its output leaf's.
+    tenferro.errors.ShapeError
+        A cotangent leaf's shape differs from its output leaf's (a ``ValueError``, as from
+        ``rt.vjp``).
 
     Notes
     -----
@@ -567,7 +575,7 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
             what = "cotangent" if len(outs) == 1 else f"cotangent leaf {i}"
             ct = frame.import_(c, o, what)
             if ct.shape != o.shape:
-                raise ValueError(f"vjp: {what} has shape {ct.shape}, the output {o.shape}")
+                raise ShapeError(f"vjp: {what} has shape {ct.shape}, the output {o.shape}")
             if not frame.wrt or (not o.requires_grad and not _tenferro._is_leaf(o)):
                 continue
             gs = frame.run(lambda o=o, ct=ct: o.runtime.vjp_optional(o, frame.wrt, ct))
@@ -610,7 +618,9 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], 
         ``primals``/``tangents`` are not tuples or lists or their structures differ; an integer
         primal leaf.
     ValueError
-        Different numbers of primals and tangents, or a tangent leaf of another shape.
+        Different numbers of primals and tangents.
+    tenferro.errors.ShapeError
+        A tangent leaf of another shape (a ``ValueError``, as from ``rt.jvp``).
 
     Examples
     --------
@@ -638,7 +648,7 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], 
     tans = [frame.import_(t, w, f"tangent leaf {i}") for i, (t, w) in enumerate(zip(t_leaves, frame.wrt))]
     for i, (t, w) in enumerate(zip(tans, frame.wrt)):
         if t.shape != w.shape:
-            raise ValueError(f"jvp: tangent leaf {i} has shape {t.shape}, its primal {w.shape}")
+            raise ShapeError(f"jvp: tangent leaf {i} has shape {t.shape}, its primal {w.shape}")
     out, aux = _split_aux(frame.call(f, {}), has_aux, "jvp")
     outs, out_tree = frame.outputs(out)
     t_outs = []

@@ -119,7 +119,9 @@ pub fn basic_index(
                 continue;
             }
             BasicIndex::Slice { start, stop, step } => {
-                let step = step.unwrap_or(1);
+                // `-i64::MIN` overflows; any step of magnitude >= the axis selects one element,
+                // so `-i64::MAX` selects the same ones (`x[::-10**30]` saturates to `i64::MIN`).
+                let step = step.unwrap_or(1).max(-i64::MAX);
                 if step == 0 {
                     return Err(Error::value(OP, "slice step cannot be zero"));
                 }
@@ -182,7 +184,18 @@ pub fn basic_index(
     }
     Ok(match cur {
         Some(t) => t,
-        // `x[...]`, `x[:]`: the same value and node, as a new tensor.
-        None => EagerTensor::new(x.value.clone(), x.runtime.clone(), x.node().cloned()),
+        // `x[...]`, `x[:]`: the same value, as a new tensor. No op runs, but the key must obey
+        // the rules of one: the runtime-membership check of the resolved session, and under
+        // `no_grad` an untracked result (keeping `x`'s node would let gradients flow through a
+        // `no_grad` block).
+        None => {
+            session.check_runtime(OP, &[Operand::Tensor(x)], mode)?;
+            let node = if mode.grad_enabled {
+                x.node().cloned()
+            } else {
+                None
+            };
+            EagerTensor::new(x.value.clone(), x.runtime.clone(), node)
+        }
     })
 }

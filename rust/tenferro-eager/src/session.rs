@@ -282,6 +282,15 @@ impl Session {
         Ok(())
     }
 
+    /// The error of an exit from a thread or Python context that did not enter the session
+    /// (`ContextMismatch`): that context still runs on it, so it stays active.
+    pub fn foreign_exit_error() -> Error {
+        Error::context_mismatch(
+            "Session.__exit__",
+            "this session was entered in another thread or context; exit it there (it stays active)",
+        )
+    }
+
     /// Give the engine back (idempotent).
     pub fn exit(&self) {
         if let Some((_, engine)) = &self.target {
@@ -415,6 +424,28 @@ impl Session {
         Ok(exec)
     }
 
+    /// The checks of [`Session::apply`] before any engine is borrowed, for a key that runs no
+    /// op (`x[:]`): `SessionInactive` for an explicit session outside its block, and
+    /// `ContextMismatch` when a tensor belongs to another runtime than the op would run on.
+    ///
+    /// # Errors
+    /// As described.
+    pub fn check_runtime(
+        &self,
+        op: &str,
+        operands: &[Operand<'_>],
+        mode: &ModeState,
+    ) -> Result<()> {
+        if self.target.is_some() && !self.is_active() {
+            return Err(Error::SessionInactive { op: op.to_string() });
+        }
+        let first_rt = operands.iter().find_map(|o| match o {
+            Operand::Tensor(t) => Some(&t.runtime),
+            Operand::Array(_) | Operand::Scalar(_) => None,
+        });
+        check_members_of(op, operands, &self.runtime_for(first_rt, mode))
+    }
+
     /// Run `program` on `operands` (tensors or adopted arrays; einsum's lowered plans): one
     /// [`Exec::apply_vars`] per instruction, intermediates freed after their last use, the host
     /// checked between steps.
@@ -440,7 +471,10 @@ impl Session {
             })
             .collect::<Result<Vec<Var>>>()?;
         let out = exec.run_program(op, program, inputs, mode, host)?;
-        Ok(EagerTensor::from_var(out, exec.runtime.clone()))
+        // A program whose output is one of its inputs (einsum "i->i") runs no op; under
+        // `no_grad` its result must still be untracked, as every op's is.
+        let node = if mode.grad_enabled { out.node } else { None };
+        Ok(EagerTensor::new(out.value, exec.runtime.clone(), node))
     }
 
     /// The runtime an op on tensors of `first_rt` would run on, borrowing no engine: the
@@ -506,21 +540,7 @@ impl Exec {
     /// # Errors
     /// `ContextMismatch` naming the operand and both runtimes.
     pub fn check_members(&self, op: &str, operands: &[Operand<'_>]) -> Result<()> {
-        for (i, o) in operands.iter().enumerate() {
-            if let Operand::Tensor(t) = o {
-                if !Arc::ptr_eq(&t.runtime, &self.runtime) {
-                    return Err(Error::context_mismatch(
-                        op,
-                        format!(
-                            "operand {i} belongs to runtime {} but the op runs on runtime {}",
-                            t.runtime.id(),
-                            self.runtime.id()
-                        ),
-                    ));
-                }
-            }
-        }
-        Ok(())
+        check_members_of(op, operands, &self.runtime)
     }
 
     /// Execute `op` on the engine through the host (validation, promotion, panic containment
@@ -737,4 +757,23 @@ pub fn scalar_tensor(op: &str, s: Scalar, dtype: DType) -> Result<Tensor> {
         DType::C32 => Tensor::from_vec(&[], vec![Complex32::new(re as f32, im as f32)]),
         DType::C64 => Tensor::from_vec(&[], vec![Complex64::new(re, im)]),
     }
+}
+
+/// `ContextMismatch` when a tensor operand belongs to another runtime than `runtime`.
+fn check_members_of(op: &str, operands: &[Operand<'_>], runtime: &Arc<Runtime>) -> Result<()> {
+    for (i, o) in operands.iter().enumerate() {
+        if let Operand::Tensor(t) = o {
+            if !Arc::ptr_eq(&t.runtime, runtime) {
+                return Err(Error::context_mismatch(
+                    op,
+                    format!(
+                        "operand {i} belongs to runtime {} but the op runs on runtime {}",
+                        t.runtime.id(),
+                        runtime.id()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }

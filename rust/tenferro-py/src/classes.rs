@@ -133,8 +133,9 @@ pub struct PySession {
     pub(crate) core: Arc<Session>,
     /// The Python objects of an explicit session's runtime and engine (its getters).
     pub(crate) target: Option<(Py<PyRuntime>, Py<PyCpuEngine>)>,
-    /// The `ContextVar` token of `__enter__`, reset by `__exit__`.
-    pub(crate) token: Mutex<Option<Py<PyAny>>>,
+    /// The `ContextVar` token of `__enter__` and the state it set; `__exit__` resets the token
+    /// while that state is still the current one.
+    pub(crate) token: Mutex<Option<(Py<PyAny>, Py<PyAny>)>>,
 }
 
 impl PySession {

@@ -7,7 +7,7 @@ use crate::args::{
     index_vector_dim_of, ndim_of, parse_axes, parse_compare_dir, parse_shape, real_factor,
     sorted_axes, to_usize_dims,
 };
-use crate::classes::{runtime_object, PyCpuEngine, PyRuntime, PySession, PyTensor};
+use crate::classes::{runtime_object, ModeState, PyCpuEngine, PyRuntime, PySession, PyTensor};
 use crate::convert::dtype_from_py;
 use crate::errors::PyResultExt;
 use crate::host::PyHost;
@@ -347,17 +347,59 @@ macro_rules! session_methods {
                         return Err(e);
                     }
                 };
-                *this.token.lock().unwrap_or_else(|e| e.into_inner()) = Some(token);
+                let set = current_state(py)?.into_any().unbind();
+                *this.token.lock().unwrap_or_else(|e| e.into_inner()) = Some((token, set));
                 Ok(slf.clone().unbind())
             }
 
             #[pyo3(signature = (*_args))]
             fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, PyTuple>) -> PyResult<bool> {
-                let token = self.token.lock().unwrap_or_else(|e| e.into_inner()).take();
-                self.core.exit();
-                if let Some(tok) = token {
-                    reset_state(py, tok)?;
+                let mut slot = self.token.lock().unwrap_or_else(|e| e.into_inner());
+                let state = current_state(py)?;
+                let st = state.get();
+                let pos = st
+                    .core
+                    .sessions
+                    .iter()
+                    .rposition(|s| std::sync::Arc::ptr_eq(s, &self.core));
+                let unchanged = slot
+                    .as_ref()
+                    .is_some_and(|(_, set)| set.bind(py).is(state.as_any()));
+                match pos {
+                    // Nothing entered since (innermost): restore the state from before
+                    // `__enter__`.
+                    Some(_) if unchanged => {
+                        if let Some((tok, set)) = slot.take() {
+                            if let Err(e) = reset_state(py, tok.clone_ref(py)) {
+                                *slot = Some((tok, set));
+                                return Err(exit_elsewhere(py, e));
+                            }
+                        }
+                    }
+                    // Exited out of order: drop only this session from the calling context's
+                    // stack (a token reset would also drop the sessions and grad modes entered
+                    // after it, which are still open).
+                    Some(i) => {
+                        let mut next = ModeState {
+                            core: st.core.clone(),
+                            sessions: st.sessions.iter().map(|s| s.clone_ref(py)).collect(),
+                        };
+                        next.core.sessions.remove(i);
+                        next.sessions.remove(i);
+                        set_state(py, next)?;
+                        slot.take();
+                    }
+                    // Entered in another thread or context: that context still runs on it.
+                    None if self.core.is_active() => {
+                        return Err(exit_elsewhere(py, PyValueError::new_err(
+                            "the calling context did not enter it",
+                        )));
+                    }
+                    None => {
+                        slot.take();
+                    }
                 }
+                self.core.exit();
                 Ok(false)
             }
 
@@ -381,6 +423,13 @@ macro_rules! session_methods {
             }
         }
     };
+}
+
+/// `Session.__exit__` called from a thread or context that did not enter the session.
+fn exit_elsewhere(py: Python<'_>, cause: PyErr) -> PyErr {
+    let e = crate::errors::to_pyerr(py, tenferro_eager::Session::foreign_exit_error());
+    e.set_cause(py, Some(cause));
+    e
 }
 
 session_methods!(
