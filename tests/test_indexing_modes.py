@@ -90,28 +90,3 @@ def test_func_transforms_of_a_tracked_leaf_under_no_grad() -> None:
     assert float(tangent) == 12.0
     np.testing.assert_array_equal(np.asarray(ct), [6.0, 4.0, 2.0])
     assert v.grad is None
-
-
-def test_whole_key_does_not_wait_for_a_busy_engine() -> None:
-    # x[:] runs no op, so it needs no engine: it must not wait while another thread holds the
-    # default engine in a session (the holder waits for us; a 30 s bound breaks a deadlock).
-    import threading
-
-    x = tf.asarray([1.0, 2.0, 3.0])
-    entered, released = threading.Event(), threading.Event()
-    seen: list[bool] = []
-
-    def holder() -> None:
-        with tf.default_runtime().session(tf.default_engine()):
-            entered.set()
-            seen.append(released.wait(30))
-
-    t = threading.Thread(target=holder)
-    t.start()
-    assert entered.wait(30)
-    y = x[:]
-    z = x[...]
-    released.set()
-    t.join()
-    assert seen == [True]
-    np.testing.assert_array_equal(np.asarray(y), np.asarray(z))

@@ -63,11 +63,18 @@ def _result_dtype(*operands: Any) -> np.dtype:
     return np.result_type(*[o.dtype if isinstance(o, Tensor) else o for o in operands])
 
 
+def _unchanged(x: Tensor) -> Tensor:
+    """``x`` as the result of a no-op (NumPy returns the input itself): ``x``, or inside
+    ``no_grad`` an untracked tensor of its value when ``x`` is recorded (every result there is
+    untracked)."""
+    return _tenferro._unchanged(x)
+
+
 def _to_dtype(x: Tensor, dtype: Any) -> Tensor:
     """``x`` in ``dtype``: ``convert`` when it is up the lattice, else the lossy ``cast``."""
     dtype = np.dtype(dtype)
     if x.dtype == dtype:
-        return x
+        return _unchanged(x)
     if np.promote_types(x.dtype, dtype) == dtype:
         return _p.convert(x, dtype)
     return _p.cast(x, dtype)

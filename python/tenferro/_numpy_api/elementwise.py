@@ -22,6 +22,7 @@ from ._common import (
     _I64,
     _REAL_OF,
     _as_tensor,
+    _unchanged,
     _float_input,
     _operand,
     _operands,
@@ -343,7 +344,7 @@ def abs(x: ArrayLike, /) -> Tensor:
     """
     x = _as_tensor(x)
     if x.dtype == _BOOL:
-        return x
+        return _unchanged(x)
     return _p.abs(x)
 
 
@@ -409,7 +410,7 @@ def positive(x: ArrayLike, /) -> Tensor:
     x = _as_tensor(x)
     if x.dtype == _BOOL:
         raise DTypeError("positive: not supported for bool tensors")
-    return x
+    return _unchanged(x)
 
 
 def conj(x: ArrayLike, /) -> Tensor:
@@ -435,7 +436,7 @@ def conj(x: ArrayLike, /) -> Tensor:
     """
     x = _as_tensor(x)
     if x.dtype.kind != "c":
-        return x
+        return _unchanged(x)
     return _p.conj(x)
 
 
@@ -467,7 +468,7 @@ def real(val: ArrayLike, /) -> Tensor:
     x = _as_tensor(val)
     real_dtype = _REAL_OF.get(x.dtype)
     if real_dtype is None:
-        return x
+        return _unchanged(x)
     return _p.cast(x, real_dtype)
 
 
@@ -1105,7 +1106,7 @@ def clip(
     x = _as_tensor(a)
     bounds = [_operand(v, (x,)) for v in (lo, hi) if v is not None]
     if not bounds:
-        return x
+        return _unchanged(x)
     dtype = _result_dtype(x, *bounds)
     x, *bounds = _to_common((x, *bounds), dtype)
     if lo is not None and hi is not None:

@@ -14,7 +14,7 @@ from .._factories import _tracked_in, asarray
 from .._tenferro import Tensor
 from .._types import PadConfig
 from ..errors import ShapeError, UnsupportedError
-from ._common import ArrayLike, _as_tensor, _normalize_axes, _to_dtype
+from ._common import ArrayLike, _as_tensor, _normalize_axes, _to_dtype, _unchanged
 from .layout import broadcast_to, expand_dims, ravel
 
 __all__ = [
@@ -100,7 +100,7 @@ def concatenate(arrays: Sequence[ArrayLike], axis: int | None = 0, dtype: Any = 
                     f"{first[d]} and the array at index {i} has size {x.shape[d]}"
                 )
     if len(items) == 1:
-        return _as_tensor(items[0])
+        return _unchanged(_as_tensor(items[0]))
     return _p.concatenate(items, ax)
 
 
@@ -215,7 +215,7 @@ def pad(array: ArrayLike, pad_width: Any, mode: str = "constant", *, constant_va
     if not tracked:
         values = _as_pairs("pad", "constant_values", constant_values, ndim, as_index=False)
     if ndim == 0:
-        return x
+        return _unchanged(x)
     low, high = tuple(int(w) for w in widths[:, 0]), tuple(int(w) for w in widths[:, 1])
     if _b.any(low) or _b.any(high):
         cfg = PadConfig(edge_padding_low=low, edge_padding_high=high, interior_padding=(0,) * ndim)

@@ -13,7 +13,7 @@ from typing import Any
 from .. import prim as _p
 from .._tenferro import Tensor
 from ..errors import ShapeError
-from ._common import ArrayLike, _as_tensor, _normalize_axes, _shape_tuple
+from ._common import ArrayLike, _as_tensor, _normalize_axes, _shape_tuple, _unchanged
 
 __all__ = [
     "broadcast_to",
@@ -72,7 +72,7 @@ def transpose(a: ArrayLike, axes: Sequence[int] | None = None) -> Tensor:
             raise ValueError(f"transpose: axes {axes} don't match array of dimension {ndim}")
         perm = _normalize_axes("transpose", axes, ndim)
     if perm == tuple(range(ndim)):
-        return x
+        return _unchanged(x)
     return _p.transpose(x, perm)
 
 
@@ -150,7 +150,7 @@ def reshape(a: ArrayLike, /, shape: Any, order: str = "C", *, copy: bool | None 
     old = tuple(x.shape)
     new = _resolve_shape(shape, x.size)
     if new == old:
-        return x
+        return _unchanged(x)
     if order == "F" or [s for s in old if s != 1] == [s for s in new if s != 1]:
         return _p.reshape(x, new)
     xt = x if x.ndim <= 1 else _p.transpose(x, tuple(range(x.ndim - 1, -1, -1)))
@@ -229,7 +229,7 @@ def broadcast_to(array: ArrayLike, shape: Any) -> Tensor:
             f"broadcast_to: cannot broadcast a tensor of shape {tuple(x.shape)} to shape {shape}"
         )
     if shape == tuple(x.shape):
-        return x
+        return _unchanged(x)
     return _p.broadcast_in_dim(x, shape, tuple(range(offset, len(shape))))
 
 
@@ -264,7 +264,7 @@ def flip(m: ArrayLike, axis: Any = None) -> Tensor:
     """
     x = _as_tensor(m)
     axes = _normalize_axes("flip", axis, x.ndim)
-    return _p.reverse(x, axes) if axes else x
+    return _p.reverse(x, axes) if axes else _unchanged(x)
 
 
 def moveaxis(a: ArrayLike, source: Any, destination: Any) -> Tensor:
@@ -385,7 +385,7 @@ def squeeze(a: ArrayLike, axis: Any = None) -> Tensor:
                     "not 1"
                 )
     if not axes:
-        return x
+        return _unchanged(x)
     return _p.reshape(x, tuple(s for i, s in enumerate(shape) if i not in axes))
 
 

@@ -282,7 +282,8 @@ pub fn cpow<T: Float>(a: Complex<T>, b: Complex<T>) -> Complex<T> {
         return Complex::new(T::one(), T::zero());
     }
     if a.re == T::zero() && a.im == T::zero() {
-        return if b.im == T::zero() && b.re > T::zero() {
+        // NumPy 2: |0^w| = 0^(Re w), so 0 for Re w > 0 whatever Im w; else undefined (NaN).
+        return if b.re > T::zero() {
             Complex::new(T::zero(), T::zero())
         } else {
             Complex::new(T::nan(), T::nan())

@@ -74,6 +74,15 @@ pub fn detach(t: &EagerTensor, runtime: Option<Arc<Runtime>>, mode: &ModeState) 
     )
 }
 
+/// `x` as the result of an op that changes nothing (NumPy hands back the input itself for
+/// `x.reshape(x.shape)`, `+x`, `real` of a real tensor, ...): `None` — use `x` — unless grad
+/// mode is off and `x` has a node; then an untracked tensor of the same value, since inside
+/// `no_grad` every result is untracked (`autodiff.md`).
+pub fn unchanged(x: &EagerTensor, mode: &ModeState) -> Option<EagerTensor> {
+    (!mode.grad_enabled && x.node().is_some())
+        .then(|| EagerTensor::new(x.value.clone(), x.runtime.clone(), None))
+}
+
 /// Check a cotangent or tangent `v` against the tensor `like` it belongs to: runtime, shape,
 /// dtype.
 ///

@@ -182,20 +182,20 @@ pub fn basic_index(
     if out_shape != shape {
         apply(Op::Reshape(out_shape), &mut cur)?;
     }
-    Ok(match cur {
-        Some(t) => t,
-        // `x[...]`, `x[:]`: the same value, as a new tensor. No op runs, but the key must obey
-        // the rules of one: the runtime-membership check of the resolved session, and under
-        // `no_grad` an untracked result (keeping `x`'s node would let gradients flow through a
-        // `no_grad` block).
+    match cur {
+        Some(t) => Ok(t),
+        // `x[...]`, `x[:]`: an identity `reshape` (a view), so the key obeys the rules of any
+        // op — the runtime-membership check, and a recorded non-leaf on a tracked `x` (as
+        // PyTorch's `x[:]`), untracked under `no_grad`.
         None => {
-            session.check_runtime(OP, &[Operand::Tensor(x)], mode)?;
-            let node = if mode.grad_enabled {
-                x.node().cloned()
-            } else {
-                None
-            };
-            EagerTensor::new(x.value.clone(), x.runtime.clone(), node)
+            let mut outs = session.apply(
+                &Op::Reshape(shape.to_vec()),
+                &[Operand::Tensor(x)],
+                mode,
+                host,
+            )?;
+            outs.pop()
+                .ok_or_else(|| Error::internal(OP, "reshape produced no output"))
         }
-    })
+    }
 }

@@ -424,28 +424,6 @@ impl Session {
         Ok(exec)
     }
 
-    /// The checks of [`Session::apply`] before any engine is borrowed, for a key that runs no
-    /// op (`x[:]`): `SessionInactive` for an explicit session outside its block, and
-    /// `ContextMismatch` when a tensor belongs to another runtime than the op would run on.
-    ///
-    /// # Errors
-    /// As described.
-    pub fn check_runtime(
-        &self,
-        op: &str,
-        operands: &[Operand<'_>],
-        mode: &ModeState,
-    ) -> Result<()> {
-        if self.target.is_some() && !self.is_active() {
-            return Err(Error::SessionInactive { op: op.to_string() });
-        }
-        let first_rt = operands.iter().find_map(|o| match o {
-            Operand::Tensor(t) => Some(&t.runtime),
-            Operand::Array(_) | Operand::Scalar(_) => None,
-        });
-        check_members_of(op, operands, &self.runtime_for(first_rt, mode))
-    }
-
     /// Run `program` on `operands` (tensors or adopted arrays; einsum's lowered plans): one
     /// [`Exec::apply_vars`] per instruction, intermediates freed after their last use, the host
     /// checked between steps.

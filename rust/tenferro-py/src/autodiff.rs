@@ -113,6 +113,17 @@ pub fn _detach(
 /// One leaf reached by a backward pass: `(node id, the user's leaf object, gradient)`.
 type ReachedLeaf = (u64, Option<Py<PyTensor>>, PyTensor);
 
+/// `x` itself, or inside ``no_grad`` an untracked tensor of its value when `x` is recorded: the
+/// result of the NumPy-named functions' no-op shortcuts.
+#[pyfunction]
+pub fn _unchanged(py: Python<'_>, x: &Bound<'_, PyTensor>) -> PyResult<Py<PyTensor>> {
+    let state = current_state(py)?;
+    match autodiff::unchanged(x.get(), &state.get().core) {
+        Some(t) => Py::new(py, PyTensor::from(t)),
+        None => Ok(x.clone().unbind()),
+    }
+}
+
 /// Reverse pass from `output` (seed: `cotangent` or 1 for a scalar), accumulating into every
 /// reachable leaf's slot; returns `(leaf node id, leaf, gradient of this call)` in reach order.
 #[pyfunction]
@@ -239,6 +250,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(_clear_grads, m)?,
         wrap_pyfunction!(_set_grad, m)?,
         wrap_pyfunction!(_detach, m)?,
+        wrap_pyfunction!(_unchanged, m)?,
         wrap_pyfunction!(_backward, m)?,
         wrap_pyfunction!(_vjp, m)?,
         wrap_pyfunction!(_jvp, m)?,

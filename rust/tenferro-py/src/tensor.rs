@@ -307,8 +307,8 @@ impl PyTensor {
             &[slf.as_any()],
         )
     }
-    fn __pos__(slf: &Bound<'_, Self>) -> Py<Self> {
-        slf.clone().unbind()
+    fn __pos__(slf: &Bound<'_, Self>) -> PyResult<Py<Self>> {
+        crate::autodiff::_unchanged(slf.py(), slf)
     }
     fn __abs__(slf: &Bound<'_, Self>) -> PyResult<PyTensor> {
         apply1(
