@@ -159,8 +159,7 @@ pub fn basic_index(
     let mut cur: Option<EagerTensor> = None;
     let apply = |op: Op, cur: &mut Option<EagerTensor>| -> Result<()> {
         let input = cur.as_ref().unwrap_or(x);
-        let mut outs = session.apply(&op, &[Operand::Tensor(input)], mode, host)?;
-        *cur = outs.pop();
+        *cur = Some(session.apply1(&op, &[Operand::Tensor(input)], mode, host)?);
         Ok(())
     };
     if !reverse_axes.is_empty() {
@@ -187,15 +186,11 @@ pub fn basic_index(
         // `x[...]`, `x[:]`: an identity `reshape` (a view), so the key obeys the rules of any
         // op — the runtime-membership check, and a recorded non-leaf on a tracked `x` (as
         // PyTorch's `x[:]`), untracked under `no_grad`.
-        None => {
-            let mut outs = session.apply(
-                &Op::Reshape(shape.to_vec()),
-                &[Operand::Tensor(x)],
-                mode,
-                host,
-            )?;
-            outs.pop()
-                .ok_or_else(|| Error::internal(OP, "reshape produced no output"))
-        }
+        None => session.apply1(
+            &Op::Reshape(shape.to_vec()),
+            &[Operand::Tensor(x)],
+            mode,
+            host,
+        ),
     }
 }

@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tenferro_ad::{record, record_multi, Apply, Node, Var};
 use tenferro_ops::Op;
-use tenferro_runtime::{apply_multi, Borrow, Engine, Program};
+use tenferro_runtime::{apply, apply_multi, Borrow, Engine, Program};
 use tenferro_tensor::dtype::scalar_default_dtype;
 use tenferro_tensor::Tensor;
 use tenferro_tensor::{promote, promote_weak, Complex32, Complex64, DType, Error, Result, Scalar};
@@ -145,7 +145,8 @@ impl ModeState {
 /// an engine job (the binding releases the GIL and serves Ctrl-C), how to wait for an engine
 /// another thread holds, a check between the steps of a program, and the default engine.
 pub trait Host {
-    /// Run `job` (one op on an engine; `inputs` are its operands, for sizing).
+    /// Run `job` (one op on an engine, which stores its outputs itself; `inputs` are its
+    /// operands, for sizing).
     ///
     /// # Errors
     /// `job`'s error, or `Interrupted` when the host stopped it.
@@ -153,8 +154,8 @@ pub trait Host {
         &self,
         op: &Op,
         inputs: &[&Tensor],
-        job: &(dyn Fn() -> Result<Vec<Tensor>> + Sync),
-    ) -> Result<Vec<Tensor>> {
+        job: &mut (dyn FnMut() -> Result<()> + Send),
+    ) -> Result<()> {
         let _ = (op, inputs);
         job()
     }
@@ -346,7 +347,8 @@ impl Session {
         })
     }
 
-    /// Run `op` on `operands`: the one path of every eager op (see the module docs).
+    /// Run `op` on `operands`: the one path of every eager op (see the module docs); one
+    /// tensor per output of the op.
     ///
     /// # Errors
     /// `ContextMismatch` when a tensor operand belongs to another runtime than the op's; the
@@ -358,6 +360,46 @@ impl Session {
         mode: &ModeState,
         host: &dyn Host,
     ) -> Result<Vec<EagerTensor>> {
+        let (runtime, outs) = self.apply_outs(op, operands, mode, host)?;
+        Ok(match outs {
+            Outs::One(v) => vec![EagerTensor::from_var(v, runtime)],
+            Outs::Many(vs) => vs
+                .into_iter()
+                .map(|v| EagerTensor::from_var(v, runtime.clone()))
+                .collect(),
+        })
+    }
+
+    /// [`Session::apply`] for an op with one output (every op but the decompositions), without
+    /// collecting the output in a vector: the path of operators and NumPy-named functions.
+    ///
+    /// # Errors
+    /// As [`Session::apply`]; `Internal` for an op with several outputs.
+    pub fn apply1(
+        &self,
+        op: &Op,
+        operands: &[Operand<'_>],
+        mode: &ModeState,
+        host: &dyn Host,
+    ) -> Result<EagerTensor> {
+        match self.apply_outs(op, operands, mode, host)? {
+            (runtime, Outs::One(v)) => Ok(EagerTensor::from_var(v, runtime)),
+            (_, Outs::Many(_)) => Err(Error::internal(
+                op.name(),
+                "apply1 used on an op with several outputs",
+            )),
+        }
+    }
+
+    /// The body of [`Session::apply`]: resolve, check membership, promote weak scalars, execute,
+    /// record; the outputs' runtime and values.
+    fn apply_outs(
+        &self,
+        op: &Op,
+        operands: &[Operand<'_>],
+        mode: &ModeState,
+        host: &dyn Host,
+    ) -> Result<(Arc<Runtime>, Outs<Var>)> {
         let name = op.name();
         let first_rt = operands.iter().find_map(|o| match o {
             Operand::Tensor(t) => Some(&t.runtime),
@@ -368,11 +410,11 @@ impl Session {
         let scalars = promote_weak_scalars(op, operands)?;
         let refs: Vec<&Tensor> = operands
             .iter()
-            .zip(&scalars)
-            .map(|(o, s)| match (o, s) {
-                (Operand::Tensor(t), _) => Some(&t.value),
-                (Operand::Array(t), _) => Some(t),
-                (Operand::Scalar(_), s) => s.as_ref(),
+            .enumerate()
+            .map(|(i, o)| match o {
+                Operand::Tensor(t) => Some(&t.value),
+                Operand::Array(t) => Some(t),
+                Operand::Scalar(_) => scalars.get(i).and_then(Option::as_ref),
             })
             .collect::<Option<_>>()
             .ok_or_else(|| Error::internal(name, "a weak scalar operand was not converted"))?;
@@ -380,11 +422,8 @@ impl Session {
             .iter()
             .any(|o| matches!(o, Operand::Tensor(t) if t.node().is_some()));
         if !mode.records(any_node) {
-            let outs = exec.execute(op, &refs, host)?;
-            return Ok(outs
-                .into_iter()
-                .map(|t| EagerTensor::new(t, exec.runtime.clone(), None))
-                .collect());
+            let outs = exec.execute(op, &refs, host)?.map(Var::constant);
+            return Ok((exec.runtime.clone(), outs));
         }
         let inputs: Vec<Var> = operands
             .iter()
@@ -395,11 +434,10 @@ impl Session {
             })
             .collect();
         let outs = exec.execute(op, &refs, host)?;
-        let vars = exec.record(op, inputs, outs, mode.capture_trace)?;
-        Ok(vars
-            .into_iter()
-            .map(|v| EagerTensor::from_var(v, exec.runtime.clone()))
-            .collect())
+        Ok((
+            exec.runtime.clone(),
+            record_outs(op, inputs, outs, mode.capture_trace),
+        ))
     }
 
     /// Resolve the runtime and engine of a program over `operands` and check that every tensor
@@ -522,29 +560,22 @@ impl Exec {
     }
 
     /// Execute `op` on the engine through the host (validation, promotion, panic containment
-    /// in [`tenferro_runtime::apply_multi`]).
-    fn execute(&self, op: &Op, inputs: &[&Tensor], host: &dyn Host) -> Result<Vec<Tensor>> {
+    /// in [`tenferro_runtime::apply`]).
+    fn execute(&self, op: &Op, inputs: &[&Tensor], host: &dyn Host) -> Result<Outs<Tensor>> {
         let engine: &dyn Engine = self.engine.as_ref();
-        host.run(op, inputs, &|| apply_multi(engine, op, inputs))
-    }
-
-    /// Record `op(inputs) = outputs` (single- or multi-output) under the active-edge rule.
-    fn record(
-        &self,
-        op: &Op,
-        inputs: Vec<Var>,
-        outs: Vec<Tensor>,
-        capture: bool,
-    ) -> Result<Vec<Var>> {
+        let mut out: Option<Outs<Tensor>> = None;
         if op.num_outputs() == 1 {
-            let mut outs = outs;
-            let out = outs
-                .pop()
-                .ok_or_else(|| Error::internal(op.name(), "the engine returned no output"))?;
-            Ok(vec![record(op, inputs, out, capture)])
+            host.run(op, inputs, &mut || {
+                out = Some(Outs::One(apply(engine, op, inputs)?));
+                Ok(())
+            })?;
         } else {
-            Ok(record_multi(op, inputs, outs, capture))
+            host.run(op, inputs, &mut || {
+                out = Some(Outs::Many(apply_multi(engine, op, inputs)?));
+                Ok(())
+            })?;
         }
+        out.ok_or_else(|| Error::internal(op.name(), "the engine job stored no output"))
     }
 
     /// Apply `op` to AD values (the path of derivative rules and program steps): execute, then
@@ -561,12 +592,13 @@ impl Exec {
     ) -> Result<Vec<Var>> {
         let vals: Vec<&Tensor> = inputs.iter().map(|v| &v.value).collect();
         let outs = self.execute(op, &vals, host)?;
-        if mode.records(inputs.iter().any(|v| v.node.is_some())) {
+        let vars = if mode.records(inputs.iter().any(|v| v.node.is_some())) {
             let owned: Vec<Var> = inputs.iter().map(|v| (*v).clone()).collect();
-            self.record(op, owned, outs, mode.capture_trace)
+            record_outs(op, owned, outs, mode.capture_trace)
         } else {
-            Ok(outs.into_iter().map(Var::constant).collect())
-        }
+            outs.map(Var::constant)
+        };
+        Ok(vars.into_vec())
     }
 
     /// Run `program` on AD values (see [`Session::run_program`]).
@@ -651,6 +683,38 @@ impl Apply for RuleExec<'_> {
     }
 }
 
+/// The outputs of one op: one value (every op but the decompositions) without a vector, or
+/// several.
+enum Outs<T> {
+    One(T),
+    Many(Vec<T>),
+}
+
+impl<T> Outs<T> {
+    fn map<U>(self, f: impl Fn(T) -> U) -> Outs<U> {
+        match self {
+            Outs::One(t) => Outs::One(f(t)),
+            Outs::Many(ts) => Outs::Many(ts.into_iter().map(f).collect()),
+        }
+    }
+
+    fn into_vec(self) -> Vec<T> {
+        match self {
+            Outs::One(t) => vec![t],
+            Outs::Many(ts) => ts,
+        }
+    }
+}
+
+/// Record `op(inputs) = outs` (one node; a multi-output node with its projections) under the
+/// active-edge rule.
+fn record_outs(op: &Op, inputs: Vec<Var>, outs: Outs<Tensor>, capture: bool) -> Outs<Var> {
+    match outs {
+        Outs::One(t) => Outs::One(record(op, inputs, t, capture)),
+        Outs::Many(ts) => Outs::Many(record_multi(op, inputs, ts, capture)),
+    }
+}
+
 /// A compact copy of `value` in fresh storage, made by the engine that runs the implicit ops of
 /// `runtime` (default: the innermost active session's, else the default runtime's) — host arrays
 /// adopted with a copy, factories, DLPack exports that must copy.
@@ -666,22 +730,24 @@ pub fn copy_for(
 ) -> Result<Tensor> {
     let exec = IMPLICIT.resolve(op, runtime, mode, host)?;
     let engine: &dyn Engine = exec.engine.as_ref();
-    let mut out = host.run(&Op::Convert(value.dtype()), &[value], &|| {
-        Ok(vec![engine.contiguous_copy(value)?])
+    let mut out = None;
+    host.run(&Op::Convert(value.dtype()), &[value], &mut || {
+        out = Some(engine.contiguous_copy(value)?);
+        Ok(())
     })?;
-    out.pop()
-        .ok_or_else(|| Error::internal(op, "the engine returned no copy"))
+    out.ok_or_else(|| Error::internal(op, "the engine returned no copy"))
 }
 
 /// Weak scalars adopt the dtype of the tensor operands they are combined with (`ops.md`,
 /// "Python scalars"); `select`'s predicate takes no part. Alone, a scalar takes its default
-/// dtype (bool, int64, float64, complex128).
+/// dtype (bool, int64, float64, complex128). One entry per operand (`Some` for a scalar), or
+/// none at all when no operand is a scalar (no allocation on that common path).
 ///
 /// # Errors
 /// `Overflow` for an integer that does not fit the adopted integer dtype.
 pub fn promote_weak_scalars(op: &Op, operands: &[Operand<'_>]) -> Result<Vec<Option<Tensor>>> {
     if !operands.iter().any(|o| matches!(o, Operand::Scalar(_))) {
-        return Ok(vec![None; operands.len()]);
+        return Ok(Vec::new());
     }
     let data_from = usize::from(matches!(op, Op::Select));
     let common = operands

@@ -8,7 +8,6 @@ use crate::convert::{view_of_ndarray, weak_scalar};
 use crate::host::PyHost;
 use crate::imports;
 use crate::mode::current_state;
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use tenferro_eager::{copy_for, EagerTensor, Operand, Session};
@@ -55,24 +54,19 @@ pub(crate) fn apply1(
     op: &Op,
     args: &[&Bound<'_, PyAny>],
 ) -> PyResult<PyTensor> {
-    apply_n(py, session, op, args)?
-        .pop()
-        .ok_or_else(|| PyValueError::new_err(format!("{}: the op produced no output", op.name())))
+    let ops = operands(py, args)?;
+    let state = current_state(py)?;
+    let host = PyHost::new(py);
+    let out = host.finish(session.apply1(op, &ops, &state.get().core, &host))?;
+    Ok(out.into())
 }
 
 /// Run a one-output `op` on an eager tensor through the implicit session.
 pub(crate) fn apply_on(py: Python<'_>, op: &Op, x: &EagerTensor) -> PyResult<PyTensor> {
     let state = current_state(py)?;
     let host = PyHost::new(py);
-    let mut outs = host.finish(tenferro_eager::IMPLICIT.apply(
-        op,
-        &[Operand::Tensor(x)],
-        &state.get().core,
-        &host,
-    ))?;
-    outs.pop()
-        .map(PyTensor::from)
-        .ok_or_else(|| PyValueError::new_err(format!("{}: the op produced no output", op.name())))
+    let r = tenferro_eager::IMPLICIT.apply1(op, &[Operand::Tensor(x)], &state.get().core, &host);
+    Ok(host.finish(r)?.into())
 }
 
 impl PySession {

@@ -67,8 +67,8 @@ impl Host for PyHost<'_> {
         &self,
         op: &Op,
         inputs: &[&Tensor],
-        job: &(dyn Fn() -> Result<Vec<Tensor>> + Sync),
-    ) -> Result<Vec<Tensor>> {
+        job: &mut (dyn FnMut() -> Result<()> + Send),
+    ) -> Result<()> {
         // Decompositions and solves cost far more than releasing the GIL.
         if !matches!(op, Op::Linalg(_)) && inputs.iter().all(|t| t.numel() < DETACH_MIN_ELEMENTS) {
             return job();
