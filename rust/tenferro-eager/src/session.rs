@@ -768,6 +768,15 @@ pub fn promote_weak_scalars(op: &Op, operands: &[Operand<'_>]) -> Result<Vec<Opt
                     (true, Some(c)) => promote_weak(c, s.kind()),
                     _ => scalar_default_dtype(s.kind()),
                 };
+                // NumPy 2 compares an int32 tensor with a Python int outside int32's range
+                // exactly (`x == 2**40` is False) instead of overflowing: the comparison runs
+                // in int64. Arithmetic still overflows, as in NumPy.
+                let d = match (op, s, d) {
+                    (Op::Compare(_), Scalar::Int(v), DType::I32) if i32::try_from(*v).is_err() => {
+                        DType::I64
+                    }
+                    _ => d,
+                };
                 scalar_tensor(op.name(), *s, d).map(Some)
             }
             Operand::Tensor(_) | Operand::Array(_) => Ok(None),
