@@ -70,12 +70,20 @@ fn prefix_products(ctx: &Ctx<'_>, x: &Var) -> Result<Var> {
         return Ok(x.clone());
     }
     let h = n / 2;
-    let pairs = mul(ctx, &cols(ctx, x, 0, 2 * h, 2)?, &cols(ctx, x, 1, 2 * h, 2)?)?;
+    let pairs = mul(
+        ctx,
+        &cols(ctx, x, 0, 2 * h, 2)?,
+        &cols(ctx, x, 1, 2 * h, 2)?,
+    )?;
     let odd = prefix_products(ctx, &pairs)?;
     let ne = n - h; // even positions: ⌈n/2⌉ ≥ 1
     let first = cols(ctx, x, 0, 1, 1)?;
     let even = if ne > 1 {
-        let rest = mul(ctx, &cols(ctx, &odd, 0, ne - 1, 1)?, &cols(ctx, x, 2, n, 2)?)?;
+        let rest = mul(
+            ctx,
+            &cols(ctx, &odd, 0, ne - 1, 1)?,
+            &cols(ctx, x, 2, n, 2)?,
+        )?;
         concat(ctx, &first, &rest, 1)?
     } else {
         first
