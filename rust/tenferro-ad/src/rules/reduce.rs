@@ -1,16 +1,21 @@
-//! Rules of the reductions. `reduce_prod` is exact at zeros to every order: without zeros its
-//! partials are `out / x`; with zeros they are the products of the *other* elements, formed by
-//! broadcasting the reduced elements to an `R × R` block with ones on the diagonal and reducing
-//! again (differentiable, so higher orders recurse; O(R²) memory only when zeros are present).
+//! Rules of the reductions. No rule reads tensor values: every rule is the same sequence of
+//! primitives for every input of a shape and dtype, so it can be traced into a program.
+//!
+//! `reduce_prod` is exact at zeros to every order. Its partials `∂ prod / ∂ x_i` are the
+//! products of the *other* reduced elements, `prefix_i · suffix_i` (exclusive prefix and suffix
+//! products), computed on the reduced axes flattened to one axis of length `R` by an
+//! associative scan built from `slice`, `concatenate`, `reshape` and `mul` (the pairwise
+//! product tree of Blelloch 1990 / JAX `lax.associative_scan`, used by JAX's
+//! `_reduce_prod_jvp_rule`): O(R) extra memory and O(R) work per output, log-depth, and
+//! differentiable, so the Hessian comes from differentiating the rule.
 
 use super::misrouted;
 use super::ops::{
-    broadcast_in_dim, cast, compare, conj, div, full, mul, reduce_sum, reshape, scalar, select,
-    transpose,
+    broadcast_in_dim, cast, compare, conj, div, full, mul, reduce_sum, reshape, scalar, transpose,
 };
 use crate::{Ctx, Var};
-use tenferro_ops::{CompareDir, Op, ReduceOp};
-use tenferro_tensor::{DType, Result, Tensor};
+use tenferro_ops::{CompareDir, Op, ReduceOp, SliceConfig};
+use tenferro_tensor::Result;
 
 fn parts(op: &Op) -> Result<(ReduceOp, &[usize])> {
     let Op::Reduce { op: r, axes } = op else {
@@ -36,52 +41,123 @@ fn ties(ctx: &Ctx<'_>, x: &Var, out: &Var, axes: &[usize]) -> Result<(Var, Var)>
     Ok((mask, count))
 }
 
-fn has_zero(t: &Tensor) -> bool {
-    match t.dtype() {
-        DType::F32 => t.to_vec::<f32>().contains(&0.0),
-        DType::F64 => t.to_vec::<f64>().contains(&0.0),
-        DType::C32 => t
-            .to_vec::<tenferro_tensor::Complex32>()
-            .iter()
-            .any(|z| z.re == 0.0 && z.im == 0.0),
-        DType::C64 => t
-            .to_vec::<tenferro_tensor::Complex64>()
-            .iter()
-            .any(|z| z.re == 0.0 && z.im == 0.0),
-        DType::Bool | DType::I32 | DType::I64 => false,
+/// `x[:, start:limit:stride]` of a `[k, n]` matrix.
+fn cols(ctx: &Ctx<'_>, x: &Var, start: usize, limit: usize, stride: usize) -> Result<Var> {
+    let k = x.value.shape()[0];
+    ctx.apply(
+        Op::Slice(SliceConfig {
+            starts: vec![0, start],
+            limits: vec![k, limit],
+            strides: vec![1, stride],
+        }),
+        &[x],
+    )
+}
+
+/// `[a, b]` joined along `axis`.
+fn concat(ctx: &Ctx<'_>, a: &Var, b: &Var, axis: usize) -> Result<Var> {
+    ctx.apply(Op::Concatenate { axis }, &[a, b])
+}
+
+/// Inclusive prefix products along axis 1 of a `[k, n]` matrix: the pairwise product tree
+/// (Blelloch 1990; JAX `lax.associative_scan`). Multiply adjacent pairs, scan the half-length
+/// result `r` (`r_j = x_0 ⋯ x_{2j+1}`), then the odd outputs are `r` and the even outputs
+/// `x_0, r_{j-1} · x_{2j}`; the two are interleaved by stacking on a middle axis and a
+/// column-major reshape. Work and memory are `n + n/2 + n/4 + … = O(n)` per row.
+fn prefix_products(ctx: &Ctx<'_>, x: &Var) -> Result<Var> {
+    let (k, n) = (x.value.shape()[0], x.value.shape()[1]);
+    if n < 2 {
+        return Ok(x.clone());
+    }
+    let h = n / 2;
+    let pairs = mul(
+        ctx,
+        &cols(ctx, x, 0, 2 * h, 2)?,
+        &cols(ctx, x, 1, 2 * h, 2)?,
+    )?;
+    let odd = prefix_products(ctx, &pairs)?;
+    let ne = n - h; // even positions: ⌈n/2⌉ ≥ 1
+    let first = cols(ctx, x, 0, 1, 1)?;
+    let even = if ne > 1 {
+        let rest = mul(
+            ctx,
+            &cols(ctx, &odd, 0, ne - 1, 1)?,
+            &cols(ctx, x, 2, n, 2)?,
+        )?;
+        concat(ctx, &first, &rest, 1)?
+    } else {
+        first
+    };
+    // n odd: one more even than odd output; a placeholder odd column is sliced off below.
+    let odd = if ne > h {
+        concat(ctx, &odd, &full(ctx, 1.0, x.value.dtype(), &[k, 1])?, 1)?
+    } else {
+        odd
+    };
+    let stacked = concat(
+        ctx,
+        &reshape(ctx, &even, &[k, 1, ne])?,
+        &reshape(ctx, &odd, &[k, 1, ne])?,
+        1,
+    )?;
+    let woven = reshape(ctx, &stacked, &[k, 2 * ne])?;
+    if 2 * ne > n {
+        cols(ctx, &woven, 0, n, 1)
+    } else {
+        Ok(woven)
     }
 }
 
-/// `∂ prod / ∂ x_i` = product of the other reduced elements, shaped like `x`.
-fn prod_partials(ctx: &Ctx<'_>, x: &Var, out: &Var, axes: &[usize]) -> Result<Var> {
-    if !has_zero(&x.value) {
-        return div(ctx, &expand(ctx, out, x, axes)?, x);
+/// Exclusive prefix products along axis 1 of a `[k, n]` matrix (`n ≥ 1`): the inclusive scan
+/// of `[1, x_0, …, x_{n-2}]`.
+fn exclusive_prefix_products(ctx: &Ctx<'_>, x: &Var) -> Result<Var> {
+    let (k, n) = (x.value.shape()[0], x.value.shape()[1]);
+    let ones = full(ctx, 1.0, x.value.dtype(), &[k, 1])?;
+    if n == 1 {
+        return Ok(ones);
     }
-    let shape = x.value.shape().to_vec();
+    prefix_products(ctx, &concat(ctx, &ones, &cols(ctx, x, 0, n - 1, 1)?, 1)?)
+}
+
+/// The reduced axes of `x` moved last and flattened (column-major): `(x as [k, r], perm)`
+/// with `k` the product of the kept extents, `r` of the reduced ones.
+fn flatten_reduced(ctx: &Ctx<'_>, x: &Var, axes: &[usize]) -> Result<(Var, Vec<usize>)> {
+    let shape = x.value.shape();
     let keep = kept(shape.len(), axes);
     let perm: Vec<usize> = keep.iter().chain(axes).copied().collect();
     let k: usize = keep.iter().map(|&a| shape[a]).product();
     let r: usize = axes.iter().map(|&a| shape[a]).product();
     let xt = reshape(ctx, &transpose(ctx, x, &perm)?, &[k, r])?;
-    let block = broadcast_in_dim(ctx, &xt, &[k, r, r], &[0, 2])?;
-    let eye: Vec<bool> = (0..r * r).map(|i| i % r == i / r).collect();
-    let eye = Var::constant(Tensor::from_vec(&[r, r], eye)?);
-    let mask = broadcast_in_dim(ctx, &eye, &[k, r, r], &[1, 2])?;
-    let ones = full(ctx, 1.0, x.value.dtype(), &[k, r, r])?;
-    let others = ctx.apply(
-        Op::Reduce {
-            op: ReduceOp::Prod,
-            axes: vec![2],
-        },
-        &[&select(ctx, &mask, &ones, &block)?],
-    )?;
+    Ok((xt, perm))
+}
+
+/// `g` (`[k, r]`, laid out as [`flatten_reduced`] left `x`) back in `x`'s shape.
+fn unflatten(ctx: &Ctx<'_>, g: &Var, x: &Var, perm: &[usize]) -> Result<Var> {
+    let shape = x.value.shape();
     let tshape: Vec<usize> = perm.iter().map(|&a| shape[a]).collect();
-    let back = reshape(ctx, &others, &tshape)?;
+    let back = reshape(ctx, g, &tshape)?;
     let mut inv = vec![0; perm.len()];
     for (i, &p) in perm.iter().enumerate() {
         inv[p] = i;
     }
     transpose(ctx, &back, &inv)
+}
+
+/// `∂ prod / ∂ x_i` = product of the other reduced elements = `prefix_i · suffix_i`, on the
+/// `[k, r]` layout of [`flatten_reduced`]. The suffix products are the prefix products of the
+/// reversed rows, reversed back.
+fn prod_partials(ctx: &Ctx<'_>, xt: &Var) -> Result<Var> {
+    let (k, r) = (xt.value.shape()[0], xt.value.shape()[1]);
+    if r == 0 {
+        return full(ctx, 0.0, xt.value.dtype(), &[k, 0]);
+    }
+    let prefix = exclusive_prefix_products(ctx, xt)?;
+    let rev = ctx.apply(Op::Reverse(vec![1]), &[xt])?;
+    let suffix = ctx.apply(
+        Op::Reverse(vec![1]),
+        &[&exclusive_prefix_products(ctx, &rev)?],
+    )?;
+    mul(ctx, &prefix, &suffix)
 }
 
 /// JVP of the reductions.
@@ -105,7 +181,14 @@ pub fn reduce_jvp(
             let (mask, count) = ties(ctx, x, out, axes)?;
             div(ctx, &reduce_sum(ctx, &mul(ctx, t, &mask)?, axes)?, &count)?
         }
-        ReduceOp::Prod => reduce_sum(ctx, &mul(ctx, &prod_partials(ctx, x, out, axes)?, t)?, axes)?,
+        ReduceOp::Prod => {
+            // Σ_i t_i · prefix_i · suffix_i over the flattened reduced axis; the `[k]` result
+            // is the output in column-major order (the kept axes keep their order).
+            let (xt, _) = flatten_reduced(ctx, x, axes)?;
+            let (tt, _) = flatten_reduced(ctx, t, axes)?;
+            let dot = reduce_sum(ctx, &mul(ctx, &prod_partials(ctx, &xt)?, &tt)?, &[1])?;
+            reshape(ctx, &dot, out.value.shape())?
+        }
     }))
 }
 
@@ -129,11 +212,15 @@ pub fn reduce_vjp(
             let (mask, count) = ties(ctx, x, out, axes)?;
             mul(ctx, &expand(ctx, &div(ctx, ct, &count)?, x, axes)?, &mask)?
         }
-        ReduceOp::Prod => mul(
-            ctx,
-            &expand(ctx, ct, x, axes)?,
-            &conj(ctx, &prod_partials(ctx, x, out, axes)?)?,
-        )?,
+        ReduceOp::Prod => {
+            // ct broadcast back · conj(prefix · suffix): the adjoint under ⟨a, b⟩ = Re Σ ā b.
+            let (xt, perm) = flatten_reduced(ctx, x, axes)?;
+            let k = xt.value.shape()[0];
+            let ctk = reshape(ctx, ct, &[k])?;
+            let ctx_b = broadcast_in_dim(ctx, &ctk, xt.value.shape(), &[0])?;
+            let g = mul(ctx, &ctx_b, &conj(ctx, &prod_partials(ctx, &xt)?)?)?;
+            unflatten(ctx, &g, x, &perm)?
+        }
     };
     Ok(vec![Some(g)])
 }
