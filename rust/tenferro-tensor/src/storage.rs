@@ -66,6 +66,12 @@ pub struct BufferPoolStats {
     pub hits: u64,
     /// Allocations that went to the system allocator.
     pub misses: u64,
+    /// Storages handed out by the pool (hits and misses) and not yet dropped: the buffers of
+    /// this engine alive now, whether or not they will return to the pool.
+    pub live: usize,
+    /// The most `live` storages at any time since the pool was created or
+    /// [`BufferPool::reset_peak_live`] was called.
+    pub peak_live: usize,
 }
 
 struct PoolState {
@@ -81,6 +87,8 @@ struct PoolState {
     limit: usize,
     hits: u64,
     misses: u64,
+    live: usize,
+    peak_live: usize,
 }
 
 /// A per-engine pool of freed allocations, keyed by exact byte size, bounded by `limit` bytes.
@@ -141,6 +149,8 @@ impl BufferPool {
                 limit,
                 hits: 0,
                 misses: 0,
+                live: 0,
+                peak_live: 0,
             }),
         })
     }
@@ -150,8 +160,13 @@ impl BufferPool {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// A buffer of `bytes` bytes if one is retained (a hit), else `None` (a miss: the caller
+    /// allocates). Either way the caller's storage counts as live until [`BufferPool::release`]
+    /// or [`BufferPool::give_back`].
     fn take(&self, bytes: usize) -> Option<Buffer> {
         let mut s = self.lock();
+        s.live += 1;
+        s.peak_live = s.peak_live.max(s.live);
         // The most recently returned buffer of the size (warmest in cache).
         let found = s.free.get_mut(&bytes).and_then(|v| v.pop_back());
         match found {
@@ -168,10 +183,18 @@ impl BufferPool {
         }
     }
 
+    /// A storage handed out by [`BufferPool::take`] is gone without returning its buffer
+    /// (exported, or its allocation failed).
+    fn release(&self) {
+        let mut s = self.lock();
+        s.live = s.live.saturating_sub(1);
+    }
+
     fn give_back(&self, buf: Buffer) {
         let mut evicted = Vec::new();
         {
             let mut s = self.lock();
+            s.live = s.live.saturating_sub(1);
             if buf.bytes > s.limit
                 || s.free
                     .get(&buf.bytes)
@@ -208,7 +231,16 @@ impl BufferPool {
             capacity_bytes: s.limit,
             hits: s.hits,
             misses: s.misses,
+            live: s.live,
+            peak_live: s.peak_live,
         }
+    }
+
+    /// Restart the `peak_live` statistic from the current number of live storages (to measure
+    /// the peak of one computation).
+    pub fn reset_peak_live(&self) {
+        let mut s = self.lock();
+        s.peak_live = s.live;
     }
 
     /// Free every retained buffer (statistics counters are kept).
@@ -288,7 +320,15 @@ impl Storage {
                 }
                 b
             }
-            None => Buffer::allocate(op, bytes, zeroed)?,
+            None => match Buffer::allocate(op, bytes, zeroed) {
+                Ok(b) => b,
+                Err(e) => {
+                    if let Some(p) = pool {
+                        p.release();
+                    }
+                    return Err(e);
+                }
+            },
         };
         Ok(Arc::new(Storage {
             ptr: buffer.ptr,
@@ -348,12 +388,13 @@ impl Storage {
 impl Drop for Storage {
     fn drop(&mut self) {
         if let Backing::Owned { buffer, pool } = &mut self.backing {
-            if self.exported.load(Ordering::Relaxed) {
+            let Some(pool) = pool.as_ref().and_then(Weak::upgrade) else {
                 return;
-            }
-            if let (Some(buf), Some(pool)) = (buffer.take(), pool.as_ref().and_then(Weak::upgrade))
-            {
-                pool.give_back(buf);
+            };
+            match buffer.take() {
+                // Exported memory is freed here, never recycled.
+                Some(buf) if !self.exported.load(Ordering::Relaxed) => pool.give_back(buf),
+                _ => pool.release(),
             }
         }
     }
@@ -362,6 +403,32 @@ impl Drop for Storage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn live_counts_storages_handed_out_until_dropped() {
+        let pool = BufferPool::new(1024);
+        let a = Storage::allocate("t", 512, Some(&pool), false).unwrap();
+        let b = Storage::allocate("t", 512, Some(&pool), false).unwrap();
+        // Over the limit (never retained) and exported (never recycled) still count while alive.
+        let big = Storage::allocate("t", 4096, Some(&pool), false).unwrap();
+        let st = pool.stats();
+        assert_eq!((st.live, st.peak_live, st.misses), (3, 3, 3));
+        drop(big);
+        b.mark_exported();
+        drop(b);
+        assert_eq!((pool.stats().live, pool.stats().peak_live), (1, 3));
+        pool.reset_peak_live();
+        assert_eq!(pool.stats().peak_live, 1);
+        drop(a);
+        let c = Storage::allocate("t", 512, Some(&pool), false).unwrap();
+        let st = pool.stats();
+        assert_eq!((st.live, st.peak_live, st.hits), (1, 1, 1));
+        drop(c);
+        // Storages outside any pool are not counted.
+        let d = Storage::allocate("t", 512, None, false).unwrap();
+        assert_eq!(pool.stats().live, 0);
+        drop(d);
+    }
 
     #[test]
     fn pool_reuses_equal_sizes_and_respects_limit() {
