@@ -170,6 +170,13 @@ impl CpuEngine {
     }
 }
 
+/// Whether the CPU engine executes primitive `kind`, known without building an engine: every
+/// primitive (`execute`'s match over `Op` is exhaustive, with no wildcard arm).
+pub fn supports(kind: tenferro_ops::OpKind) -> bool {
+    let _ = kind;
+    true
+}
+
 impl Engine for CpuEngine {
     fn describe(&self) -> String {
         format!("CpuEngine(threads={})", self.threads)
@@ -265,6 +272,10 @@ impl Engine for CpuEngine {
             return linalg::execute(self, *l, op.name(), inputs, metas);
         }
         Ok(vec![self.execute(op, inputs, &metas[0])?])
+    }
+
+    fn supports(&self, kind: tenferro_ops::OpKind) -> bool {
+        supports(kind)
     }
 
     fn buffer_pool(&self) -> &Arc<BufferPool> {

@@ -12,6 +12,11 @@ use std::sync::Arc;
 use tenferro_cpu::CpuEngine;
 use tenferro_runtime::Engine;
 
+/// Whether the CPU engine executes primitive `kind` (no engine is built).
+pub(crate) fn cpu_supports(kind: tenferro_ops::OpKind) -> bool {
+    tenferro_cpu::supports(kind)
+}
+
 /// A default construction (``tf.CpuEngine()``), as the default engine is built.
 pub(crate) fn default_construction(py: Python<'_>) -> PyResult<PyCpuEngine> {
     PyCpuEngine::new(py, None, None)

@@ -21,10 +21,13 @@ mod tensor;
 
 use pyo3::prelude::*;
 
-/// One catalog row for Python: name, arity, family, admitted dtypes, CPU kernel present.
+/// One catalog row for Python: name, arity, family, admitted dtypes, whether the CPU engine has
+/// a kernel for it.
 type CatalogRow = (String, i8, String, Vec<Py<PyAny>>, bool);
 
-/// Names, arities, families and admitted dtypes of every primitive of the catalog.
+/// Names, arities, families and admitted dtypes of every primitive of the catalog, and whether
+/// the CPU engine executes it (capabilities are the engine's, not the catalog's; asked without
+/// building an engine, so importing `tenferro` fixes no thread count).
 #[pyfunction]
 fn _catalog(py: Python<'_>) -> PyResult<Vec<CatalogRow>> {
     tenferro_ops::CATALOG
@@ -41,7 +44,7 @@ fn _catalog(py: Python<'_>) -> PyResult<Vec<CatalogRow>> {
                 r.arity,
                 r.family.name().to_string(),
                 dtypes,
-                r.cpu_kernel,
+                engine::cpu_supports(r.kind),
             ))
         })
         .collect()

@@ -13,7 +13,7 @@ pub use program::{Instr, Program};
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
-use tenferro_ops::{infer, infer_outputs, Op, OutMeta};
+use tenferro_ops::{infer, infer_outputs, Op, OpKind, OutMeta};
 use tenferro_tensor::{BufferPool, Error, Result, Tensor};
 
 /// An execution backend (CPU now; CUDA behind a feature later).
@@ -22,6 +22,9 @@ pub trait Engine: Send + Sync {
     fn describe(&self) -> String;
     /// Number of worker threads (1 for a serial engine).
     fn num_threads(&self) -> usize;
+    /// Whether this engine executes primitive `kind` (engine capabilities are the engine's, not
+    /// the catalog's); [`apply`] refuses the others with `Unsupported`.
+    fn supports(&self, kind: OpKind) -> bool;
     /// Run one validated op. `inputs` already have `meta.operand_dtype` where the op promotes.
     ///
     /// # Errors
@@ -126,6 +129,7 @@ pub fn apply_multi(engine: &dyn Engine, op: &Op, inputs: &[&Tensor]) -> Result<V
     }
     let prof = profile::profiler();
     let t0 = prof.enabled().then(std::time::Instant::now);
+    check_supported(engine, op)?;
     let metas: Vec<_> = inputs.iter().map(|t| (t.dtype(), t.shape())).collect();
     let outs = infer_outputs(op, &metas)?;
     let operand_dtype = outs[0].operand_dtype;
@@ -164,7 +168,19 @@ fn promote_operands(
         .collect()
 }
 
+/// `Unsupported` unless `engine` executes `op`.
+fn check_supported(engine: &dyn Engine, op: &Op) -> Result<()> {
+    if engine.supports(op.kind()) {
+        return Ok(());
+    }
+    Err(Error::unsupported(
+        op.name(),
+        format!("the engine {} has no kernel for it", engine.describe()),
+    ))
+}
+
 fn apply_inner(engine: &dyn Engine, op: &Op, inputs: &[&Tensor]) -> Result<Tensor> {
+    check_supported(engine, op)?;
     if op.num_outputs() != 1 {
         return Err(Error::value(
             op.name(),
