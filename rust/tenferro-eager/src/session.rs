@@ -127,11 +127,7 @@ impl ModeState {
 
     /// Whether an op on `operands` would be recorded here (`s._records(x)`).
     pub fn would_record(&self, operands: &[Operand<'_>]) -> bool {
-        self.records(
-            operands
-                .iter()
-                .any(|o| matches!(o, Operand::Tensor(t) if t.node().is_some())),
-        )
+        self.records(any_node(operands))
     }
 
     /// Under `capture_trace` (and grad mode), a new constant gets an untracked leaf node so that
@@ -401,10 +397,7 @@ impl Session {
         host: &dyn Host,
     ) -> Result<(Arc<Runtime>, Outs<Var>)> {
         let name = op.name();
-        let first_rt = operands.iter().find_map(|o| match o {
-            Operand::Tensor(t) => Some(&t.runtime),
-            Operand::Array(_) | Operand::Scalar(_) => None,
-        });
+        let first_rt = first_runtime(operands);
         let exec = self.resolve(name, first_rt, mode, host)?;
         exec.check_members(name, operands)?;
         let scalars = promote_weak_scalars(op, operands)?;
@@ -418,9 +411,7 @@ impl Session {
             })
             .collect::<Option<_>>()
             .ok_or_else(|| Error::internal(name, "a weak scalar operand was not converted"))?;
-        let any_node = operands
-            .iter()
-            .any(|o| matches!(o, Operand::Tensor(t) if t.node().is_some()));
+        let any_node = any_node(operands);
         if !mode.records(any_node) {
             let outs = exec.execute(op, &refs, host)?.map(Var::constant);
             return Ok((exec.runtime.clone(), outs));
@@ -453,10 +444,7 @@ impl Session {
         mode: &ModeState,
         host: &dyn Host,
     ) -> Result<Exec> {
-        let first_rt = operands.iter().find_map(|o| match o {
-            Operand::Tensor(t) => Some(&t.runtime),
-            Operand::Array(_) | Operand::Scalar(_) => None,
-        });
+        let first_rt = first_runtime(operands);
         let exec = self.resolve(op, first_rt, mode, host)?;
         exec.check_members(op, operands)?;
         Ok(exec)
@@ -681,6 +669,21 @@ impl Apply for RuleExec<'_> {
         };
         self.exec.apply_vars(op, inputs, &mode, self.host)
     }
+}
+
+/// The runtime of the first tensor operand (the one implicit ops resolve from).
+fn first_runtime<'a>(operands: &'a [Operand<'_>]) -> Option<&'a Arc<Runtime>> {
+    operands.iter().find_map(|o| match o {
+        Operand::Tensor(t) => Some(&t.runtime),
+        Operand::Array(_) | Operand::Scalar(_) => None,
+    })
+}
+
+/// Whether a tensor operand has a node (the input half of the recording decision).
+fn any_node(operands: &[Operand<'_>]) -> bool {
+    operands
+        .iter()
+        .any(|o| matches!(o, Operand::Tensor(t) if t.node().is_some()))
 }
 
 /// The outputs of one op: one value (every op but the decompositions) without a vector, or

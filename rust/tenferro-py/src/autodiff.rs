@@ -4,7 +4,7 @@
 
 use crate::apply::tensor_from_object;
 use crate::classes::{register_runtime, PyRuntime, PyTensor};
-use crate::defaults::default_runtime;
+use crate::defaults::runtime_arg;
 use crate::errors::PyResultExt;
 use crate::host::PyHost;
 use crate::mode::current_state;
@@ -17,17 +17,6 @@ fn cores<'a>(ts: &'a [Bound<'_, PyTensor>]) -> Vec<&'a EagerTensor> {
     ts.iter().map(|t| &t.get().inner).collect()
 }
 
-/// The core runtime of an optional runtime argument (default: the default runtime).
-fn runtime_or_default(
-    py: Python<'_>,
-    runtime: Option<&Bound<'_, PyRuntime>>,
-) -> PyResult<std::sync::Arc<tenferro_eager::Runtime>> {
-    match runtime {
-        Some(r) => register_runtime(r),
-        None => register_runtime(default_runtime(py)?.bind(py)),
-    }
-}
-
 /// A new tracked leaf of `runtime` holding a copy of `data` (float or complex only).
 #[pyfunction]
 pub fn _variable(
@@ -35,7 +24,7 @@ pub fn _variable(
     runtime: Option<&Bound<'_, PyRuntime>>,
     data: &Bound<'_, PyAny>,
 ) -> PyResult<Py<PyTensor>> {
-    let rt = runtime_or_default(py, runtime)?;
+    let rt = runtime_arg(py, runtime)?;
     let t = tensor_from_object(py, data, true)?;
     let leaf = Bound::new(py, PyTensor::from(autodiff::variable(&rt, t).py(py)?))?;
     // The leaf node keeps a weak reference to this object: backward hands it back.

@@ -1,7 +1,9 @@
 //! The process-wide defaults behind the implicit layer: `tf.default_runtime()`,
 //! `tf.default_engine()`, `tf.default_context()`, and `tf.reset_default_engine()`.
 
-use crate::classes::{runtime_object, PyCpuEngine, PyExecutionContext, PyRuntime};
+use crate::classes::{
+    register_runtime, runtime_object, PyCpuEngine, PyExecutionContext, PyRuntime,
+};
 use crate::engine::default_construction;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -29,6 +31,18 @@ pub fn default_runtime(py: Python<'_>) -> PyResult<Py<PyRuntime>> {
     DEFAULT_RUNTIME
         .get_or_try_init(py, || runtime_object(py, tenferro_eager::default_runtime()))
         .map(|r| r.clone_ref(py))
+}
+
+/// The core runtime of an optional ``runtime=`` argument (default: the default runtime),
+/// registering its Python object.
+pub(crate) fn runtime_arg(
+    py: Python<'_>,
+    runtime: Option<&Bound<'_, PyRuntime>>,
+) -> PyResult<Arc<tenferro_eager::Runtime>> {
+    match runtime {
+        Some(r) => register_runtime(r),
+        None => register_runtime(default_runtime(py)?.bind(py)),
+    }
 }
 
 /// The default engine as the core sees it: the implicit-op path reads it once per op, so the

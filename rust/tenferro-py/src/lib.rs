@@ -50,17 +50,6 @@ fn _catalog(py: Python<'_>) -> PyResult<Vec<CatalogRow>> {
         .collect()
 }
 
-/// The core runtime of an optional runtime argument (default: the default runtime).
-fn runtime_arg(
-    py: Python<'_>,
-    runtime: Option<&Bound<'_, classes::PyRuntime>>,
-) -> PyResult<std::sync::Arc<tenferro_eager::Runtime>> {
-    match runtime {
-        Some(r) => classes::register_runtime(r),
-        None => classes::register_runtime(defaults::default_runtime(py)?.bind(py)),
-    }
-}
-
 /// Wrap a NumPy array (supported dtype, native byte order) as a tensor of `runtime`, sharing
 /// its memory when `copy` is false.
 #[pyfunction]
@@ -70,7 +59,7 @@ fn _from_numpy(
     copy: bool,
     runtime: Option<&Bound<'_, classes::PyRuntime>>,
 ) -> PyResult<classes::PyTensor> {
-    let rt = runtime_arg(py, runtime)?;
+    let rt = defaults::runtime_arg(py, runtime)?;
     let view = convert::view_of_ndarray(py, array)?;
     let t = if copy {
         apply::contiguous_copy(py, &view)?
@@ -110,7 +99,7 @@ fn _full(
         Some(d) if !d.is_none() => convert::dtype_from_py(py, "full", d)?,
         _ => tenferro_tensor::dtype::scalar_default_dtype(scalar.kind()),
     };
-    let rt = runtime_arg(py, runtime)?;
+    let rt = defaults::runtime_arg(py, runtime)?;
     let one =
         tenferro_eager::scalar_tensor("full", scalar, dt).map_err(|e| errors::to_pyerr(py, e))?;
     let view = one
