@@ -76,6 +76,7 @@ fn prefix_products(ctx: &Ctx<'_>, x: &Var) -> Result<Var> {
         &cols(ctx, x, 1, 2 * h, 2)?,
     )?;
     let odd = prefix_products(ctx, &pairs)?;
+    drop(pairs); // not read past the recursion: freed before the weave (level peak 2n, not 2.5n)
     let ne = n - h; // even positions: ⌈n/2⌉ ≥ 1
     let first = cols(ctx, x, 0, 1, 1)?;
     let even = if ne > 1 {
@@ -90,7 +91,8 @@ fn prefix_products(ctx: &Ctx<'_>, x: &Var) -> Result<Var> {
     };
     // n odd: one more even than odd output; a placeholder odd column is sliced off below.
     let odd = if ne > h {
-        concat(ctx, &odd, &full(ctx, 1.0, x.value.dtype(), &[k, 1])?, 1)?
+        let short = odd; // freed once padded
+        concat(ctx, &short, &full(ctx, 1.0, x.value.dtype(), &[k, 1])?, 1)?
     } else {
         odd
     };
