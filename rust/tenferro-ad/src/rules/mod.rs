@@ -46,7 +46,7 @@ pub type VjpMulti = fn(&Ctx<'_>, &Op, &[Var], &[Var], &[Option<Var>]) -> Result<
 
 /// Derivative of a holomorphic (or real-analytic) elementwise unary op `y = f(x)`:
 /// `(ctx, x, y) → f'(x)` (broadcastable to `x`, `x`'s dtype). The JVP is `ẋ·f'`, the VJP
-/// `ȳ·conj(f')` (Hermitian convention), both in [`elementwise`].
+/// `ȳ·conj(f')` (Hermitian convention), both written once in `elementwise.rs`.
 pub type Deriv = fn(&Ctx<'_>, &Var, &Var) -> Result<Var>;
 
 /// Partial derivatives of an elementwise binary op `out = f(x, y)`: `(ctx, x, y, out) →
