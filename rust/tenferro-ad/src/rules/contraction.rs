@@ -3,11 +3,10 @@
 //! (JAX `_dot_general_transpose_lhs/rhs`), conjugated per the Hermitian convention, then
 //! permutes the axes back to the operand's order.
 
-use super::misrouted;
 use super::ops::{add_opt, transpose};
 use crate::{Ctx, Var};
 use tenferro_ops::{DotGeneralConfig, Op};
-use tenferro_tensor::Result;
+use tenferro_tensor::{Error, Result};
 
 fn matmul_config() -> DotGeneralConfig {
     DotGeneralConfig {
@@ -15,52 +14,6 @@ fn matmul_config() -> DotGeneralConfig {
         rhs_contracting_dims: vec![0],
         lhs_batch_dims: vec![],
         rhs_batch_dims: vec![],
-    }
-}
-
-/// The two shapes of the contraction family's rules.
-enum Parts {
-    /// A dot-general-like op: `(config, lhs_conj, rhs_conj)`.
-    Dot(DotGeneralConfig, bool, bool),
-    /// `scale_real` / `scale_complex`: linear in their one operand.
-    Scale,
-}
-
-/// How the contraction rules see `op`; an op outside the family is a misrouted table row.
-fn parts(op: &Op) -> Result<Parts> {
-    match op {
-        Op::DotGeneral(c) => Ok(Parts::Dot(c.clone(), false, false)),
-        Op::DotGeneralWithConj {
-            config,
-            lhs_conj,
-            rhs_conj,
-        } => Ok(Parts::Dot(config.clone(), *lhs_conj, *rhs_conj)),
-        Op::Matmul => Ok(Parts::Dot(matmul_config(), false, false)),
-        Op::ScaleReal(_) | Op::ScaleComplex(_) => Ok(Parts::Scale),
-        Op::Unary(_)
-        | Op::Binary(_)
-        | Op::Compare(_)
-        | Op::Select
-        | Op::Clamp
-        | Op::Convert(_)
-        | Op::Cast(_)
-        | Op::Transpose(_)
-        | Op::Reshape(_)
-        | Op::BroadcastInDim { .. }
-        | Op::Reverse(_)
-        | Op::Reduce { .. }
-        | Op::Slice(_)
-        | Op::Pad(_)
-        | Op::DynamicSlice { .. }
-        | Op::DynamicUpdateSlice
-        | Op::Concatenate { .. }
-        | Op::Gather(_)
-        | Op::Scatter(_)
-        | Op::ExtractDiag { .. }
-        | Op::EmbedDiag { .. }
-        | Op::Tril(_)
-        | Op::Triu(_)
-        | Op::Linalg(_) => Err(misrouted("contraction", op)),
     }
 }
 
@@ -100,23 +53,21 @@ fn place(op: &Op, n: usize, groups: &[AxisGroup<'_>]) -> Result<Vec<usize>> {
         }
     }
     if perm.contains(&usize::MAX) {
-        return Err(misrouted("contraction_vjp (axis not placed)", op));
+        return Err(Error::internal(
+            op.name(),
+            "contraction VJP: an operand axis is not placed by the config",
+        ));
     }
     Ok(perm)
 }
 
-/// JVP of dot_general / dot_general_with_conj / matmul / scale_real / scale_complex.
-pub fn contraction_jvp(
+/// JVP of a bilinear contraction `dg(a, b)`: `dg(ȧ, b) + dg(a, ḃ)`.
+fn dot_jvp(
     ctx: &Ctx<'_>,
-    op: &Op,
+    (cfg, ca, cb): (DotGeneralConfig, bool, bool),
     inputs: &[Var],
-    _out: &Var,
     ts: &[Option<Var>],
 ) -> Result<Option<Var>> {
-    let Parts::Dot(cfg, ca, cb) = parts(op)? else {
-        // scale_real / scale_complex: linear.
-        return super::ops::linear_jvp(ctx, op, inputs, _out, ts);
-    };
     let (a, b) = (&inputs[0], &inputs[1]);
     let ta = match &ts[0] {
         Some(t) => Some(dg(ctx, cfg.clone(), t, b, ca, cb)?),
@@ -129,22 +80,14 @@ pub fn contraction_jvp(
     add_opt(ctx, ta, tb)
 }
 
-/// VJP of dot_general / dot_general_with_conj / matmul / scale_real / scale_complex.
-pub fn contraction_vjp(
+/// VJP of a bilinear contraction `dg(a, b)` (`op` names it in errors).
+fn dot_vjp(
     ctx: &Ctx<'_>,
     op: &Op,
+    (cfg, ca, cb): (DotGeneralConfig, bool, bool),
     inputs: &[Var],
-    _out: &Var,
     ct: &Var,
 ) -> Result<Vec<Option<Var>>> {
-    let (cfg, ca, cb) = match (parts(op)?, op) {
-        (Parts::Dot(cfg, ca, cb), _) => (cfg, ca, cb),
-        (Parts::Scale, Op::ScaleComplex(c)) => {
-            return Ok(vec![Some(ctx.apply(Op::ScaleComplex(c.conj()), &[ct])?)]);
-        }
-        // scale_real: self-adjoint.
-        (Parts::Scale, _) => return Ok(vec![Some(ctx.apply(op.clone(), &[ct])?)]),
-    };
     let (a, b) = (&inputs[0], &inputs[1]);
     let (an, bn) = (a.value.ndim(), b.value.ndim());
     let lfree = cfg.lhs_free(an);
@@ -197,4 +140,112 @@ pub fn contraction_vjp(
         grads[1] = Some(super::ops::fit(ctx, &transpose(ctx, &g, &perm)?, b)?);
     }
     Ok(grads)
+}
+
+/// JVP of `dot_general`.
+pub fn dot_general_jvp(
+    ctx: &Ctx<'_>,
+    op: &Op,
+    inputs: &[Var],
+    _out: &Var,
+    ts: &[Option<Var>],
+) -> Result<Option<Var>> {
+    unpack!(op, Op::DotGeneral(cfg));
+    dot_jvp(ctx, (cfg.clone(), false, false), inputs, ts)
+}
+
+/// VJP of `dot_general`.
+pub fn dot_general_vjp(
+    ctx: &Ctx<'_>,
+    op: &Op,
+    inputs: &[Var],
+    _out: &Var,
+    ct: &Var,
+) -> Result<Vec<Option<Var>>> {
+    unpack!(op, Op::DotGeneral(cfg));
+    dot_vjp(ctx, op, (cfg.clone(), false, false), inputs, ct)
+}
+
+/// JVP of `dot_general_with_conj`.
+pub fn dot_general_with_conj_jvp(
+    ctx: &Ctx<'_>,
+    op: &Op,
+    inputs: &[Var],
+    _out: &Var,
+    ts: &[Option<Var>],
+) -> Result<Option<Var>> {
+    unpack!(
+        op,
+        Op::DotGeneralWithConj {
+            config,
+            lhs_conj,
+            rhs_conj,
+        }
+    );
+    dot_jvp(ctx, (config.clone(), *lhs_conj, *rhs_conj), inputs, ts)
+}
+
+/// VJP of `dot_general_with_conj`.
+pub fn dot_general_with_conj_vjp(
+    ctx: &Ctx<'_>,
+    op: &Op,
+    inputs: &[Var],
+    _out: &Var,
+    ct: &Var,
+) -> Result<Vec<Option<Var>>> {
+    unpack!(
+        op,
+        Op::DotGeneralWithConj {
+            config,
+            lhs_conj,
+            rhs_conj,
+        }
+    );
+    dot_vjp(ctx, op, (config.clone(), *lhs_conj, *rhs_conj), inputs, ct)
+}
+
+/// JVP of `matmul` (`dot_general` contracting axis 1 of `a` with axis 0 of `b`).
+pub fn matmul_jvp(
+    ctx: &Ctx<'_>,
+    _op: &Op,
+    inputs: &[Var],
+    _out: &Var,
+    ts: &[Option<Var>],
+) -> Result<Option<Var>> {
+    dot_jvp(ctx, (matmul_config(), false, false), inputs, ts)
+}
+
+/// VJP of `matmul`.
+pub fn matmul_vjp(
+    ctx: &Ctx<'_>,
+    op: &Op,
+    inputs: &[Var],
+    _out: &Var,
+    ct: &Var,
+) -> Result<Vec<Option<Var>>> {
+    dot_vjp(ctx, op, (matmul_config(), false, false), inputs, ct)
+}
+
+/// VJP of `scale_real`: self-adjoint (the same real factor).
+pub fn scale_real_vjp(
+    ctx: &Ctx<'_>,
+    op: &Op,
+    _inputs: &[Var],
+    _out: &Var,
+    ct: &Var,
+) -> Result<Vec<Option<Var>>> {
+    unpack!(op, Op::ScaleReal(c));
+    Ok(vec![Some(ctx.apply(Op::ScaleReal(*c), &[ct])?)])
+}
+
+/// VJP of `scale_complex`: the conjugate factor.
+pub fn scale_complex_vjp(
+    ctx: &Ctx<'_>,
+    op: &Op,
+    _inputs: &[Var],
+    _out: &Var,
+    ct: &Var,
+) -> Result<Vec<Option<Var>>> {
+    unpack!(op, Op::ScaleComplex(c));
+    Ok(vec![Some(ctx.apply(Op::ScaleComplex(c.conj()), &[ct])?)])
 }

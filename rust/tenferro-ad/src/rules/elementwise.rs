@@ -1,44 +1,128 @@
 //! Rules of the unary, binary, ternary and conversion families (JAX `lax` rules; complex
 //! VJPs are `ȳ·conj(f'(z))` under tenferro's Hermitian convention).
 
-use super::misrouted;
 use super::ops::{
     add, add_opt, cast, compare, conj, div, fit, full, mul, neg, pow, scalar, select, sub, un,
     zeros_like,
 };
+use super::{Deriv, Partials};
 use crate::{Ctx, Var};
 use tenferro_ops::{BinaryOp, CompareDir, Op, UnaryOp};
-use tenferro_tensor::{Error, Result};
+use tenferro_tensor::Result;
 
-/// `f'(x)` of a holomorphic (or real) unary op, given `y = f(x)`.
-fn unary_deriv(ctx: &Ctx<'_>, u: UnaryOp, x: &Var, y: &Var) -> Result<Var> {
-    let d = x.value.dtype();
-    let one = scalar(1.0, 0.0, d)?;
-    Ok(match u {
-        UnaryOp::Neg => scalar(-1.0, 0.0, d)?,
-        UnaryOp::Exp => y.clone(),
-        UnaryOp::Log => div(ctx, &one, x)?,
-        UnaryOp::Sin => un(ctx, UnaryOp::Cos, x)?,
-        UnaryOp::Cos => neg(ctx, &un(ctx, UnaryOp::Sin, x)?)?,
-        UnaryOp::Tanh => sub(ctx, &one, &mul(ctx, y, y)?)?,
-        UnaryOp::Sqrt => div(ctx, &scalar(0.5, 0.0, d)?, y)?,
-        // d x^(-1/2) = -y / (2x)
-        UnaryOp::Rsqrt => neg(ctx, &div(ctx, y, &mul(ctx, &scalar(2.0, 0.0, d)?, x)?)?)?,
-        UnaryOp::Expm1 => add(ctx, y, &one)?,
-        UnaryOp::Log1p => div(ctx, &one, &add(ctx, &one, x)?)?,
-        // erf' = 2/√π · exp(-x²)
-        UnaryOp::Erf => mul(
-            ctx,
-            &scalar(std::f64::consts::FRAC_2_SQRT_PI, 0.0, d)?,
-            &un(ctx, UnaryOp::Exp, &neg(ctx, &mul(ctx, x, x)?)?)?,
-        )?,
-        UnaryOp::Conj | UnaryOp::Abs | UnaryOp::Sign => {
-            return Err(Error::internal(
-                "unary_deriv",
-                format!("{u:?} is not holomorphic; its rule is written out by the caller"),
-            ))
-        }
-    })
+// ---------------------------------------------------------------------------------------------
+// Unary: each holomorphic op's row names its derivative `f'(x)` given `y = f(x)` ([`Deriv`]).
+// ---------------------------------------------------------------------------------------------
+
+/// `neg' = -1`.
+pub fn neg_deriv(_ctx: &Ctx<'_>, x: &Var, _y: &Var) -> Result<Var> {
+    scalar(-1.0, 0.0, x.value.dtype())
+}
+
+/// `exp' = exp = y`.
+pub fn exp_deriv(_ctx: &Ctx<'_>, _x: &Var, y: &Var) -> Result<Var> {
+    Ok(y.clone())
+}
+
+/// `log' = 1/x`.
+pub fn log_deriv(ctx: &Ctx<'_>, x: &Var, _y: &Var) -> Result<Var> {
+    div(ctx, &scalar(1.0, 0.0, x.value.dtype())?, x)
+}
+
+/// `sin' = cos`.
+pub fn sin_deriv(ctx: &Ctx<'_>, x: &Var, _y: &Var) -> Result<Var> {
+    un(ctx, UnaryOp::Cos, x)
+}
+
+/// `cos' = -sin`.
+pub fn cos_deriv(ctx: &Ctx<'_>, x: &Var, _y: &Var) -> Result<Var> {
+    neg(ctx, &un(ctx, UnaryOp::Sin, x)?)
+}
+
+/// `tanh' = 1 - y²`.
+pub fn tanh_deriv(ctx: &Ctx<'_>, x: &Var, y: &Var) -> Result<Var> {
+    let one = scalar(1.0, 0.0, x.value.dtype())?;
+    sub(ctx, &one, &mul(ctx, y, y)?)
+}
+
+/// `sqrt' = 1/(2y)`, as `0.5/y`.
+pub fn sqrt_deriv(ctx: &Ctx<'_>, x: &Var, y: &Var) -> Result<Var> {
+    div(ctx, &scalar(0.5, 0.0, x.value.dtype())?, y)
+}
+
+/// `d x^(-1/2) = -y / (2x)`.
+pub fn rsqrt_deriv(ctx: &Ctx<'_>, x: &Var, y: &Var) -> Result<Var> {
+    let two = scalar(2.0, 0.0, x.value.dtype())?;
+    neg(ctx, &div(ctx, y, &mul(ctx, &two, x)?)?)
+}
+
+/// `expm1' = exp = y + 1`.
+pub fn expm1_deriv(ctx: &Ctx<'_>, x: &Var, y: &Var) -> Result<Var> {
+    add(ctx, y, &scalar(1.0, 0.0, x.value.dtype())?)
+}
+
+/// `log1p' = 1/(1 + x)`.
+pub fn log1p_deriv(ctx: &Ctx<'_>, x: &Var, _y: &Var) -> Result<Var> {
+    let one = scalar(1.0, 0.0, x.value.dtype())?;
+    div(ctx, &one, &add(ctx, &one, x)?)
+}
+
+/// `erf' = 2/√π · exp(-x²)`.
+pub fn erf_deriv(ctx: &Ctx<'_>, x: &Var, _y: &Var) -> Result<Var> {
+    mul(
+        ctx,
+        &scalar(std::f64::consts::FRAC_2_SQRT_PI, 0.0, x.value.dtype())?,
+        &un(ctx, UnaryOp::Exp, &neg(ctx, &mul(ctx, x, x)?)?)?,
+    )
+}
+
+/// JVP of a holomorphic unary op: `ẋ·f'(x)`.
+pub(super) fn holomorphic_jvp(
+    ctx: &Ctx<'_>,
+    deriv: Deriv,
+    inputs: &[Var],
+    out: &Var,
+    ts: &[Option<Var>],
+) -> Result<Option<Var>> {
+    let Some(t) = &ts[0] else { return Ok(None) };
+    Ok(Some(mul(ctx, t, &deriv(ctx, &inputs[0], out)?)?))
+}
+
+/// VJP of a holomorphic unary op: `ȳ·conj(f'(x))`.
+pub(super) fn holomorphic_vjp(
+    ctx: &Ctx<'_>,
+    deriv: Deriv,
+    inputs: &[Var],
+    out: &Var,
+    ct: &Var,
+) -> Result<Vec<Option<Var>>> {
+    let x = &inputs[0];
+    let g = mul(ctx, ct, &conj(ctx, &deriv(ctx, x, out)?)?)?;
+    Ok(vec![Some(fit(ctx, &g, x)?)])
+}
+
+/// JVP of `conj`: the conjugated tangent.
+pub fn conj_jvp(
+    ctx: &Ctx<'_>,
+    _op: &Op,
+    _inputs: &[Var],
+    _out: &Var,
+    ts: &[Option<Var>],
+) -> Result<Option<Var>> {
+    let Some(t) = &ts[0] else { return Ok(None) };
+    Ok(Some(conj(ctx, t)?))
+}
+
+/// VJP of `conj`: the conjugated cotangent.
+pub fn conj_vjp(
+    ctx: &Ctx<'_>,
+    _op: &Op,
+    inputs: &[Var],
+    _out: &Var,
+    ct: &Var,
+) -> Result<Vec<Option<Var>>> {
+    let g = conj(ctx, ct)?;
+    Ok(vec![Some(fit(ctx, &g, &inputs[0])?)])
 }
 
 /// `z / |z|` (0 at 0) from differentiable primitives; `r = |z|`.
@@ -51,140 +135,182 @@ fn complex_sign(ctx: &Ctx<'_>, z: &Var, r: &Var) -> Result<Var> {
     div(ctx, z, &safe)
 }
 
-fn unary_op(op: &Op) -> Result<UnaryOp> {
-    let Op::Unary(u) = op else {
-        return Err(misrouted("unary", op));
-    };
-    Ok(*u)
-}
-
-/// JVP of the unary family.
-pub fn unary_jvp(
+/// JVP of `abs`: `ẋ·sign(x)` (real), `Re(conj(sign z)·ż)` (complex; `abs'(0) = 0`).
+pub fn abs_jvp(
     ctx: &Ctx<'_>,
-    op: &Op,
+    _op: &Op,
     inputs: &[Var],
     out: &Var,
     ts: &[Option<Var>],
 ) -> Result<Option<Var>> {
     let Some(t) = &ts[0] else { return Ok(None) };
     let x = &inputs[0];
-    let u = unary_op(op)?;
-    // `conj` and `abs` are written out here; every other op's derivative comes from
-    // `unary_deriv`, whose match over the kinds is exhaustive.
-    Ok(Some(if u == UnaryOp::Conj {
-        conj(ctx, t)?
-    } else if u == UnaryOp::Abs && x.value.dtype().is_complex() {
+    Ok(Some(if x.value.dtype().is_complex() {
         // d|z| = Re(conj(sign z)·dz)
         let s = complex_sign(ctx, x, out)?;
         cast(ctx, &mul(ctx, &conj(ctx, &s)?, t)?, out.value.dtype())?
-    } else if u == UnaryOp::Abs {
-        mul(ctx, t, &un(ctx, UnaryOp::Sign, x)?)?
     } else {
-        mul(ctx, t, &unary_deriv(ctx, u, x, out)?)?
+        mul(ctx, t, &un(ctx, UnaryOp::Sign, x)?)?
     }))
 }
 
-/// VJP of the unary family.
-pub fn unary_vjp(
+/// VJP of `abs`: `ȳ·sign(z)` (real and complex alike; `abs'(0) = 0`).
+pub fn abs_vjp(
     ctx: &Ctx<'_>,
-    op: &Op,
+    _op: &Op,
     inputs: &[Var],
     out: &Var,
     ct: &Var,
 ) -> Result<Vec<Option<Var>>> {
     let x = &inputs[0];
-    let u = unary_op(op)?;
-    let g = if u == UnaryOp::Conj {
-        conj(ctx, ct)?
-    } else if u == UnaryOp::Abs && x.value.dtype().is_complex() {
-        // abs: ā·sign(z) (real and complex alike; abs'(0) = 0). For complex z, sign(z) = z/|z| is
-        // built from differentiable ops so that second derivatives see its dependence on z.
+    let g = if x.value.dtype().is_complex() {
+        // For complex z, sign(z) = z/|z| is built from differentiable ops so that second
+        // derivatives see its dependence on z.
         mul(ctx, ct, &complex_sign(ctx, x, out)?)?
-    } else if u == UnaryOp::Abs {
-        mul(ctx, ct, &un(ctx, UnaryOp::Sign, x)?)?
     } else {
-        mul(ctx, ct, &conj(ctx, &unary_deriv(ctx, u, x, out)?)?)?
+        mul(ctx, ct, &un(ctx, UnaryOp::Sign, x)?)?
     };
     Ok(vec![Some(fit(ctx, &g, x)?)])
 }
 
-fn binary_op(op: &Op) -> Result<BinaryOp> {
-    let Op::Binary(b) = op else {
-        return Err(misrouted("binary", op));
-    };
-    Ok(*b)
+// ---------------------------------------------------------------------------------------------
+// Binary: each op's row names its partials `(∂out/∂x, ∂out/∂y)` at the broadcast shape, `None`
+// marking a constant 1 ([`Partials`]).
+// ---------------------------------------------------------------------------------------------
+
+/// `add`: `(1, 1)`.
+pub fn add_partials(
+    _ctx: &Ctx<'_>,
+    _x: &Var,
+    _y: &Var,
+    _out: &Var,
+) -> Result<(Option<Var>, Option<Var>)> {
+    Ok((None, None))
 }
 
-/// Partial derivatives `(∂out/∂x, ∂out/∂y)` at the broadcast shape; `None` marks a constant 1
-/// (`Some` for everything else). Maximum/minimum split ties ½/½ (JAX).
-fn binary_partials(
+/// `sub`: `(1, -1)`.
+pub fn sub_partials(
+    _ctx: &Ctx<'_>,
+    _x: &Var,
+    _y: &Var,
+    out: &Var,
+) -> Result<(Option<Var>, Option<Var>)> {
+    Ok((None, Some(scalar(-1.0, 0.0, out.value.dtype())?)))
+}
+
+/// `mul`: `(y, x)`.
+pub fn mul_partials(
+    _ctx: &Ctx<'_>,
+    x: &Var,
+    y: &Var,
+    _out: &Var,
+) -> Result<(Option<Var>, Option<Var>)> {
+    Ok((Some(y.clone()), Some(x.clone())))
+}
+
+/// `div`: `(1/y, -out/y)`.
+pub fn div_partials(
     ctx: &Ctx<'_>,
-    b: BinaryOp,
+    _x: &Var,
+    y: &Var,
+    out: &Var,
+) -> Result<(Option<Var>, Option<Var>)> {
+    Ok((
+        Some(div(ctx, &scalar(1.0, 0.0, out.value.dtype())?, y)?),
+        Some(neg(ctx, &div(ctx, out, y)?)?),
+    ))
+}
+
+/// `rem = x - y·trunc(x/y)`: `∂x = 1`, `∂y = -trunc(x/y) = (out - x)/y`.
+pub fn rem_partials(
+    ctx: &Ctx<'_>,
+    x: &Var,
+    y: &Var,
+    out: &Var,
+) -> Result<(Option<Var>, Option<Var>)> {
+    Ok((None, Some(div(ctx, &sub(ctx, out, x)?, y)?)))
+}
+
+/// `pow`: `∂x = y·x^(y-1)`, 0 where `y == 0` (so `0^0` has derivative 0); `∂y = log(x)·out`
+/// where `x > 0` (real) or `x != 0` (complex), else 0.
+pub fn pow_partials(
+    ctx: &Ctx<'_>,
     x: &Var,
     y: &Var,
     out: &Var,
 ) -> Result<(Option<Var>, Option<Var>)> {
     let d = out.value.dtype();
     let shape = out.value.shape();
-    Ok(match b {
-        BinaryOp::Add => (None, None),
-        BinaryOp::Sub => (None, Some(scalar(-1.0, 0.0, d)?)),
-        BinaryOp::Mul => (Some(y.clone()), Some(x.clone())),
-        BinaryOp::Div => (
-            Some(div(ctx, &scalar(1.0, 0.0, d)?, y)?),
-            Some(neg(ctx, &div(ctx, out, y)?)?),
-        ),
-        // rem = x - y·trunc(x/y): ∂x = 1, ∂y = -trunc(x/y) = (out - x)/y
-        BinaryOp::Rem => (None, Some(div(ctx, &sub(ctx, out, x)?, y)?)),
-        BinaryOp::Pow => {
-            let zero = scalar(0.0, 0.0, d)?;
-            // ∂x = y·x^(y-1), 0 where y == 0 (so 0^0 has derivative 0).
-            let ym1 = sub(ctx, y, &scalar(1.0, 0.0, d)?)?;
-            let dx = mul(ctx, y, &pow(ctx, x, &ym1)?)?;
-            let y_zero = compare(ctx, CompareDir::Eq, y, &zero)?;
-            let dx = select(ctx, &y_zero, &full(ctx, 0.0, d, shape)?, &dx)?;
-            // ∂y = log(x)·out where x > 0 (real) or x != 0 (complex), else 0.
-            let safe = if d.is_complex() {
-                compare(ctx, CompareDir::Ne, x, &zero)?
-            } else {
-                compare(ctx, CompareDir::Gt, x, &zero)?
-            };
-            let one = full(ctx, 1.0, d, shape)?;
-            let xs = select(ctx, &safe, &add(ctx, x, &full(ctx, 0.0, d, shape)?)?, &one)?;
-            let dy = mul(ctx, &un(ctx, UnaryOp::Log, &xs)?, out)?;
-            let dy = select(ctx, &safe, &dy, &full(ctx, 0.0, d, shape)?)?;
-            (Some(dx), Some(dy))
-        }
-        BinaryOp::Maximum | BinaryOp::Minimum => {
-            let dir = if b == BinaryOp::Maximum {
-                CompareDir::Gt
-            } else {
-                CompareDir::Lt
-            };
-            let win = compare(ctx, dir, x, y)?;
-            let tie = compare(ctx, CompareDir::Eq, x, y)?;
-            let (one, half, zero) = (
-                full(ctx, 1.0, d, shape)?,
-                full(ctx, 0.5, d, shape)?,
-                full(ctx, 0.0, d, shape)?,
-            );
-            let dx = select(ctx, &win, &one, &select(ctx, &tie, &half, &zero)?)?;
-            let dy = sub(ctx, &one, &dx)?;
-            (Some(dx), Some(dy))
-        }
-    })
+    let zero = scalar(0.0, 0.0, d)?;
+    let ym1 = sub(ctx, y, &scalar(1.0, 0.0, d)?)?;
+    let dx = mul(ctx, y, &pow(ctx, x, &ym1)?)?;
+    let y_zero = compare(ctx, CompareDir::Eq, y, &zero)?;
+    let dx = select(ctx, &y_zero, &full(ctx, 0.0, d, shape)?, &dx)?;
+    let safe = if d.is_complex() {
+        compare(ctx, CompareDir::Ne, x, &zero)?
+    } else {
+        compare(ctx, CompareDir::Gt, x, &zero)?
+    };
+    let one = full(ctx, 1.0, d, shape)?;
+    let xs = select(ctx, &safe, &add(ctx, x, &full(ctx, 0.0, d, shape)?)?, &one)?;
+    let dy = mul(ctx, &un(ctx, UnaryOp::Log, &xs)?, out)?;
+    let dy = select(ctx, &safe, &dy, &full(ctx, 0.0, d, shape)?)?;
+    Ok((Some(dx), Some(dy)))
 }
 
-/// JVP of the binary family.
-pub fn binary_jvp(
+/// Partials of `maximum` (`win = Gt`) and `minimum` (`win = Lt`): 1 to the winner, ties split
+/// ½/½ (JAX).
+fn extremum_partials(
     ctx: &Ctx<'_>,
-    op: &Op,
+    win: CompareDir,
+    x: &Var,
+    y: &Var,
+    out: &Var,
+) -> Result<(Option<Var>, Option<Var>)> {
+    let d = out.value.dtype();
+    let shape = out.value.shape();
+    let win = compare(ctx, win, x, y)?;
+    let tie = compare(ctx, CompareDir::Eq, x, y)?;
+    let (one, half, zero) = (
+        full(ctx, 1.0, d, shape)?,
+        full(ctx, 0.5, d, shape)?,
+        full(ctx, 0.0, d, shape)?,
+    );
+    let dx = select(ctx, &win, &one, &select(ctx, &tie, &half, &zero)?)?;
+    let dy = sub(ctx, &one, &dx)?;
+    Ok((Some(dx), Some(dy)))
+}
+
+/// `maximum`: 1 to the larger operand, ½/½ at ties.
+pub fn maximum_partials(
+    ctx: &Ctx<'_>,
+    x: &Var,
+    y: &Var,
+    out: &Var,
+) -> Result<(Option<Var>, Option<Var>)> {
+    extremum_partials(ctx, CompareDir::Gt, x, y, out)
+}
+
+/// `minimum`: 1 to the smaller operand, ½/½ at ties.
+pub fn minimum_partials(
+    ctx: &Ctx<'_>,
+    x: &Var,
+    y: &Var,
+    out: &Var,
+) -> Result<(Option<Var>, Option<Var>)> {
+    extremum_partials(ctx, CompareDir::Lt, x, y, out)
+}
+
+/// JVP of an elementwise binary op from its partials: `ẋ·∂x + ẏ·∂y`, broadcast to the output.
+pub(super) fn partials_jvp(
+    ctx: &Ctx<'_>,
+    partials: Partials,
     inputs: &[Var],
     out: &Var,
     ts: &[Option<Var>],
 ) -> Result<Option<Var>> {
     let (x, y) = (&inputs[0], &inputs[1]);
-    let (dx, dy) = binary_partials(ctx, binary_op(op)?, x, y, out)?;
+    let (dx, dy) = partials(ctx, x, y, out)?;
     let term = |t: &Option<Var>, d: Option<Var>| -> Result<Option<Var>> {
         match (t, d) {
             (None, _) => Ok(None),
@@ -200,16 +326,17 @@ pub fn binary_jvp(
     }
 }
 
-/// VJP of the binary family.
-pub fn binary_vjp(
+/// VJP of an elementwise binary op from its partials: `(ȳ·conj(∂x), ȳ·conj(∂y))`, each
+/// fitted to its operand.
+pub(super) fn partials_vjp(
     ctx: &Ctx<'_>,
-    op: &Op,
+    partials: Partials,
     inputs: &[Var],
     out: &Var,
     ct: &Var,
 ) -> Result<Vec<Option<Var>>> {
     let (x, y) = (&inputs[0], &inputs[1]);
-    let (dx, dy) = binary_partials(ctx, binary_op(op)?, x, y, out)?;
+    let (dx, dy) = partials(ctx, x, y, out)?;
     let grad = |input: &Var, d: Option<Var>| -> Result<Option<Var>> {
         if input.node.is_none() {
             return Ok(None);

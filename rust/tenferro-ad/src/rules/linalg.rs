@@ -274,13 +274,6 @@ fn herm_from_lower_adjoint(ctx: &Ctx<'_>, g: &Var) -> Result<Var> {
     half_lower(ctx, &h)
 }
 
-fn params(op: &Op) -> Result<LinalgOp> {
-    let Op::Linalg(l) = op else {
-        return Err(super::misrouted("linalg", op));
-    };
-    Ok(*l)
-}
-
 fn unsupported(op: &Op, what: &str) -> Error {
     Error::unsupported_ad_rule(op.name(), format!("no derivative rule for {what}"))
 }
@@ -570,10 +563,8 @@ fn svd_vjp_reduced(
 }
 
 fn svd_params(op: &Op) -> Result<(bool, f64)> {
-    let LinalgOp::Svd { full_matrices, eps } = params(op)? else {
-        return Err(super::misrouted("svd", op));
-    };
-    Ok((full_matrices, eps))
+    unpack!(op, Op::Linalg(LinalgOp::Svd { full_matrices, eps }));
+    Ok((*full_matrices, *eps))
 }
 
 /// JVP of `svd`. With `full_matrices` and a non-square input, the completing columns of `U`
@@ -710,10 +701,8 @@ pub fn svd_vjp(
 // ---------------------------------------------------------------------------------------------
 
 fn eigh_eps(op: &Op) -> Result<f64> {
-    let LinalgOp::Eigh { eps } = params(op)? else {
-        return Err(super::misrouted("eigh", op));
-    };
-    Ok(eps)
+    unpack!(op, Op::Linalg(LinalgOp::Eigh { eps }));
+    Ok(*eps)
 }
 
 /// JVP of `eigh` (`A = V·diag(w)·Vᴴ`, `A` the Hermitian matrix of the lower triangle):
@@ -1022,10 +1011,8 @@ fn qr_vjp_tall(ctx: &Ctx<'_>, q: &Var, r: &Var, qb: Option<&Var>, rb: Option<&Va
 }
 
 fn qr_complete(op: &Op) -> Result<bool> {
-    let LinalgOp::Qr { complete } = params(op)? else {
-        return Err(super::misrouted("qr", op));
-    };
-    Ok(complete)
+    unpack!(op, Op::Linalg(LinalgOp::Qr { complete }));
+    Ok(*complete)
 }
 
 /// JVP of `qr`; wide inputs (`m < n`) split `A = [X | Y]` with `X` square: `X = Q·R₁` by the
@@ -1209,10 +1196,8 @@ pub fn solve_vjp(
 }
 
 fn tri_lower(op: &Op) -> Result<bool> {
-    let LinalgOp::TriangularSolve { lower } = params(op)? else {
-        return Err(super::misrouted("triangular_solve", op));
-    };
-    Ok(lower)
+    unpack!(op, Op::Linalg(LinalgOp::TriangularSolve { lower }));
+    Ok(*lower)
 }
 
 /// JVP of `triangular_solve`: `dx = tri(A)⁻¹·(db − tri(dA)·x)` (JAX

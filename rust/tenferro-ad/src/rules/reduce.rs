@@ -9,20 +9,12 @@
 //! `_reduce_prod_jvp_rule`): O(R) extra memory and O(R) work per output, log-depth, and
 //! differentiable, so the Hessian comes from differentiating the rule.
 
-use super::misrouted;
 use super::ops::{
     broadcast_in_dim, cast, compare, conj, div, full, mul, reduce_sum, reshape, scalar, transpose,
 };
 use crate::{Ctx, Var};
-use tenferro_ops::{CompareDir, Op, ReduceOp, SliceConfig};
+use tenferro_ops::{CompareDir, Op, SliceConfig};
 use tenferro_tensor::Result;
-
-fn parts(op: &Op) -> Result<(ReduceOp, &[usize])> {
-    let Op::Reduce { op: r, axes } = op else {
-        return Err(misrouted("reduce", op));
-    };
-    Ok((*r, axes))
-}
 
 fn kept(ndim: usize, axes: &[usize]) -> Vec<usize> {
     (0..ndim).filter(|a| !axes.contains(a)).collect()
@@ -162,8 +154,70 @@ fn prod_partials(ctx: &Ctx<'_>, xt: &Var) -> Result<Var> {
     mul(ctx, &prefix, &suffix)
 }
 
-/// JVP of the reductions.
-pub fn reduce_jvp(
+/// JVP of `reduce_sum`: the tangent summed.
+pub fn sum_jvp(
+    ctx: &Ctx<'_>,
+    op: &Op,
+    _inputs: &[Var],
+    _out: &Var,
+    ts: &[Option<Var>],
+) -> Result<Option<Var>> {
+    let Some(t) = &ts[0] else { return Ok(None) };
+    unpack!(op, Op::Reduce { axes, .. });
+    Ok(Some(reduce_sum(ctx, t, axes)?))
+}
+
+/// VJP of `reduce_sum`: the cotangent broadcast back over the reduced axes.
+pub fn sum_vjp(
+    ctx: &Ctx<'_>,
+    op: &Op,
+    inputs: &[Var],
+    _out: &Var,
+    ct: &Var,
+) -> Result<Vec<Option<Var>>> {
+    unpack!(op, Op::Reduce { axes, .. });
+    Ok(vec![Some(expand(ctx, ct, &inputs[0], axes)?)])
+}
+
+/// JVP of `reduce_sum_squares`: `Σ 2·x·ẋ`.
+pub fn sum_squares_jvp(
+    ctx: &Ctx<'_>,
+    op: &Op,
+    inputs: &[Var],
+    _out: &Var,
+    ts: &[Option<Var>],
+) -> Result<Option<Var>> {
+    let Some(t) = &ts[0] else { return Ok(None) };
+    let x = &inputs[0];
+    unpack!(op, Op::Reduce { axes, .. });
+    let two = scalar(2.0, 0.0, x.value.dtype())?;
+    Ok(Some(reduce_sum(
+        ctx,
+        &mul(ctx, &two, &mul(ctx, x, t)?)?,
+        axes,
+    )?))
+}
+
+/// VJP of `reduce_sum_squares`: `2·x·ȳ` (`x` real).
+pub fn sum_squares_vjp(
+    ctx: &Ctx<'_>,
+    op: &Op,
+    inputs: &[Var],
+    _out: &Var,
+    ct: &Var,
+) -> Result<Vec<Option<Var>>> {
+    let x = &inputs[0];
+    unpack!(op, Op::Reduce { axes, .. });
+    let two = scalar(2.0, 0.0, x.value.dtype())?;
+    Ok(vec![Some(mul(
+        ctx,
+        &mul(ctx, &two, x)?,
+        &expand(ctx, ct, x, axes)?,
+    )?)])
+}
+
+/// JVP of `reduce_max` / `reduce_min`: the mean of the tangent over the ties.
+pub fn extremum_jvp(
     ctx: &Ctx<'_>,
     op: &Op,
     inputs: &[Var],
@@ -172,30 +226,17 @@ pub fn reduce_jvp(
 ) -> Result<Option<Var>> {
     let Some(t) = &ts[0] else { return Ok(None) };
     let x = &inputs[0];
-    let (r, axes) = parts(op)?;
-    Ok(Some(match r {
-        ReduceOp::Sum => reduce_sum(ctx, t, axes)?,
-        ReduceOp::SumSquares => {
-            let two = scalar(2.0, 0.0, x.value.dtype())?;
-            reduce_sum(ctx, &mul(ctx, &two, &mul(ctx, x, t)?)?, axes)?
-        }
-        ReduceOp::Max | ReduceOp::Min => {
-            let (mask, count) = ties(ctx, x, out, axes)?;
-            div(ctx, &reduce_sum(ctx, &mul(ctx, t, &mask)?, axes)?, &count)?
-        }
-        ReduceOp::Prod => {
-            // Σ_i t_i · prefix_i · suffix_i over the flattened reduced axis; the `[k]` result
-            // is the output in column-major order (the kept axes keep their order).
-            let (xt, _) = flatten_reduced(ctx, x, axes)?;
-            let (tt, _) = flatten_reduced(ctx, t, axes)?;
-            let dot = reduce_sum(ctx, &mul(ctx, &prod_partials(ctx, &xt)?, &tt)?, &[1])?;
-            reshape(ctx, &dot, out.value.shape())?
-        }
-    }))
+    unpack!(op, Op::Reduce { axes, .. });
+    let (mask, count) = ties(ctx, x, out, axes)?;
+    Ok(Some(div(
+        ctx,
+        &reduce_sum(ctx, &mul(ctx, t, &mask)?, axes)?,
+        &count,
+    )?))
 }
 
-/// VJP of the reductions (max/min share the cotangent equally among ties).
-pub fn reduce_vjp(
+/// VJP of `reduce_max` / `reduce_min`: the cotangent shared equally among the ties.
+pub fn extremum_vjp(
     ctx: &Ctx<'_>,
     op: &Op,
     inputs: &[Var],
@@ -203,26 +244,48 @@ pub fn reduce_vjp(
     ct: &Var,
 ) -> Result<Vec<Option<Var>>> {
     let x = &inputs[0];
-    let (r, axes) = parts(op)?;
-    let g = match r {
-        ReduceOp::Sum => expand(ctx, ct, x, axes)?,
-        ReduceOp::SumSquares => {
-            let two = scalar(2.0, 0.0, x.value.dtype())?;
-            mul(ctx, &mul(ctx, &two, x)?, &expand(ctx, ct, x, axes)?)?
-        }
-        ReduceOp::Max | ReduceOp::Min => {
-            let (mask, count) = ties(ctx, x, out, axes)?;
-            mul(ctx, &expand(ctx, &div(ctx, ct, &count)?, x, axes)?, &mask)?
-        }
-        ReduceOp::Prod => {
-            // ct broadcast back · conj(prefix · suffix): the adjoint under ⟨a, b⟩ = Re Σ ā b.
-            let (xt, perm) = flatten_reduced(ctx, x, axes)?;
-            let k = xt.value.shape()[0];
-            let ctk = reshape(ctx, ct, &[k])?;
-            let ctx_b = broadcast_in_dim(ctx, &ctk, xt.value.shape(), &[0])?;
-            let g = mul(ctx, &ctx_b, &conj(ctx, &prod_partials(ctx, &xt)?)?)?;
-            unflatten(ctx, &g, x, &perm)?
-        }
-    };
-    Ok(vec![Some(g)])
+    unpack!(op, Op::Reduce { axes, .. });
+    let (mask, count) = ties(ctx, x, out, axes)?;
+    Ok(vec![Some(mul(
+        ctx,
+        &expand(ctx, &div(ctx, ct, &count)?, x, axes)?,
+        &mask,
+    )?)])
+}
+
+/// JVP of `reduce_prod`: `Σ_i ẋ_i · prefix_i · suffix_i` over the flattened reduced axis; the
+/// `[k]` result is the output in column-major order (the kept axes keep their order).
+pub fn prod_jvp(
+    ctx: &Ctx<'_>,
+    op: &Op,
+    inputs: &[Var],
+    out: &Var,
+    ts: &[Option<Var>],
+) -> Result<Option<Var>> {
+    let Some(t) = &ts[0] else { return Ok(None) };
+    let x = &inputs[0];
+    unpack!(op, Op::Reduce { axes, .. });
+    let (xt, _) = flatten_reduced(ctx, x, axes)?;
+    let (tt, _) = flatten_reduced(ctx, t, axes)?;
+    let dot = reduce_sum(ctx, &mul(ctx, &prod_partials(ctx, &xt)?, &tt)?, &[1])?;
+    Ok(Some(reshape(ctx, &dot, out.value.shape())?))
+}
+
+/// VJP of `reduce_prod`: the cotangent broadcast back times `conj(prefix · suffix)` (the
+/// adjoint under `⟨a, b⟩ = Re Σ ā b`).
+pub fn prod_vjp(
+    ctx: &Ctx<'_>,
+    op: &Op,
+    inputs: &[Var],
+    _out: &Var,
+    ct: &Var,
+) -> Result<Vec<Option<Var>>> {
+    let x = &inputs[0];
+    unpack!(op, Op::Reduce { axes, .. });
+    let (xt, perm) = flatten_reduced(ctx, x, axes)?;
+    let k = xt.value.shape()[0];
+    let ctk = reshape(ctx, ct, &[k])?;
+    let ctx_b = broadcast_in_dim(ctx, &ctk, xt.value.shape(), &[0])?;
+    let g = mul(ctx, &ctx_b, &conj(ctx, &prod_partials(ctx, &xt)?)?)?;
+    Ok(vec![Some(unflatten(ctx, &g, x, &perm)?)])
 }

@@ -1,7 +1,6 @@
 //! Rules of the layout, slicing and matrix-structure families: all linear, so each JVP applies
 //! the op to the tangent and each VJP applies its transpose (JAX `lax` transposes).
 
-use super::misrouted;
 use super::ops::{broadcast_in_dim, reduce_sum, reshape, transpose, zeros_like};
 use crate::{Ctx, Var};
 use tenferro_ops::{CompareDir, GatherConfig, Op, PadConfig, ScatterConfig, SliceConfig};
@@ -15,9 +14,7 @@ pub fn transpose_vjp(
     _out: &Var,
     ct: &Var,
 ) -> Result<Vec<Option<Var>>> {
-    let Op::Transpose(perm) = op else {
-        return Err(misrouted("transpose_vjp", op));
-    };
+    unpack!(op, Op::Transpose(perm));
     let mut inv = vec![0; perm.len()];
     for (i, &p) in perm.iter().enumerate() {
         inv[p] = i;
@@ -28,14 +25,11 @@ pub fn transpose_vjp(
 /// VJP of `reshape`: reshape back.
 pub fn reshape_vjp(
     ctx: &Ctx<'_>,
-    op: &Op,
+    _op: &Op,
     inputs: &[Var],
     _out: &Var,
     ct: &Var,
 ) -> Result<Vec<Option<Var>>> {
-    let Op::Reshape(_) = op else {
-        return Err(misrouted("reshape_vjp", op));
-    };
     Ok(vec![Some(reshape(ctx, ct, inputs[0].value.shape())?)])
 }
 
@@ -47,9 +41,7 @@ pub fn reverse_vjp(
     _out: &Var,
     ct: &Var,
 ) -> Result<Vec<Option<Var>>> {
-    let Op::Reverse(axes) = op else {
-        return Err(misrouted("reverse_vjp", op));
-    };
+    unpack!(op, Op::Reverse(axes));
     Ok(vec![Some(ctx.apply(Op::Reverse(axes.clone()), &[ct])?)])
 }
 
@@ -61,9 +53,7 @@ pub fn broadcast_in_dim_vjp(
     _out: &Var,
     ct: &Var,
 ) -> Result<Vec<Option<Var>>> {
-    let Op::BroadcastInDim { shape, dims } = op else {
-        return Err(misrouted("broadcast_in_dim_vjp", op));
-    };
+    unpack!(op, Op::BroadcastInDim { shape, dims });
     let x = &inputs[0];
     // Sum the cotangent over the output axes the input does not map to and over the
     // axes it expands from size 1; the kept axes stay in output order, which differs
@@ -105,9 +95,7 @@ pub fn slice_vjp(
     _out: &Var,
     ct: &Var,
 ) -> Result<Vec<Option<Var>>> {
-    let Op::Slice(c) = op else {
-        return Err(misrouted("slice_vjp", op));
-    };
+    unpack!(op, Op::Slice(c));
     let x = &inputs[0];
     let xs = x.value.shape();
     let ys = ct.value.shape();
@@ -143,9 +131,7 @@ pub fn pad_vjp(
     _out: &Var,
     ct: &Var,
 ) -> Result<Vec<Option<Var>>> {
-    let Op::Pad(c) = op else {
-        return Err(misrouted("pad_vjp", op));
-    };
+    unpack!(op, Op::Pad(c));
     let x = &inputs[0];
     let xs = x.value.shape();
     // Undo the edges (pad with negated edges), then take every (interior+1)-th element.
@@ -172,9 +158,7 @@ pub fn concatenate_vjp(
     _out: &Var,
     ct: &Var,
 ) -> Result<Vec<Option<Var>>> {
-    let Op::Concatenate { axis } = op else {
-        return Err(misrouted("concatenate_vjp", op));
-    };
+    unpack!(op, Op::Concatenate { axis });
     let mut at = 0;
     let mut out = Vec::new();
     for input in inputs {
@@ -210,9 +194,7 @@ pub fn extract_diag_vjp(
     _out: &Var,
     ct: &Var,
 ) -> Result<Vec<Option<Var>>> {
-    let Op::ExtractDiag { a, b } = op else {
-        return Err(misrouted("extract_diag_vjp", op));
-    };
+    unpack!(op, Op::ExtractDiag { a, b });
     let x = &inputs[0];
     let xs = x.value.shape();
     // The embedded diagonal is square; pad the longer of the two axes back to x's shape.
@@ -243,9 +225,7 @@ pub fn embed_diag_vjp(
     _out: &Var,
     ct: &Var,
 ) -> Result<Vec<Option<Var>>> {
-    let Op::EmbedDiag { a, b } = op else {
-        return Err(misrouted("embed_diag_vjp", op));
-    };
+    unpack!(op, Op::EmbedDiag { a, b });
     Ok(vec![Some(
         ctx.apply(Op::ExtractDiag { a: *a, b: *b }, &[ct])?,
     )])
@@ -259,23 +239,17 @@ pub fn triangle_vjp(
     _out: &Var,
     ct: &Var,
 ) -> Result<Vec<Option<Var>>> {
-    let (Op::Tril(_) | Op::Triu(_)) = op else {
-        return Err(misrouted("triangle_vjp", op));
-    };
     Ok(vec![Some(ctx.apply(op.clone(), &[ct])?)])
 }
 
 /// VJP of `dynamic_slice`: update zeros at the same clamped starts.
 pub fn dynamic_slice_vjp(
     ctx: &Ctx<'_>,
-    op: &Op,
+    _op: &Op,
     inputs: &[Var],
     _out: &Var,
     ct: &Var,
 ) -> Result<Vec<Option<Var>>> {
-    let Op::DynamicSlice { .. } = op else {
-        return Err(misrouted("dynamic_slice_vjp", op));
-    };
     let z = zeros_like(ctx, &inputs[0])?;
     Ok(vec![
         Some(ctx.apply(Op::DynamicUpdateSlice, &[&z, ct, &inputs[1]])?),
@@ -286,14 +260,11 @@ pub fn dynamic_slice_vjp(
 /// VJP of `dynamic_update_slice`: the cotangent with the window zeroed, and the window.
 pub fn dynamic_update_slice_vjp(
     ctx: &Ctx<'_>,
-    op: &Op,
+    _op: &Op,
     inputs: &[Var],
     _out: &Var,
     ct: &Var,
 ) -> Result<Vec<Option<Var>>> {
-    let Op::DynamicUpdateSlice = op else {
-        return Err(misrouted("dynamic_update_slice_vjp", op));
-    };
     let (u, starts) = (&inputs[1], &inputs[2]);
     let zu = zeros_like(ctx, u)?;
     let gx = ctx.apply(Op::DynamicUpdateSlice, &[ct, &zu, starts])?;
@@ -340,9 +311,7 @@ pub fn gather_vjp(
     _out: &Var,
     ct: &Var,
 ) -> Result<Vec<Option<Var>>> {
-    let Op::Gather(c) = op else {
-        return Err(misrouted("gather_vjp", op));
-    };
+    unpack!(op, Op::Gather(c));
     let (x, idx) = (&inputs[0], &inputs[1]);
     let xs = x.value.shape().to_vec();
     // Clamp like the forward gather, so the scatter never drops a window.
@@ -368,9 +337,7 @@ pub fn scatter_vjp(
     _out: &Var,
     ct: &Var,
 ) -> Result<Vec<Option<Var>>> {
-    let Op::Scatter(c) = op else {
-        return Err(misrouted("scatter_vjp", op));
-    };
+    unpack!(op, Op::Scatter(c));
     let (x, idx) = (&inputs[0], &inputs[1]);
     let xs = x.value.shape().to_vec();
     let u = &inputs[2];
