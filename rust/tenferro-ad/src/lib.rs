@@ -24,14 +24,18 @@
 // by hand, never caught by a plausible default (issue 17).
 #![deny(clippy::wildcard_enum_match_arm)]
 
+mod emit;
 pub mod rules;
+
+pub use emit::Emitter;
 
 use std::any::Any;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use tenferro_ops::Op;
-use tenferro_tensor::{Error, Result, Tensor};
+use tenferro_runtime::Symbol;
+use tenferro_tensor::{DType, Error, Result, Tensor};
 
 static NEXT_NODE: AtomicU64 = AtomicU64::new(1);
 static LIVE_NODES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -41,11 +45,88 @@ pub fn live_nodes() -> usize {
     LIVE_NODES.load(Ordering::Relaxed)
 }
 
-/// A value as AD sees it: the tensor and, when it was recorded, its node.
+/// A primal value: concrete data (eager execution), or a [`Symbol`] of a program being emitted
+/// (shape and dtype only). Derivative rules read only [`Value::dtype`] and [`Value::shape`], so
+/// the same rule body runs on either.
+#[derive(Clone, Debug)]
+pub enum Value {
+    /// Data.
+    Tensor(Tensor),
+    /// A slot of a program under construction ([`Emitter`]).
+    Symbol(Symbol),
+}
+
+impl Value {
+    /// Element type.
+    pub fn dtype(&self) -> DType {
+        match self {
+            Value::Tensor(t) => t.dtype(),
+            Value::Symbol(s) => s.dtype,
+        }
+    }
+
+    /// Shape.
+    pub fn shape(&self) -> &[usize] {
+        match self {
+            Value::Tensor(t) => t.shape(),
+            Value::Symbol(s) => &s.shape,
+        }
+    }
+
+    /// Rank.
+    pub fn ndim(&self) -> usize {
+        self.shape().len()
+    }
+
+    /// Number of elements.
+    pub fn numel(&self) -> usize {
+        self.shape().iter().product()
+    }
+
+    /// The data, for an executing context.
+    ///
+    /// # Errors
+    /// `Internal` (naming `op`) for a symbol: a traced value reached an engine.
+    pub fn tensor(&self, op: &str) -> Result<&Tensor> {
+        match self {
+            Value::Tensor(t) => Ok(t),
+            Value::Symbol(s) => Err(symbolic(op, s)),
+        }
+    }
+
+    /// The data, by value (see [`Value::tensor`]).
+    ///
+    /// # Errors
+    /// `Internal` for a symbol.
+    pub fn into_tensor(self, op: &str) -> Result<Tensor> {
+        match self {
+            Value::Tensor(t) => Ok(t),
+            Value::Symbol(s) => Err(symbolic(op, &s)),
+        }
+    }
+}
+
+fn symbolic(op: &str, s: &Symbol) -> Error {
+    Error::internal(
+        op,
+        format!(
+            "a traced value (trace {}, shape {:?}, dtype {}) has no data here",
+            s.trace, s.shape, s.dtype
+        ),
+    )
+}
+
+impl From<Tensor> for Value {
+    fn from(t: Tensor) -> Value {
+        Value::Tensor(t)
+    }
+}
+
+/// A value as AD sees it: the primal and, when it was recorded, its node.
 #[derive(Clone, Debug)]
 pub struct Var {
     /// The primal value.
-    pub value: Tensor,
+    pub value: Value,
     /// The recorded producer (or leaf), if any.
     pub node: Option<Arc<Node>>,
 }
@@ -53,7 +134,10 @@ pub struct Var {
 impl Var {
     /// An untracked constant.
     pub fn constant(value: Tensor) -> Var {
-        Var { value, node: None }
+        Var {
+            value: Value::Tensor(value),
+            node: None,
+        }
     }
 
     /// Whether the value depends on a tracked leaf.
@@ -246,7 +330,7 @@ fn record_inner(op: &Op, inputs: Vec<Var>, output: Tensor, capture: bool) -> Var
         },
     });
     Var {
-        value: output,
+        value: output.into(),
         node: Some(node),
     }
 }
@@ -286,13 +370,13 @@ fn project(node: &Arc<Node>, index: usize, value: Tensor) -> Var {
         kind: NodeKind::Output {
             index,
             parent: vec![Var {
-                value: value.clone(),
+                value: value.clone().into(),
                 node: Some(node.clone()),
             }],
         },
     });
     Var {
-        value,
+        value: value.into(),
         node: Some(out),
     }
 }
@@ -467,7 +551,7 @@ pub fn vjp_graph(
                 };
                 put(&mut result, node.id, &ct);
                 let out_var = Var {
-                    value: output.clone(),
+                    value: output.clone().into(),
                     node: Some(node.clone()),
                 };
                 let prof = tenferro_runtime::profile::profiler();
@@ -575,7 +659,7 @@ pub fn jvp_graph(ctx: &Ctx<'_>, output: &Var, sources: &[(Arc<Node>, Var)]) -> R
                     continue;
                 }
                 let out_var = Var {
-                    value: output.clone(),
+                    value: output.clone().into(),
                     node: Some(node.clone()),
                 };
                 if let Some(t) = rules::jvp(ctx, op, inputs, &out_var, &ts)? {

@@ -35,10 +35,16 @@ pub fn is_leaf(t: &EagerTensor) -> bool {
 }
 
 /// The accumulated gradient of a leaf (`None` for non-leaves and before any backward pass).
-pub fn grad_of(t: &EagerTensor) -> Option<EagerTensor> {
-    let slot = t.node()?.slot()?;
-    let g = slot.lock().unwrap_or_else(|e| e.into_inner()).clone()?;
-    Some(EagerTensor::from_var(g, t.runtime.clone()))
+///
+/// # Errors
+/// `Internal` if the slot holds a symbolic value (never written by a backward pass).
+pub fn grad_of(t: &EagerTensor) -> Result<Option<EagerTensor>> {
+    let Some(slot) = t.node().and_then(|n| n.slot()) else {
+        return Ok(None);
+    };
+    let g = slot.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    g.map(|g| EagerTensor::from_var(g, t.runtime.clone()))
+        .transpose()
 }
 
 /// Reset a leaf's gradient slot (no-op for other tensors).
@@ -211,7 +217,7 @@ pub fn backward(
         result.push((
             leaf.id,
             leaf_tensor,
-            EagerTensor::from_var(g, output.runtime.clone()),
+            EagerTensor::from_var(g, output.runtime.clone())?,
         ));
     }
     Ok(result)
@@ -246,11 +252,13 @@ pub fn vjp(
         record: true,
     };
     let gs = vjp_graph(&ctx, &output.var(), seed, &targets)?;
-    Ok(gs
-        .into_iter()
+    gs.into_iter()
         .zip(wrt)
-        .map(|(g, w)| g.map(|g| EagerTensor::from_var(g, w.runtime.clone())))
-        .collect())
+        .map(|(g, w)| {
+            g.map(|g| EagerTensor::from_var(g, w.runtime.clone()))
+                .transpose()
+        })
+        .collect()
 }
 
 /// `jvp(output, wrt, tangents)`: the tangent of `output` along `tangents` (`None`: inactive).
@@ -289,5 +297,6 @@ pub fn jvp(
         record: true,
     };
     let r = jvp_graph(&ctx, &output.var(), &sources)?;
-    Ok(r.map(|t| EagerTensor::from_var(t, output.runtime.clone())))
+    r.map(|t| EagerTensor::from_var(t, output.runtime.clone()))
+        .transpose()
 }

@@ -43,8 +43,15 @@ impl EagerTensor {
     }
 
     /// The tensor of `var` in `runtime`.
-    pub fn from_var(var: Var, runtime: Arc<Runtime>) -> EagerTensor {
-        EagerTensor::new(var.value, runtime, var.node)
+    ///
+    /// # Errors
+    /// `Internal` for a symbolic value (a traced value has no data to hold).
+    pub fn from_var(var: Var, runtime: Arc<Runtime>) -> Result<EagerTensor> {
+        Ok(EagerTensor::new(
+            var.value.into_tensor("tensor")?,
+            runtime,
+            var.node,
+        ))
     }
 
     /// The recorded node, if any.
@@ -61,7 +68,7 @@ impl EagerTensor {
     /// The AD view of this tensor.
     pub fn var(&self) -> Var {
         Var {
-            value: self.value.clone(),
+            value: self.value.clone().into(),
             node: self.node().cloned(),
         }
     }
@@ -79,7 +86,7 @@ impl EagerTensor {
             self.node().cloned()
         };
         Var {
-            value: self.value.clone(),
+            value: self.value.clone().into(),
             node,
         }
     }
@@ -358,11 +365,11 @@ impl Session {
     ) -> Result<Vec<EagerTensor>> {
         let (runtime, outs) = self.apply_outs(op, operands, mode, host)?;
         Ok(match outs {
-            Outs::One(v) => vec![EagerTensor::from_var(v, runtime)],
+            Outs::One(v) => vec![EagerTensor::from_var(v, runtime)?],
             Outs::Many(vs) => vs
                 .into_iter()
                 .map(|v| EagerTensor::from_var(v, runtime.clone()))
-                .collect(),
+                .collect::<Result<_>>()?,
         })
     }
 
@@ -379,7 +386,7 @@ impl Session {
         host: &dyn Host,
     ) -> Result<EagerTensor> {
         match self.apply_outs(op, operands, mode, host)? {
-            (runtime, Outs::One(v)) => Ok(EagerTensor::from_var(v, runtime)),
+            (runtime, Outs::One(v)) => EagerTensor::from_var(v, runtime),
             (_, Outs::Many(_)) => Err(Error::internal(
                 op.name(),
                 "apply1 used on an op with several outputs",
@@ -478,7 +485,11 @@ impl Session {
         // A program whose output is one of its inputs (einsum "i->i") runs no op; under
         // `no_grad` its result must still be untracked, as every op's is.
         let node = if mode.grad_enabled { out.node } else { None };
-        Ok(EagerTensor::new(out.value, exec.runtime.clone(), node))
+        Ok(EagerTensor::new(
+            out.value.into_tensor(op)?,
+            exec.runtime.clone(),
+            node,
+        ))
     }
 
     /// The runtime an op on tensors of `first_rt` would run on, borrowing no engine: the
@@ -578,7 +589,10 @@ impl Exec {
         mode: &ModeState,
         host: &dyn Host,
     ) -> Result<Vec<Var>> {
-        let vals: Vec<&Tensor> = inputs.iter().map(|v| &v.value).collect();
+        let vals: Vec<&Tensor> = inputs
+            .iter()
+            .map(|v| v.value.tensor(op.name()))
+            .collect::<Result<_>>()?;
         let outs = self.execute(op, &vals, host)?;
         let vars = if mode.records(inputs.iter().any(|v| v.node.is_some())) {
             let owned: Vec<Var> = inputs.iter().map(|v| (*v).clone()).collect();
@@ -601,50 +615,21 @@ impl Exec {
         mode: &ModeState,
         host: &dyn Host,
     ) -> Result<Var> {
-        if inputs.len() != program.n_inputs() {
-            return Err(Error::internal(
-                op,
-                format!(
-                    "a program of {} inputs got {}",
-                    program.n_inputs(),
-                    inputs.len()
-                ),
-            ));
-        }
-        let mut slots: Vec<Option<Var>> =
-            Vec::with_capacity(inputs.len() + program.consts().len() + program.instrs().len());
-        slots.extend(inputs.into_iter().map(Some));
-        slots.extend(
-            program
-                .consts()
-                .iter()
-                .map(|t| Some(Var::constant(t.clone()))),
-        );
-        for (k, ins) in program.instrs().iter().enumerate() {
-            if k > 0 {
-                host.checkpoint(op)?;
-            }
-            let args: Vec<&Var> = ins
-                .inputs
-                .iter()
-                .map(|&i| slots.get(i).and_then(Option::as_ref))
-                .collect::<Option<_>>()
-                .ok_or_else(|| Error::internal(op, "the program reads a freed slot"))?;
-            let mut outs = self.apply_vars(&ins.op, &args, mode, host)?;
-            let out = outs
-                .pop()
-                .ok_or_else(|| Error::internal(op, "a program step produced no output"))?;
-            slots.push(Some(out));
-            for &i in &ins.inputs {
-                if program.is_last_use(i, k) {
-                    slots[i] = None;
+        let mut outs = program.run_with(
+            op,
+            inputs,
+            |t| Var::constant(t.clone()),
+            |k, ins, args| {
+                if k > 0 {
+                    host.checkpoint(op)?;
                 }
-            }
+                self.apply_vars(&ins.op, args, mode, host)
+            },
+        )?;
+        match (outs.pop(), outs.is_empty()) {
+            (Some(out), true) => Ok(out),
+            _ => Err(Error::internal(op, "a tensor program returns one value")),
         }
-        slots
-            .get_mut(program.output())
-            .and_then(Option::take)
-            .ok_or_else(|| Error::internal(op, "the program output is missing"))
     }
 
     /// The rule context of a backward or forward pass on this runtime and engine: rule bodies

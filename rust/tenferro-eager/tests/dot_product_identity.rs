@@ -1108,7 +1108,7 @@ fn sides(e: &Env, case: &Case, rng: &mut Rng, corrupt: Corrupt) -> Result<Sides>
         .iter()
         .zip(&case.diff)
         .map(|(t, &d)| Var {
-            value: t.clone(),
+            value: t.clone().into(),
             node: d.then(|| Node::leaf(t)),
         })
         .collect();
@@ -1137,11 +1137,12 @@ fn sides(e: &Env, case: &Case, rng: &mut Rng, corrupt: Corrupt) -> Result<Sides>
         let ct = ct
             .as_ref()
             .unwrap_or_else(|| panic!("{}: VJP reached no input", case.label));
-        let mut g = ct.value.clone();
+        let mut g = ct.value.tensor("test")?.clone();
         if corrupt == Corrupt::ConjVjp {
             g = plain
                 .apply(Op::Unary(UnaryOp::Conj), &[&Var::constant(g)])?
-                .value;
+                .value
+                .into_tensor("test")?;
         }
         lhs += inner(&g, v);
         scale += norm(&g) * norm(v);
@@ -1162,8 +1163,9 @@ fn sides(e: &Env, case: &Case, rng: &mut Rng, corrupt: Corrupt) -> Result<Sides>
         .collect();
     let t = jvp_graph(&plain, &out, &sources)?
         .unwrap_or_else(|| panic!("{}: JVP produced no tangent", case.label));
-    let rhs = inner(&u, &t.value);
-    scale += norm(&u) * norm(&t.value);
+    let t = t.value.tensor("test")?;
+    let rhs = inner(&u, t);
+    scale += norm(&u) * norm(t);
     Ok(Sides { lhs, rhs, scale })
 }
 
@@ -1300,7 +1302,7 @@ fn manifest_every_differentiable_kind_has_identity_cases() {
     let e = engine();
     let x = Tensor::from_vec(&[2], vec![1.0f64, 2.0]).unwrap();
     let leaf = Var {
-        value: x.clone(),
+        value: x.clone().into(),
         node: Some(Node::leaf(&x)),
     };
     let out = ctx(&e, true)
@@ -1341,4 +1343,389 @@ fn sanity_wrong_tangent_or_conjugated_vjp_breaks_the_identity() {
     assert!(err.contains("|diff|"), "{err}");
     // Real VJPs are their own conjugates: the slip is invisible there (and harmless).
     check(&e, &solve_f, 5, Corrupt::ConjVjp).unwrap();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Emitted rules (issue 19): every rule body, emitted into a `Program` on symbols (shape and
+// dtype, no data) and run on the engine, gives the values the eager rule gives.
+
+/// Complex128 copy of a float or complex tensor, column-major.
+fn as_c128(t: &Tensor) -> Vec<Complex64> {
+    match t.dtype() {
+        DType::F64 => t
+            .to_vec::<f64>()
+            .into_iter()
+            .map(|x| Complex64::new(x, 0.0))
+            .collect(),
+        DType::F32 => t
+            .to_vec::<f32>()
+            .into_iter()
+            .map(|x| Complex64::new(x.into(), 0.0))
+            .collect(),
+        DType::C64 => t.to_vec::<Complex64>(),
+        DType::C32 => t
+            .to_vec::<Complex32>()
+            .into_iter()
+            .map(|z| Complex64::new(z.re.into(), z.im.into()))
+            .collect(),
+        DType::Bool | DType::I32 | DType::I64 => panic!("as_c128: {:?}", t.dtype()),
+    }
+}
+
+/// Largest elementwise difference relative to the largest magnitude (0 when bitwise equal).
+fn rel_diff(a: &Tensor, b: &Tensor) -> std::result::Result<f64, String> {
+    if a.dtype() != b.dtype() || a.shape() != b.shape() {
+        return Err(format!(
+            "emitted {:?}{:?} vs eager {:?}{:?}",
+            a.dtype(),
+            a.shape(),
+            b.dtype(),
+            b.shape()
+        ));
+    }
+    let (x, y) = (as_c128(a), as_c128(b));
+    let scale = y.iter().fold(0.0f64, |m, z| m.max(z.norm()));
+    let diff = x
+        .iter()
+        .zip(&y)
+        .filter(|(p, q)| p != q)
+        .fold(0.0f64, |m, (p, q)| m.max((p - q).norm()));
+    Ok(if diff == 0.0 { 0.0 } else { diff / scale })
+}
+
+/// What an emitted rule returned for one output: the same `None`s as the eager rule, and values
+/// within `tol` of it once the program runs.
+fn compare_results(
+    what: &str,
+    e: &Env,
+    program_inputs: &[Tensor],
+    emitter: tenferro_ad::Emitter,
+    emitted: &[Option<Var>],
+    eager: &[Option<Var>],
+    tol: f64,
+) -> std::result::Result<f64, String> {
+    let pattern = |v: &[Option<Var>]| v.iter().map(Option::is_some).collect::<Vec<_>>();
+    if pattern(emitted) != pattern(eager) {
+        return Err(format!(
+            "{what}: emitted zero pattern {:?}, eager {:?}",
+            pattern(emitted),
+            pattern(eager)
+        ));
+    }
+    let outs: Vec<&Var> = emitted.iter().flatten().collect();
+    let program = emitter
+        .finish(&outs)
+        .map_err(|err| format!("{what}: {err:?}"))?;
+    let inputs_before: Vec<Vec<Complex64>> = program_inputs
+        .iter()
+        .filter(|t| t.dtype().is_inexact())
+        .map(as_c128)
+        .collect();
+    let got = program
+        .run(e.exec.engine().as_ref(), program_inputs)
+        .map_err(|err| format!("{what}: running the program: {err:?}"))?;
+    let inputs_after: Vec<Vec<Complex64>> = program_inputs
+        .iter()
+        .filter(|t| t.dtype().is_inexact())
+        .map(as_c128)
+        .collect();
+    if inputs_before != inputs_after {
+        return Err(format!("{what}: the program wrote into an input"));
+    }
+    let mut worst = 0.0f64;
+    for (g, want) in got.iter().zip(eager.iter().flatten()) {
+        let want = want
+            .value
+            .tensor("test")
+            .map_err(|err| format!("{err:?}"))?;
+        let d = rel_diff(g, want).map_err(|m| format!("{what}: {m}"))?;
+        if d > tol || d.is_nan() {
+            return Err(format!(
+                "{what}: emitted differs from eager by {d:.3e} (rel)"
+            ));
+        }
+        worst = worst.max(d);
+    }
+    Ok(worst)
+}
+
+/// A random tangent of `t`'s dtype and shape where `t` is differentiable, else `None`.
+fn tangent_of(rng: &mut Rng, t: &Tensor) -> Option<Tensor> {
+    t.dtype()
+        .is_inexact()
+        .then(|| rand(rng, t.dtype(), t.shape()))
+}
+
+/// Check the VJP and the JVP of one recorded node: eager on its values against emitted on
+/// symbols of their shapes and dtypes. Returns the worst relative difference.
+fn check_emitted_node(
+    e: &Env,
+    op: &Op,
+    inputs: &[Tensor],
+    outputs: &[Tensor],
+    used: &[bool],
+    rng: &mut Rng,
+) -> std::result::Result<f64, String> {
+    let multi = op.num_outputs() > 1;
+    let plain = ctx(e, false);
+    let emitter_ctx = |em: &tenferro_ad::Emitter| -> Vec<Var> {
+        inputs
+            .iter()
+            .chain(outputs)
+            .map(|t| em.input(t.dtype(), t.shape()))
+            .collect()
+    };
+    fn err(what: &'static str) -> impl Fn(tenferro_tensor::Error) -> String {
+        move |err| format!("{what}: {err:?}")
+    }
+    let consts = |ts: &[Tensor]| ts.iter().cloned().map(Var::constant).collect::<Vec<_>>();
+    let (xs, ys) = (consts(inputs), consts(outputs));
+
+    // VJP: program inputs are the primal inputs, the outputs, then the cotangents.
+    let cts: Vec<Tensor> = outputs
+        .iter()
+        .map(|t| rand(rng, t.dtype(), t.shape()))
+        .collect();
+    let eager = if multi {
+        let c: Vec<Option<Var>> = consts(&cts)
+            .into_iter()
+            .zip(used)
+            .map(|(c, &u)| u.then_some(c))
+            .collect();
+        tenferro_ad::rules::vjp_multi(&plain, op, &xs, &ys, &c)
+    } else {
+        tenferro_ad::rules::vjp(&plain, op, &xs, &ys[0], &Var::constant(cts[0].clone()))
+    }
+    .map_err(err("eager vjp"))?;
+    let em = tenferro_ad::Emitter::new();
+    let sym = emitter_ctx(&em);
+    let sct: Vec<Var> = cts
+        .iter()
+        .zip(used)
+        .filter(|(_, &u)| u)
+        .map(|(t, _)| em.input(t.dtype(), t.shape()))
+        .collect();
+    let (sx, sy) = sym.split_at(inputs.len());
+    let ectx = Ctx {
+        exec: &em,
+        record: false,
+    };
+    let emitted = if multi {
+        let mut sct = sct.into_iter();
+        let c: Vec<Option<Var>> = used
+            .iter()
+            .map(|&u| u.then(|| sct.next()).flatten())
+            .collect();
+        tenferro_ad::rules::vjp_multi(&ectx, op, sx, sy, &c)
+    } else {
+        tenferro_ad::rules::vjp(&ectx, op, sx, &sy[0], &sct[0])
+    }
+    .map_err(err("emitted vjp"))?;
+    let used_cts = cts.iter().zip(used).filter(|(_, &u)| u).map(|(t, _)| t);
+    let all: Vec<Tensor> = inputs
+        .iter()
+        .chain(outputs)
+        .chain(used_cts)
+        .cloned()
+        .collect();
+    let w1 = compare_results("vjp", e, &all, em, &emitted, &eager, 1e-14)?;
+
+    // JVP: program inputs are the primal inputs, the outputs, then the input tangents.
+    let ts: Vec<Option<Tensor>> = inputs.iter().map(|t| tangent_of(rng, t)).collect();
+    let tvars: Vec<Option<Var>> = ts.iter().map(|t| t.clone().map(Var::constant)).collect();
+    let eager = if multi {
+        tenferro_ad::rules::jvp_multi(&plain, op, &xs, &ys, &tvars, used)
+    } else {
+        tenferro_ad::rules::jvp(&plain, op, &xs, &ys[0], &tvars).map(|t| vec![t])
+    }
+    .map_err(err("eager jvp"))?;
+    let em = tenferro_ad::Emitter::new();
+    let sym = emitter_ctx(&em);
+    let st: Vec<Option<Var>> = ts
+        .iter()
+        .map(|t| t.as_ref().map(|t| em.input(t.dtype(), t.shape())))
+        .collect();
+    let (sx, sy) = sym.split_at(inputs.len());
+    let ectx = Ctx {
+        exec: &em,
+        record: false,
+    };
+    let emitted = if multi {
+        tenferro_ad::rules::jvp_multi(&ectx, op, sx, sy, &st, used)
+    } else {
+        tenferro_ad::rules::jvp(&ectx, op, sx, &sy[0], &st).map(|t| vec![t])
+    }
+    .map_err(err("emitted jvp"))?;
+    let all: Vec<Tensor> = inputs
+        .iter()
+        .chain(outputs)
+        .chain(ts.iter().flatten())
+        .cloned()
+        .collect();
+    let w2 = compare_results("jvp", e, &all, em, &emitted, &eager, 1e-14)?;
+    Ok(w1.max(w2))
+}
+
+/// Every recorded primitive node of every case: emitted VJP and JVP programs equal the eager
+/// rules (bit for bit, or within 1e-14 relative), and every differentiable kind is checked in
+/// each of `float64` / `complex128` its catalog row admits.
+#[test]
+fn emitted_rules_equal_eager_rules_for_every_primitive() {
+    let e = engine();
+    let mut failures = Vec::new();
+    let mut checked: HashSet<(OpKind, DType)> = HashSet::new();
+    let mut worst = (0.0f64, String::new());
+    let mut n_checked = 0usize;
+    for (i, case) in all_cases().iter().enumerate() {
+        let mut rng = Rng::new(5000 + i as u64);
+        let vars: Vec<Var> = case
+            .inputs
+            .iter()
+            .zip(&case.diff)
+            .map(|(t, &d)| Var {
+                value: t.clone().into(),
+                node: d.then(|| Node::leaf(t)),
+            })
+            .collect();
+        let out = (case.build)(&ctx(&e, true), &vars).unwrap();
+        // The outputs of each several-output node that the case uses (its projections).
+        let mut used: std::collections::HashMap<u64, Vec<bool>> = Default::default();
+        let mut seen = HashSet::new();
+        let mut stack: Vec<Arc<Node>> = out.node.iter().cloned().collect();
+        let mut nodes = Vec::new();
+        while let Some(n) = stack.pop() {
+            if !seen.insert(n.id) {
+                continue;
+            }
+            let inputs: &[Var] = match &n.kind {
+                NodeKind::Leaf { .. } => &[],
+                NodeKind::Output { index, parent } => {
+                    if let Some(NodeKind::Multi { outputs, .. }) =
+                        parent[0].node.as_ref().map(|p| &p.kind)
+                    {
+                        let p = parent[0].node.as_ref().map_or(0, |p| p.id);
+                        used.entry(p).or_insert_with(|| vec![false; outputs.len()])[*index] = true;
+                    }
+                    parent
+                }
+                NodeKind::Op { inputs, .. } | NodeKind::Multi { inputs, .. } => inputs,
+            };
+            stack.extend(inputs.iter().filter_map(|v| v.node.clone()));
+            nodes.push(n.clone());
+        }
+        for n in nodes {
+            let (op, inputs, outputs): (&Op, &[Var], Vec<Tensor>) = match &n.kind {
+                NodeKind::Leaf { .. } | NodeKind::Output { .. } => continue,
+                NodeKind::Op { op, inputs, output } => (op, inputs, vec![output.clone()]),
+                NodeKind::Multi {
+                    op,
+                    inputs,
+                    outputs,
+                } => (op, inputs, outputs.clone()),
+            };
+            let ins: Vec<Tensor> = inputs
+                .iter()
+                .map(|v| v.value.tensor("test").unwrap().clone())
+                .collect();
+            let all_used = vec![true; outputs.len()];
+            let u = used.get(&n.id).unwrap_or(&all_used);
+            match check_emitted_node(&e, op, &ins, &outputs, u, &mut rng) {
+                Ok(w) => {
+                    n_checked += 1;
+                    // Keyed by the dtype of the data operands (select's predicate is bool).
+                    let d = ins
+                        .iter()
+                        .map(Tensor::dtype)
+                        .find(|d| d.is_inexact())
+                        .unwrap_or(outputs[0].dtype());
+                    checked.insert((op.kind(), d));
+                    if w > worst.0 {
+                        worst = (w, format!("{} in {}", op.name(), case.label));
+                    }
+                }
+                Err(m) => failures.push(format!(
+                    "{} [{:?}] {}: {m}",
+                    case.label,
+                    case.dtype,
+                    op.name()
+                )),
+            }
+        }
+    }
+    eprintln!(
+        "emitted vs eager: {n_checked} nodes, {} (kind, dtype) pairs; worst relative difference \
+         {:.2e} ({})",
+        checked.len(),
+        worst.0,
+        worst.1
+    );
+    assert!(n_checked > 150, "only {n_checked} nodes checked");
+    for kind in OpKind::ALL {
+        let r = row(kind);
+        if matches!(rule(kind), Rule::Zero | Rule::Cut) {
+            continue;
+        }
+        for d in [F, C] {
+            if r.dtypes.contains(d) && !checked.contains(&(kind, d)) {
+                failures.push(format!(
+                    "{} [{}]: no recorded node checked",
+                    r.name,
+                    d.name()
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// The emitted-rule check can fail: a program emitted from `exp`'s VJP compared with `sin`'s
+/// eager VJP on the same values is reported, and so is a different `None` pattern.
+#[test]
+fn sanity_emitted_check_detects_a_different_rule() {
+    let e = engine();
+    let mut rng = Rng::new(7);
+    let x = rand(&mut rng, F, &[3]);
+    let ct = rand(&mut rng, F, &[3]);
+    let plain = ctx(&e, false);
+    let exp = Op::Unary(UnaryOp::Exp);
+    let sin = Op::Unary(UnaryOp::Sin);
+    let y_sin = plain
+        .apply(sin.clone(), &[&Var::constant(x.clone())])
+        .unwrap();
+    let y_exp = plain
+        .apply(exp.clone(), &[&Var::constant(x.clone())])
+        .unwrap();
+    let eager_sin = tenferro_ad::rules::vjp(
+        &plain,
+        &sin,
+        &[Var::constant(x.clone())],
+        &y_sin,
+        &Var::constant(ct.clone()),
+    )
+    .unwrap();
+    let emit = |op: &Op| {
+        let em = tenferro_ad::Emitter::new();
+        let (sx, sy, sc) = (em.input(F, &[3]), em.input(F, &[3]), em.input(F, &[3]));
+        let c = Ctx {
+            exec: &em,
+            record: false,
+        };
+        let g = tenferro_ad::rules::vjp(&c, op, &[sx], &sy, &sc).unwrap();
+        (em, g)
+    };
+    let y = y_exp.value.tensor("test").unwrap().clone();
+    let (em, g) = emit(&exp);
+    let inputs = [x.clone(), y, ct.clone()];
+    assert!(compare_results("vjp", &e, &inputs, em, &g, &eager_sin, 1e-14).is_err());
+    let (em, g) = emit(&sin);
+    let y = y_sin.value.tensor("test").unwrap().clone();
+    let inputs = [x, y, ct];
+    assert!(compare_results("vjp", &e, &inputs, em, &g, &eager_sin, 1e-14).is_ok());
+    let (em, g) = emit(&sin);
+    assert!(compare_results("vjp", &e, &inputs, em, &g, &[None], 1e-14).is_err());
 }

@@ -36,7 +36,7 @@ fn chain() -> Program {
         })
         .collect();
     let c = Tensor::from_vec(&[], vec![C]).unwrap();
-    Program::new(2, vec![c], instrs, 2 + STEPS).unwrap()
+    Program::new(2, vec![c], instrs, vec![2 + STEPS]).unwrap()
 }
 
 /// The same chain in plain f64 arithmetic (each step rounds once, as the kernels do).

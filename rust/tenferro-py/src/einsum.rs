@@ -98,7 +98,7 @@ fn lower(
         instrs.push(Instr { op, inputs });
     }
     let output = remap(output);
-    Program::new(n, consts, instrs, output).py(py)
+    Program::new(n, consts, instrs, vec![output]).py(py)
 }
 
 /// Whether `t`'s axes (those longer than 1, at least two) have strictly decreasing strides: NumPy's

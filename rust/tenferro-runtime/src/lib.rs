@@ -9,7 +9,7 @@ mod program;
 
 pub use lending::{thread_token, Borrow, Lending};
 pub use plan_cache::{CacheStats, PlanCache};
-pub use program::{Instr, Program};
+pub use program::{Instr, Program, ProgramBuilder, Symbol};
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;

@@ -1,13 +1,20 @@
 //! The `Program` IR (`architecture.md`, "One op table, one rule table, one IR"): a straight-line
 //! list of primitive applications over numbered slots — the inputs first, then the constants,
-//! then one slot per instruction output — with the last use of every slot, so a runner can free
-//! intermediates as soon as nothing reads them. Einsum plans are programs; graph mode and the
-//! derivative programs of the rule table build on the same type.
+//! then the outputs of each instruction in order (one slot per output of its op) — with the last
+//! use of every slot, so a runner can free intermediates as soon as nothing reads them.
+//!
+//! Programs are made two ways: lowered directly (einsum plans), or built op by op with a
+//! [`ProgramBuilder`] from [`Symbol`]s, values that have a shape and a dtype but no data (the
+//! emitting context of the derivative rules, and graph mode's traces). [`Program::run`] runs one
+//! on any [`Engine`]; [`Program::run_with`] is the one slot-management loop, shared with runners
+//! that execute steps their own way (the eager core's, which records for AD).
 
-use tenferro_ops::Op;
-use tenferro_tensor::Tensor;
+use crate::Engine;
+use std::sync::atomic::{AtomicU64, Ordering};
+use tenferro_ops::{infer_outputs, Op};
+use tenferro_tensor::{DType, Error, Result, Tensor};
 
-/// One step: `slots.push(op(slots[inputs]...))`.
+/// One step: `slots.extend(op(slots[inputs]...))` (one new slot per output of `op`).
 #[derive(Clone, Debug)]
 pub struct Instr {
     /// The primitive and its parameters.
@@ -22,51 +29,55 @@ pub struct Program {
     n_inputs: usize,
     consts: Vec<Tensor>,
     instrs: Vec<Instr>,
-    output: usize,
-    /// Per slot, the index of the last instruction reading it (`usize::MAX`: none, or the
+    outputs: Vec<usize>,
+    /// Per slot, the index of the last instruction reading it (`usize::MAX`: none, or an
     /// output, which is never freed).
     last_use: Vec<usize>,
 }
 
 impl Program {
     /// A program of `n_inputs` inputs, `consts` (slots `n_inputs..n_inputs + consts.len()`) and
-    /// `instrs`, returning slot `output`.
+    /// `instrs`, returning the slots `outputs` (in order; a slot may be returned twice, and an
+    /// input or a constant may be returned).
     ///
     /// # Errors
-    /// `Internal` when an instruction reads a slot that is not defined before it or `output`
+    /// `Internal` when an instruction reads a slot that is not defined before it or an output
     /// is not a slot: a lowering bug, reported instead of run.
     pub fn new(
         n_inputs: usize,
         consts: Vec<Tensor>,
         instrs: Vec<Instr>,
-        output: usize,
-    ) -> tenferro_tensor::Result<Program> {
-        let first = n_inputs + consts.len();
-        let n_slots = first + instrs.len();
-        let mut last_use = vec![usize::MAX; n_slots];
+        outputs: Vec<usize>,
+    ) -> Result<Program> {
+        let mut defined = n_inputs + consts.len();
+        let mut last_use = vec![usize::MAX; defined];
         for (k, ins) in instrs.iter().enumerate() {
             for &i in &ins.inputs {
-                if i >= first + k {
-                    return Err(tenferro_tensor::Error::internal(
+                if i >= defined {
+                    return Err(Error::internal(
                         ins.op.name(),
                         format!("program step {k} reads slot {i}, defined only later"),
                     ));
                 }
                 last_use[i] = k;
             }
+            defined += ins.op.num_outputs();
+            last_use.resize(defined, usize::MAX);
         }
-        if output >= n_slots {
-            return Err(tenferro_tensor::Error::internal(
-                "program",
-                format!("output slot {output} of a program with {n_slots} slots"),
-            ));
+        for &o in &outputs {
+            if o >= defined {
+                return Err(Error::internal(
+                    "program",
+                    format!("output slot {o} of a program with {defined} slots"),
+                ));
+            }
+            last_use[o] = usize::MAX;
         }
-        last_use[output] = usize::MAX;
         Ok(Program {
             n_inputs,
             consts,
             instrs,
-            output,
+            outputs,
             last_use,
         })
     }
@@ -86,9 +97,14 @@ impl Program {
         &self.instrs
     }
 
-    /// The slot returned.
-    pub fn output(&self) -> usize {
-        self.output
+    /// The slots returned, in order.
+    pub fn outputs(&self) -> &[usize] {
+        &self.outputs
+    }
+
+    /// Number of slots (inputs, constants and every instruction output).
+    pub fn n_slots(&self) -> usize {
+        self.last_use.len()
     }
 
     /// Whether instruction `k` is the last reader of `slot` (then the slot can be freed).
@@ -104,6 +120,242 @@ impl Program {
                 .iter()
                 .map(|i| 96 + 8 * i.inputs.len())
                 .sum::<usize>()
-            + 8 * self.last_use.len()
+            + 8 * (self.last_use.len() + self.outputs.len())
+            + self
+                .consts
+                .iter()
+                .map(|t| t.numel() * t.dtype().itemsize())
+                .sum::<usize>()
+    }
+
+    /// Run the program with values of any type `V`: the one slot loop (a slot is dropped after
+    /// its last read; inputs are only read). `constant` makes a value of a constant, `step`
+    /// executes instruction `k` on its operands and returns one value per output of its op.
+    ///
+    /// # Errors
+    /// `Internal` when `inputs` has the wrong length or `step` returns the wrong number of
+    /// values; every error of `step`.
+    pub fn run_with<V: Clone>(
+        &self,
+        name: &str,
+        inputs: Vec<V>,
+        constant: impl Fn(&Tensor) -> V,
+        mut step: impl FnMut(usize, &Instr, &[&V]) -> Result<Vec<V>>,
+    ) -> Result<Vec<V>> {
+        if inputs.len() != self.n_inputs {
+            return Err(Error::internal(
+                name,
+                format!("a program of {} inputs got {}", self.n_inputs, inputs.len()),
+            ));
+        }
+        let mut slots: Vec<Option<V>> = Vec::with_capacity(self.n_slots());
+        slots.extend(inputs.into_iter().map(Some));
+        slots.extend(self.consts.iter().map(|t| Some(constant(t))));
+        for (k, ins) in self.instrs.iter().enumerate() {
+            let outs = {
+                let args: Vec<&V> = ins
+                    .inputs
+                    .iter()
+                    .map(|&i| slots.get(i).and_then(Option::as_ref))
+                    .collect::<Option<_>>()
+                    .ok_or_else(|| Error::internal(name, "the program reads a freed slot"))?;
+                step(k, ins, &args)?
+            };
+            if outs.len() != ins.op.num_outputs() {
+                return Err(Error::internal(
+                    ins.op.name(),
+                    format!(
+                        "a program step gave {} outputs, its op has {}",
+                        outs.len(),
+                        ins.op.num_outputs()
+                    ),
+                ));
+            }
+            slots.extend(outs.into_iter().map(Some));
+            for &i in &ins.inputs {
+                if self.is_last_use(i, k) {
+                    slots[i] = None;
+                }
+            }
+        }
+        self.outputs
+            .iter()
+            .map(|&o| {
+                slots
+                    .get(o)
+                    .and_then(Option::clone)
+                    .ok_or_else(|| Error::internal(name, "a program output is missing"))
+            })
+            .collect()
+    }
+
+    /// Run the program on `engine` (each step through [`crate::apply_multi`]: validation,
+    /// promotion, panic containment), freeing every intermediate after its last read. The
+    /// inputs and the constants are never written.
+    ///
+    /// # Errors
+    /// Validation and kernel errors of the steps; `Internal` for a wrong number of inputs.
+    pub fn run(&self, engine: &dyn Engine, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+        self.run_with("program", inputs.to_vec(), Tensor::clone, |_, ins, args| {
+            crate::apply_multi(engine, &ins.op, args)
+        })
+    }
+}
+
+static NEXT_TRACE: AtomicU64 = AtomicU64::new(1);
+
+/// A value of a program being built: shape and dtype, no data, and the slot that will hold it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Symbol {
+    /// The builder (trace) it belongs to; a symbol is meaningless in any other.
+    pub trace: u64,
+    /// Its slot in the builder (renumbered by [`ProgramBuilder::finish`]).
+    pub slot: usize,
+    /// Element type.
+    pub dtype: DType,
+    /// Shape.
+    pub shape: Vec<usize>,
+}
+
+/// What defines a slot of a program under construction.
+#[derive(Clone, Copy, Debug)]
+enum Def {
+    Input,
+    Const(usize),
+    Output,
+}
+
+/// Builds a [`Program`] op by op on [`Symbol`]s: every step is validated and its outputs'
+/// shapes and dtypes inferred by the catalog (so shape and dtype errors surface while
+/// building, with the eager class and message), nothing is executed.
+#[derive(Debug)]
+pub struct ProgramBuilder {
+    trace: u64,
+    defs: Vec<Def>,
+    consts: Vec<Tensor>,
+    instrs: Vec<Instr>,
+}
+
+impl Default for ProgramBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ProgramBuilder {
+    /// An empty builder with a process-unique trace id.
+    pub fn new() -> ProgramBuilder {
+        ProgramBuilder {
+            trace: NEXT_TRACE.fetch_add(1, Ordering::Relaxed),
+            defs: Vec::new(),
+            consts: Vec::new(),
+            instrs: Vec::new(),
+        }
+    }
+
+    /// The trace id its symbols carry.
+    pub fn trace(&self) -> u64 {
+        self.trace
+    }
+
+    fn symbol(&mut self, def: Def, dtype: DType, shape: Vec<usize>) -> Symbol {
+        self.defs.push(def);
+        Symbol {
+            trace: self.trace,
+            slot: self.defs.len() - 1,
+            dtype,
+            shape,
+        }
+    }
+
+    /// A new program input (inputs are numbered in the order they are declared).
+    pub fn input(&mut self, dtype: DType, shape: &[usize]) -> Symbol {
+        self.symbol(Def::Input, dtype, shape.to_vec())
+    }
+
+    /// A constant of the program (kept by it; never written by a runner).
+    pub fn constant(&mut self, value: Tensor) -> Symbol {
+        let (dtype, shape) = (value.dtype(), value.shape().to_vec());
+        self.consts.push(value);
+        self.symbol(Def::Const(self.consts.len() - 1), dtype, shape)
+    }
+
+    fn check(&self, op: &str, s: &Symbol) -> Result<()> {
+        if s.trace != self.trace || s.slot >= self.defs.len() {
+            return Err(Error::internal(
+                op,
+                format!(
+                    "a value of trace {} (slot {}) used in trace {}",
+                    s.trace, s.slot, self.trace
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Append `op(inputs)`: validated and shape-inferred by the catalog; one symbol per output.
+    ///
+    /// # Errors
+    /// The validation errors of `op` (as eager execution would raise them); `Internal` for a
+    /// symbol of another builder.
+    pub fn push(&mut self, op: Op, inputs: &[&Symbol]) -> Result<Vec<Symbol>> {
+        for s in inputs {
+            self.check(op.name(), s)?;
+        }
+        let metas: Vec<(DType, &[usize])> = inputs
+            .iter()
+            .map(|s| (s.dtype, s.shape.as_slice()))
+            .collect();
+        let outs = infer_outputs(&op, &metas)?;
+        self.instrs.push(Instr {
+            op,
+            inputs: inputs.iter().map(|s| s.slot).collect(),
+        });
+        Ok(outs
+            .into_iter()
+            .map(|m| self.symbol(Def::Output, m.dtype, m.shape))
+            .collect())
+    }
+
+    /// The program returning `outputs`: slots renumbered into the [`Program`] layout (inputs,
+    /// constants, instruction outputs).
+    ///
+    /// # Errors
+    /// `Internal` for a symbol of another builder.
+    pub fn finish(self, outputs: &[&Symbol]) -> Result<Program> {
+        for s in outputs {
+            self.check("program", s)?;
+        }
+        let n_inputs = self.defs.iter().filter(|d| matches!(d, Def::Input)).count();
+        let n_consts = self.consts.len();
+        let mut map = vec![0usize; self.defs.len()];
+        let (mut next_input, mut next_out) = (0, n_inputs + n_consts);
+        for (slot, def) in self.defs.iter().enumerate() {
+            map[slot] = match *def {
+                Def::Input => {
+                    next_input += 1;
+                    next_input - 1
+                }
+                Def::Const(k) => n_inputs + k,
+                Def::Output => {
+                    next_out += 1;
+                    next_out - 1
+                }
+            };
+        }
+        let instrs = self
+            .instrs
+            .into_iter()
+            .map(|ins| Instr {
+                inputs: ins.inputs.iter().map(|&i| map[i]).collect(),
+                op: ins.op,
+            })
+            .collect();
+        Program::new(
+            n_inputs,
+            self.consts,
+            instrs,
+            outputs.iter().map(|s| map[s.slot]).collect(),
+        )
     }
 }

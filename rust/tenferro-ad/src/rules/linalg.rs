@@ -21,10 +21,13 @@
 //! cotangent has no coupling component between equal values (losses of the values alone,
 //! `‖U·S·Vᴴ‖²` at `I`) and biased otherwise; gaps well above `ε` are exact.
 
-use super::ops::{add, add_opt, broadcast_in_dim, cast, conj, fit, full, mul, neg, sub};
+use super::ops::{
+    add, add_opt, broadcast_in_dim, cast, compare, conj, div, fit, full, mul, neg, scalar, select,
+    sub, un,
+};
 use crate::{Ctx, Var};
-use tenferro_ops::{DotGeneralConfig, LinalgOp, Op, ReduceOp, SliceConfig};
-use tenferro_tensor::{Complex32, Complex64, DType, Error, Result, Tensor};
+use tenferro_ops::{CompareDir, DotGeneralConfig, LinalgOp, Op, ReduceOp, SliceConfig, UnaryOp};
+use tenferro_tensor::{Complex64, DType, Error, Result};
 
 // ---------------------------------------------------------------------------------------------
 // Batched matrix helpers (axes 0, 1 = rows, columns; the rest batch).
@@ -287,77 +290,65 @@ fn sum_opt(ctx: &Ctx<'_>, terms: Vec<Option<Var>>) -> Result<Option<Var>> {
 }
 
 /// The unit `σ` in which the svd and eigh rules measure a spectrum `v` (`[k, batch…]`, real):
-/// per batch item the power of two `σ = 2^⌊log₂ max_i |v_i|⌋` (1 for an all-zero item), a
-/// constant (the broadening is a regularisation, not a function of `A` to differentiate).
+/// per batch item `σ = max_i |v_i|`, clamped to the normal range `[2^emin, 2^−emin]` of the dtype
+/// (1 for an all-zero or non-finite item), a constant (the broadening is a regularisation, not a
+/// function of `A` to differentiate: `σ` is computed from `v` with its graph cut).
 ///
-/// The rules form the inverse gaps from `v/σ` (exact) and apply `1/σ` to the tangent or
-/// cotangent parts that meet them: `1/(s_j² − s_i²)·s = (1/(ŝ_j² − ŝ_i²)·ŝ)/σ` with `ŝ = s/σ`,
-/// so the broadening `eps` is relative (`eps·σ²` on the squared gaps) and nothing overflows or
-/// underflows where the derivative itself does not (`s²` underflows at `s ≈ 1e-160`).
+/// The rules form the inverse gaps from `v/σ` and apply `1/σ` to the tangent or cotangent parts
+/// that meet them: `1/(s_j² − s_i²)·s = (1/(ŝ_j² − ŝ_i²)·ŝ)/σ` with `ŝ = s/σ`, so the broadening
+/// `eps` is relative (`eps·σ²` on the squared gaps) and nothing overflows or underflows where
+/// the derivative itself does not (`s²` underflows at `s ≈ 1e-160`). `σ` is built from
+/// primitives (no value is read on the host), so the rule emits into a `Program` unchanged.
 struct Unit {
-    /// The batch shape (`v`'s axes after the first).
-    batch: Vec<usize>,
-    /// `1/σ` per batch item, column-major.
-    inv: Vec<f64>,
+    /// `1/σ`, shaped like the batch axes of `v`.
+    inv: Var,
 }
 
 impl Unit {
-    fn of(v: &Var) -> Unit {
-        let t = &v.value;
-        // `lo`: the exponent of the smallest normal number, so that `2^±e` are normal for
-        // `e` in `lo..=−lo`.
-        let (vals, lo): (Vec<f64>, i32) = if t.dtype() == DType::F32 {
-            let v = t.to_vec::<f32>().into_iter().map(f64::from).collect();
-            (v, f32::MIN_EXP - 1)
+    fn of(ctx: &Ctx<'_>, v: &Var) -> Result<Unit> {
+        let d = v.value.dtype();
+        let shape = v.value.shape();
+        let batch = &shape[1..];
+        let one = full(ctx, 1.0, d, batch)?;
+        if shape[0] == 0 {
+            return Ok(Unit { inv: one });
+        }
+        // `emin`: the exponent of the smallest normal number, so that `σ` and `1/σ` are normal.
+        let emin = if d == DType::F32 {
+            f32::MIN_EXP - 1
         } else {
-            (t.to_vec::<f64>(), f64::MIN_EXP - 1)
+            f64::MIN_EXP - 1
         };
-        let batch = t.shape()[1..].to_vec();
-        let k = t.shape()[0];
-        let nb: usize = batch.iter().product();
-        let inv = (0..nb)
-            .map(|b| {
-                let m = vals[b * k..(b + 1) * k]
-                    .iter()
-                    .fold(0.0f64, |m, x| m.max(x.abs()));
-                if m > 0.0 && m.is_finite() {
-                    // 2^−e with e = ⌊log₂ m⌋, kept where 2^±e are normal numbers of the dtype.
-                    let e = (m.log2().floor() as i32).clamp(lo, -lo);
-                    f64::from_bits(((1023 - e) as u64) << 52)
-                } else {
-                    1.0
-                }
-            })
-            .collect();
-        Unit { batch, inv }
+        let (lo, hi) = (2f64.powi(emin), 2f64.powi(-emin));
+        let cut = Var {
+            value: v.value.clone(),
+            node: None,
+        };
+        let m = ctx.apply(
+            Op::Reduce {
+                op: ReduceOp::Max,
+                axes: vec![0],
+            },
+            &[&un(ctx, UnaryOp::Abs, &cut)?],
+        )?;
+        let clamped = ctx.apply(Op::Clamp, &[&m, &scalar(lo, 0.0, d)?, &scalar(hi, 0.0, d)?])?;
+        let zero = scalar(0.0, 0.0, d)?;
+        // `m − m == 0` is false exactly for inf and NaN.
+        let finite = compare(ctx, CompareDir::Eq, &sub(ctx, &m, &m)?, &zero)?;
+        let positive = compare(ctx, CompareDir::Gt, &m, &zero)?;
+        let sigma = select(ctx, &finite, &select(ctx, &positive, &clamped, &one)?, &one)?;
+        Ok(Unit {
+            inv: div(ctx, &one, &sigma)?,
+        })
     }
 
     /// `x/σ` per batch item (`x`: any core axes, then the batch axes).
     fn shrink(&self, ctx: &Ctx<'_>, x: &Var) -> Result<Var> {
-        let d = x.value.dtype();
-        let inv = &self.inv;
-        let t = match d {
-            DType::F32 => Tensor::from_vec(&self.batch, inv.iter().map(|&c| c as f32).collect()),
-            DType::F64 => Tensor::from_vec(&self.batch, inv.clone()),
-            DType::C32 => Tensor::from_vec(
-                &self.batch,
-                inv.iter().map(|&c| Complex32::new(c as f32, 0.0)).collect(),
-            ),
-            DType::C64 => Tensor::from_vec(
-                &self.batch,
-                inv.iter().map(|&c| Complex64::new(c, 0.0)).collect(),
-            ),
-            DType::Bool | DType::I32 | DType::I64 => {
-                return Err(Error::dtype(
-                    "linalg rule",
-                    format!("internal: spectrum unit applied to a {d} tensor"),
-                ))
-            }
-        }?;
         let shape = x.value.shape().to_vec();
-        let core = shape.len() - self.batch.len();
+        let core = shape.len() - self.inv.value.ndim();
         let dims: Vec<usize> = (core..shape.len()).collect();
-        let c = broadcast_in_dim(ctx, &Var::constant(t), &shape, &dims)?;
+        let c = broadcast_in_dim(ctx, &self.inv, &shape, &dims)?;
+        let c = cast(ctx, &c, x.value.dtype())?;
         mul(ctx, x, &c)
     }
 }
@@ -379,7 +370,7 @@ struct SvdParts {
 }
 
 fn svd_parts(ctx: &Ctx<'_>, s: &Var, eps: f64) -> Result<SvdParts> {
-    let unit = Unit::of(s);
+    let unit = Unit::of(ctx, s)?;
     let sh = unit.shrink(ctx, s)?;
     // 1/(s_j² − s_i²) as 1/(s_j − s_i) · 1/(s_j + s_i), each broadened by eps (relative to σ):
     // broadening the squared gap instead (eps·σ² on s_j² − s_i²) wipes out the coupling of
@@ -734,7 +725,7 @@ pub fn eigh_jvp(
     };
     let dv = if wanted[1] {
         // F∘X = F̂∘(X/σ), F̂ from ŵ = w/σ ([`Unit`]).
-        let unit = Unit::of(w);
+        let unit = Unit::of(ctx, w)?;
         let wh = unit.shrink(ctx, w)?;
         let f = gap_matrix(ctx, &wh, eigh_eps(op)?)?;
         let x = unit.shrink(ctx, &x)?;
@@ -764,7 +755,7 @@ pub fn eigh_vjp(
     }
     if let Some(vb) = &cts[1] {
         let vb = to(ctx, vb, dt)?;
-        let unit = Unit::of(w);
+        let unit = Unit::of(ctx, w)?;
         let wh = unit.shrink(ctx, w)?;
         let f = gap_matrix(ctx, &wh, eigh_eps(op)?)?;
         let vb = unit.shrink(ctx, &vb)?;
