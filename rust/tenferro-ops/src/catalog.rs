@@ -5,16 +5,27 @@ use tenferro_tensor::DType;
 /// Op families of `ops.md`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Family {
+    /// Elementwise, one operand.
     Unary,
+    /// Elementwise, two operands (NumPy broadcasting).
     Binary,
+    /// Elementwise, three operands (`select`, `clamp`).
     Ternary,
+    /// Dtype conversions.
     Conversion,
+    /// Axis permutations, reshapes, broadcasts, reversals.
     Layout,
+    /// Static and dynamic slices, padding, concatenation.
     Slicing,
+    /// `gather` and `scatter`.
     Indexing,
+    /// Diagonals and triangles.
     MatrixStructure,
+    /// Reductions over axes.
     Reduction,
+    /// Tensor contractions and scalings.
     Contraction,
+    /// Dense linear algebra.
     Linalg,
 }
 

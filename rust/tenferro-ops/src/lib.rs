@@ -11,6 +11,8 @@
 // Matches over op kinds (and every other enum) are exhaustive: a new variant must be routed
 // by hand, never caught by a plausible default (issue 17).
 #![deny(clippy::wildcard_enum_match_arm)]
+// Every public item is documented, the ones generated from the op table included.
+#![deny(missing_docs)]
 
 mod catalog;
 mod config;
