@@ -877,7 +877,6 @@ def test_catalog_rows_are_well_formed() -> None:
         assert all(isinstance(d, np.dtype) for d in row.dtypes), row.name
         assert set(row.dtypes) <= allowed, (row.name, row.dtypes)
         assert isinstance(row.implemented, bool)
-    # The catalog of ops.md: each family's members.
     # The unary family is exactly the unary references of reference.py (hand-written, so an
     # independent list): a catalog row without one, or a reference the catalog lost, fails here.
     unary_references = {name for name, ref in REFERENCE.items() if getattr(ref, "family", None) == "unary"}
@@ -887,6 +886,7 @@ def test_catalog_rows_are_well_formed() -> None:
         f"unary references without a catalog row: {sorted(unary_references - unary_family)}"
     )
     assert len(UNARY) >= 14
+    # The catalog of ops.md: each family's members.
     expected = {
         "unary": unary_references,
         "binary": set(BINARY) | {"compare"},
