@@ -6,7 +6,7 @@ BENCH_VENV := .venv-bench
 export CARGO_TARGET_DIR := $(CURDIR)/target
 export PYO3_PYTHON := $(CURDIR)/$(PY)
 
-.PHONY: all venv develop test lint rust-test py-test stubtest demo examples bench bench-report clean
+.PHONY: all venv develop stub test lint rust-test py-test stubtest demo examples bench bench-report clean
 
 all: test
 
@@ -19,8 +19,15 @@ $(VENV)/.installed: requirements-dev.txt
 venv: $(VENV)/.installed
 
 # Release build of the extension, installed into .venv (editable: python/ is the package).
+# Then the stub's generated Session section is rewritten from the op table (`make stub`).
 develop: venv
 	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(VENV)/bin/maturin develop --release -q
+	$(MAKE) stub
+
+# The uniform Session methods of python/tenferro/_tenferro.pyi from the op table
+# (tools/gen_stub.py; needs the built extension; tests/test_op_table.py fails when it is stale).
+stub:
+	$(PY) tools/gen_stub.py
 
 lint: venv
 	cargo fmt --all --check

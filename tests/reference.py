@@ -16,7 +16,10 @@ plus the primitive's static parameters, and returns a NumPy array with **tenferr
 - ``maximum``/``minimum``/``clamp``/ordering comparisons and ``erf`` reject complex input
   (``TypeError``, the base of ``tf.errors.DTypeError``), ``neg`` rejects bool.
 
-``REFERENCE`` maps each primitive name of the catalog to its reference.
+``REFERENCE`` maps each primitive name of the catalog to its reference; it is the tests' list of
+the unary primitives (a reference made by ``_unary``, with the input ``domain`` the tests draw
+from), which ``tests/test_ops.py`` checks against the catalog's ``unary`` family. Adding a unary
+primitive to the op table needs its entry here and nothing else in the tests.
 """
 
 from __future__ import annotations
@@ -144,7 +147,23 @@ def _tensor(x: Any) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 
 
-def _unary(op: str, fn: Callable[[np.ndarray], np.ndarray], *, complex_ok: bool = True, bool_ok: bool = True):
+#: The unary references in definition order (``_unary`` registers each; ``REFERENCE`` holds them).
+_UNARY: dict[str, Callable[..., np.ndarray]] = {}
+
+
+def _unary(
+    op: str,
+    fn: Callable[[np.ndarray], np.ndarray],
+    *,
+    complex_ok: bool = True,
+    bool_ok: bool = True,
+    domain: str = "any",
+):
+    """The reference of the unary primitive ``op``. ``domain`` names the inputs the tests draw
+    (a key of ``tests/test_ops.py``'s ``REAL_DOMAINS``: ``"positive"`` for ``log``, ...);
+    ``tests/test_autodiff.py`` and ``tests/test_ad_catalog.py`` differentiate at positive points
+    when it is ``"positive"`` or ``"log1p"``."""
+
     def ref(x: Any) -> np.ndarray:
         x = _tensor(x)
         _check_dtype(op, x, complex_ok=complex_ok, bool_ok=bool_ok)
@@ -154,6 +173,9 @@ def _unary(op: str, fn: Callable[[np.ndarray], np.ndarray], *, complex_ok: bool 
 
     ref.__name__ = op
     ref.__doc__ = f"Reference of the unary primitive ``{op}``."
+    ref.family = "unary"  # type: ignore[attr-defined]
+    ref.domain = domain  # type: ignore[attr-defined]
+    _UNARY[op] = ref
     return ref
 
 
@@ -208,15 +230,15 @@ neg = _unary("neg", _neg, bool_ok=False)
 conj = _unary("conj", lambda x: np.conj(x) if x.dtype.kind == "c" else x.copy())
 abs = _unary("abs", _abs)  # noqa: A001 - the primitive's name
 sign = _unary("sign", _sign)
-exp = _unary("exp", _transcendental(np.exp))
-log = _unary("log", _transcendental(np.log))
-sin = _unary("sin", _transcendental(np.sin))
-cos = _unary("cos", _transcendental(np.cos))
-tanh = _unary("tanh", _transcendental(np.tanh))
-sqrt = _unary("sqrt", _transcendental(np.sqrt))
-rsqrt = _unary("rsqrt", _transcendental(_rsqrt))
-expm1 = _unary("expm1", _transcendental(np.expm1))
-log1p = _unary("log1p", _transcendental(np.log1p))
+exp = _unary("exp", _transcendental(np.exp), domain="exp")
+log = _unary("log", _transcendental(np.log), domain="positive")
+sin = _unary("sin", _transcendental(np.sin), domain="exp")
+cos = _unary("cos", _transcendental(np.cos), domain="exp")
+tanh = _unary("tanh", _transcendental(np.tanh), domain="tanh")
+sqrt = _unary("sqrt", _transcendental(np.sqrt), domain="positive")
+rsqrt = _unary("rsqrt", _transcendental(_rsqrt), domain="positive")
+expm1 = _unary("expm1", _transcendental(np.expm1), domain="exp")
+log1p = _unary("log1p", _transcendental(np.log1p), domain="log1p")
 erf = _unary("erf", _transcendental(_erf), complex_ok=False)
 
 
@@ -879,21 +901,8 @@ def scale_complex(x: Any, factor: Any) -> np.ndarray:
 
 
 REFERENCE: dict[str, Callable[..., np.ndarray]] = {
-    # unary
-    "neg": neg,
-    "conj": conj,
-    "abs": abs,
-    "sign": sign,
-    "exp": exp,
-    "log": log,
-    "sin": sin,
-    "cos": cos,
-    "tanh": tanh,
-    "sqrt": sqrt,
-    "rsqrt": rsqrt,
-    "expm1": expm1,
-    "log1p": log1p,
-    "erf": erf,
+    # unary: every reference made by `_unary`
+    **_UNARY,
     # binary
     "add": add,
     "sub": sub,

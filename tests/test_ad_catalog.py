@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import tenferro as tf
+from reference import REFERENCE
 from tenferro import _testing
 from tenferro.testing import check_grads
 
@@ -41,20 +42,47 @@ Case = tuple[tuple[str, ...], Callable[[str], tuple[Callable[..., Any], list[np.
 RC = ("float64", "complex128")
 R = ("float64",)
 
+#: Operand layout of a unary primitive's case: the strided view inside ``f`` (``"T"``: transposed,
+#: ``"rev"``: reversed, ``""``: as given) and the shape; a primitive not listed is compact (3,).
+UNARY_LAYOUT: dict[str, tuple[str, tuple[int, ...]]] = {
+    "neg": ("T", (2, 3)),
+    "conj": ("rev", (3,)),
+    "abs": ("T", (2, 3)),
+    "exp": ("", ()),
+    "log": ("T", (2, 2)),
+    "sin": ("rev", (3,)),
+    "cos": ("", (2,)),
+    "tanh": ("T", (2, 2)),
+    "expm1": ("rev", (3,)),
+    "erf": ("", (4,)),
+}
+_VIEWS: dict[str, Callable[[Any], Any]] = {"T": lambda t: t.T, "rev": lambda t: t[::-1], "": lambda t: t}
+
+
+def _unary_case(row: Any) -> Case:
+    """The case of a unary primitive: float64 and complex128 where admitted, positive points where
+    the reference's domain is (``log``, ``sqrt``, ``rsqrt``, ``log1p``) and for ``abs`` (not
+    differentiable at 0)."""
+    name = row.name
+    dtypes = tuple(d for d in RC if np.dtype(d) in row.dtypes)
+    view, shape = UNARY_LAYOUT.get(name, ("", (3,)))
+    positive = name == "abs" or getattr(REFERENCE.get(name), "domain", "any") in ("positive", "log1p")
+    op, v = getattr(P, name), _VIEWS[view]
+    return (dtypes, lambda d: (lambda t: op(v(t)), [(pos if positive else arr)(shape, d)]))
+
+
+_RULES = _testing.ad_rules()
+
+#: The unary primitives with a derivative rule: every row of the catalog's unary family but those
+#: whose derivative is symbolically zero (``sign``).
+UNARY_RULES = {
+    row.name: _unary_case(row)
+    for row in P.CATALOG
+    if row.family == "unary" and _RULES[row.name] == "linearize"
+}
+
 CASES: dict[str, Case] = {
-    "neg": (RC, lambda d: (lambda t: P.neg(t.T), [arr((2, 3), d)])),
-    "conj": (RC, lambda d: (lambda t: P.conj(t[::-1]), [arr((3,), d)])),
-    "abs": (RC, lambda d: (lambda t: P.abs(t.T), [pos((2, 3), d)])),
-    "exp": (RC, lambda d: (lambda t: P.exp(t), [arr((), d)])),
-    "log": (RC, lambda d: (lambda t: P.log(t.T), [pos((2, 2), d)])),
-    "sin": (RC, lambda d: (lambda t: P.sin(t[::-1]), [arr((3,), d)])),
-    "cos": (RC, lambda d: (lambda t: P.cos(t), [arr((2,), d)])),
-    "tanh": (RC, lambda d: (lambda t: P.tanh(t.T), [arr((2, 2), d)])),
-    "sqrt": (RC, lambda d: (lambda t: P.sqrt(t), [pos((3,), d)])),
-    "rsqrt": (RC, lambda d: (lambda t: P.rsqrt(t), [pos((3,), d)])),
-    "expm1": (RC, lambda d: (lambda t: P.expm1(t[::-1]), [arr((3,), d)])),
-    "log1p": (RC, lambda d: (lambda t: P.log1p(t), [pos((3,), d)])),
-    "erf": (R, lambda d: (lambda t: P.erf(t), [arr((4,), d)])),
+    **UNARY_RULES,
     "add": (RC, lambda d: (lambda a, b: P.add(a.T, b), [arr((3, 2), d), arr((3,), d)])),
     "sub": (RC, lambda d: (lambda a, b: P.sub(a, b), [arr((2, 3), d), arr((), d)])),
     "mul": (RC, lambda d: (lambda a, b: P.mul(a[::-1], b), [arr((3, 2), d), arr((2,), d)])),

@@ -1,17 +1,27 @@
 """The op table against its Python faces (issue 19, first acceptance line): every primitive of
 the catalog is a method of ``Session`` in the extension and in its stub (``_tenferro.pyi``),
 nothing else on ``Session`` poses as a primitive, and every primitive has a derivative-rule
-row. (The Rust side — every ``OpKind`` has its catalog row and a rule row — is
+row; the stub's generated section (``tools/gen_stub.py``) is what the op table gives today. (The Rust side — every ``OpKind`` has its catalog row and a rule row — is
 ``every_kind_has_its_catalog_row_and_a_rule`` in ``tenferro-ad``.)"""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
 
 from tenferro import _tenferro
 
 STUB = Path(_tenferro.__file__).with_name("_tenferro.pyi")
+GEN_STUB = Path(__file__).resolve().parents[1] / "tools" / "gen_stub.py"
+
+
+def _gen_stub():
+    spec = importlib.util.spec_from_file_location("gen_stub", GEN_STUB)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 # Session methods that are not primitives: the `with` protocol's getters, the constant factory,
 # einsum (a program of primitives), `variable` (AD), the `where` spelling of `select`, and the
@@ -50,3 +60,43 @@ def test_every_primitive_has_a_rule_row() -> None:
     rules = dict(_tenferro._ad_rules())
     assert set(rules) == set(_catalog_names())
     assert "missing" not in rules.values(), [k for k, v in rules.items() if v == "missing"]
+
+
+TEXT_SIGNATURES = {"unary": "($self, x)", "binary": "($self, x, y)", "reduce": "($self, x, axes=None)"}
+
+
+def test_uniform_session_methods_are_the_grouped_rows() -> None:
+    """``_primitive_groups()`` (the unary/binary/reduce rows of the op table) names catalog
+    primitives of the matching family, each a Session method."""
+    families = {row[0]: row[2] for row in _tenferro._catalog()}
+    groups = _tenferro._primitive_groups()
+    assert len(groups) == len(dict(groups)) and len(groups) > 20
+    family_of_group = {"unary": "unary", "binary": "binary", "reduce": "reduction"}
+    for name, group in groups:
+        assert families.get(name) == family_of_group[group], (name, group, families.get(name))
+        # The parameters tools/gen_stub.py writes for the group are the method's.
+        assert getattr(_tenferro.Session, name).__text_signature__ == TEXT_SIGNATURES[group], name
+    # Every unary and reduction primitive is uniform (binary has `compare` besides).
+    for family, group in (("unary", "unary"), ("reduction", "reduce")):
+        assert {n for n, f in families.items() if f == family} == {n for n, g in groups if g == group}
+
+
+def test_committed_stub_matches_the_op_table() -> None:
+    gen = _gen_stub()
+    current = STUB.read_text()
+    assert STUB.resolve() == gen.STUB.resolve(), (STUB, gen.STUB)
+    wanted = gen.expected_stub(current)
+    assert wanted == current, "python/tenferro/_tenferro.pyi is stale: run `make stub`"
+
+
+def test_the_stub_check_can_fail() -> None:
+    # A stub missing a generated method, or with one too many, is out of date.
+    gen = _gen_stub()
+    current = STUB.read_text()
+    catalog = [row[0] for row in _tenferro._catalog()]
+    groups = _tenferro._primitive_groups()
+    stale = current.replace("    def neg(self, /, x: Any) -> Tensor: ...\n", "", 1)
+    assert stale != current and gen.expected_stub(stale) == current
+    extra = gen.update(current, gen.render(catalog + ["round"], groups + [("round", "unary")]))
+    assert "def round(self, /, x: Any) -> Tensor: ..." in extra
+    assert gen.expected_stub(extra) == current

@@ -5,16 +5,27 @@ use tenferro_tensor::DType;
 /// Op families of `ops.md`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Family {
+    /// Elementwise, one operand.
     Unary,
+    /// Elementwise, two operands (NumPy broadcasting).
     Binary,
+    /// Elementwise, three operands (`select`, `clamp`).
     Ternary,
+    /// Dtype conversions.
     Conversion,
+    /// Axis permutations, reshapes, broadcasts, reversals.
     Layout,
+    /// Static and dynamic slices, padding, concatenation.
     Slicing,
+    /// `gather` and `scatter`.
     Indexing,
+    /// Diagonals and triangles.
     MatrixStructure,
+    /// Reductions over axes.
     Reduction,
+    /// Tensor contractions and scalings.
     Contraction,
+    /// Dense linear algebra.
     Linalg,
 }
 
@@ -81,92 +92,6 @@ impl DTypeSet {
     }
 }
 
-/// Declares `OpKind` and `OpKind::ALL` from one list, so the count and the list of kinds cannot
-/// drift from the enum.
-macro_rules! op_kinds {
-    ($($kind:ident,)*) => {
-        /// One primitive of the catalog.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-        #[allow(missing_docs)]
-        pub enum OpKind {
-            $($kind,)*
-        }
-
-        impl OpKind {
-            /// Every kind, in declaration (and catalog) order.
-            pub const ALL: [OpKind; [$(OpKind::$kind,)*].len()] = [$(OpKind::$kind,)*];
-            /// Number of primitives.
-            pub const COUNT: usize = Self::ALL.len();
-        }
-    };
-}
-
-op_kinds! {
-    Neg,
-    Conj,
-    Abs,
-    Sign,
-    Exp,
-    Log,
-    Sin,
-    Cos,
-    Tanh,
-    Sqrt,
-    Rsqrt,
-    Expm1,
-    Log1p,
-    Erf,
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Rem,
-    Pow,
-    Maximum,
-    Minimum,
-    Compare,
-    Select,
-    Clamp,
-    Convert,
-    Cast,
-    Transpose,
-    Reshape,
-    BroadcastInDim,
-    Reverse,
-    Slice,
-    DynamicSlice,
-    DynamicUpdateSlice,
-    Pad,
-    Concatenate,
-    Gather,
-    Scatter,
-    ExtractDiag,
-    EmbedDiag,
-    Tril,
-    Triu,
-    ReduceSum,
-    ReduceProd,
-    ReduceMax,
-    ReduceMin,
-    ReduceSumSquares,
-    DotGeneral,
-    DotGeneralWithConj,
-    Matmul,
-    ScaleReal,
-    ScaleComplex,
-    Svd,
-    Svdvals,
-    Qr,
-    Eigh,
-    Eigvalsh,
-    Eig,
-    Cholesky,
-    Lu,
-    Solve,
-    TriangularSolve,
-    Slogdet,
-}
-
 /// A row of the catalog.
 #[derive(Clone, Copy, Debug)]
 pub struct OpRow {
@@ -182,125 +107,42 @@ pub struct OpRow {
     pub dtypes: DTypeSet,
 }
 
-const fn r(kind: OpKind, name: &'static str, arity: i8, family: Family, dtypes: DTypeSet) -> OpRow {
-    OpRow {
-        kind,
-        name,
-        arity,
-        family,
-        dtypes,
-    }
+/// Generates `OpKind` (with `ALL` and `COUNT`) and the catalog rows from the op table.
+macro_rules! define_catalog {
+    ($(
+        $(#[$m:meta])*
+        $kind:ident = $name:ident, $arity:literal, $family:ident, $dtypes:ident, $group:ident $target:tt;
+    )*) => {
+        /// One primitive of the catalog (rows of the op table, `primitive_ops!`).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum OpKind {
+            $($(#[$m])* $kind,)*
+        }
+
+        impl OpKind {
+            /// Every kind, in declaration (and catalog) order.
+            pub const ALL: [OpKind; [$(OpKind::$kind,)*].len()] = [$(OpKind::$kind,)*];
+            /// Number of primitives.
+            pub const COUNT: usize = Self::ALL.len();
+        }
+
+        const ROWS: [OpRow; OpKind::COUNT] = [$(
+            OpRow {
+                kind: OpKind::$kind,
+                name: stringify!($name),
+                arity: $arity,
+                family: Family::$family,
+                dtypes: DTypeSet::$dtypes,
+            },
+        )*];
+    };
 }
 
-use DTypeSet as D;
-use Family as F;
-use OpKind as K;
+crate::primitive_ops!(define_catalog);
 
 /// Every primitive, one row each, in `OpKind` order (row `i` is the kind with discriminant `i`,
 /// checked at compile time below).
 pub static CATALOG: &[OpRow] = &ROWS;
-
-const ROWS: [OpRow; OpKind::COUNT] = [
-    r(K::Neg, "neg", 1, F::Unary, D::NUMERIC),
-    r(K::Conj, "conj", 1, F::Unary, D::ALL),
-    r(K::Abs, "abs", 1, F::Unary, D::NUMERIC),
-    r(K::Sign, "sign", 1, F::Unary, D::NUMERIC),
-    r(K::Exp, "exp", 1, F::Unary, D::INEXACT),
-    r(K::Log, "log", 1, F::Unary, D::INEXACT),
-    r(K::Sin, "sin", 1, F::Unary, D::INEXACT),
-    r(K::Cos, "cos", 1, F::Unary, D::INEXACT),
-    r(K::Tanh, "tanh", 1, F::Unary, D::INEXACT),
-    r(K::Sqrt, "sqrt", 1, F::Unary, D::INEXACT),
-    r(K::Rsqrt, "rsqrt", 1, F::Unary, D::INEXACT),
-    r(K::Expm1, "expm1", 1, F::Unary, D::INEXACT),
-    r(K::Log1p, "log1p", 1, F::Unary, D::INEXACT),
-    r(K::Erf, "erf", 1, F::Unary, D::REAL_FLOAT),
-    r(K::Add, "add", 2, F::Binary, D::ALL),
-    r(K::Sub, "sub", 2, F::Binary, D::NUMERIC),
-    r(K::Mul, "mul", 2, F::Binary, D::ALL),
-    r(K::Div, "div", 2, F::Binary, D::NUMERIC),
-    r(K::Rem, "rem", 2, F::Binary, D::REAL_NUMERIC),
-    r(K::Pow, "pow", 2, F::Binary, D::NUMERIC),
-    r(K::Maximum, "maximum", 2, F::Binary, D::ORDERED),
-    r(K::Minimum, "minimum", 2, F::Binary, D::ORDERED),
-    r(K::Compare, "compare", 2, F::Binary, D::ALL),
-    r(K::Select, "select", 3, F::Ternary, D::ALL),
-    r(K::Clamp, "clamp", 3, F::Ternary, D::ORDERED),
-    r(K::Convert, "convert", 1, F::Conversion, D::ALL),
-    r(K::Cast, "cast", 1, F::Conversion, D::ALL),
-    r(K::Transpose, "transpose", 1, F::Layout, D::ALL),
-    r(K::Reshape, "reshape", 1, F::Layout, D::ALL),
-    r(K::BroadcastInDim, "broadcast_in_dim", 1, F::Layout, D::ALL),
-    r(K::Reverse, "reverse", 1, F::Layout, D::ALL),
-    r(K::Slice, "slice", 1, F::Slicing, D::ALL),
-    r(K::DynamicSlice, "dynamic_slice", 2, F::Slicing, D::ALL),
-    r(
-        K::DynamicUpdateSlice,
-        "dynamic_update_slice",
-        3,
-        F::Slicing,
-        D::ALL,
-    ),
-    r(K::Pad, "pad", 1, F::Slicing, D::ALL),
-    r(K::Concatenate, "concatenate", -1, F::Slicing, D::ALL),
-    r(K::Gather, "gather", 2, F::Indexing, D::ALL),
-    r(K::Scatter, "scatter", 3, F::Indexing, D::ALL),
-    r(
-        K::ExtractDiag,
-        "extract_diag",
-        1,
-        F::MatrixStructure,
-        D::ALL,
-    ),
-    r(K::EmbedDiag, "embed_diag", 1, F::MatrixStructure, D::ALL),
-    r(K::Tril, "tril", 1, F::MatrixStructure, D::ALL),
-    r(K::Triu, "triu", 1, F::MatrixStructure, D::ALL),
-    r(K::ReduceSum, "reduce_sum", 1, F::Reduction, D::NUMERIC),
-    r(K::ReduceProd, "reduce_prod", 1, F::Reduction, D::NUMERIC),
-    r(K::ReduceMax, "reduce_max", 1, F::Reduction, D::ORDERED),
-    r(K::ReduceMin, "reduce_min", 1, F::Reduction, D::ORDERED),
-    r(
-        K::ReduceSumSquares,
-        "reduce_sum_squares",
-        1,
-        F::Reduction,
-        D::REAL_FLOAT,
-    ),
-    r(K::DotGeneral, "dot_general", 2, F::Contraction, D::NUMERIC),
-    r(
-        K::DotGeneralWithConj,
-        "dot_general_with_conj",
-        2,
-        F::Contraction,
-        D::NUMERIC,
-    ),
-    r(K::Matmul, "matmul", 2, F::Contraction, D::NUMERIC),
-    r(K::ScaleReal, "scale_real", 1, F::Contraction, D::ALL),
-    r(
-        K::ScaleComplex,
-        "scale_complex",
-        1,
-        F::Contraction,
-        D::COMPLEX,
-    ),
-    r(K::Svd, "svd", 1, F::Linalg, D::INEXACT),
-    r(K::Svdvals, "svdvals", 1, F::Linalg, D::INEXACT),
-    r(K::Qr, "qr", 1, F::Linalg, D::INEXACT),
-    r(K::Eigh, "eigh", 1, F::Linalg, D::INEXACT),
-    r(K::Eigvalsh, "eigvalsh", 1, F::Linalg, D::INEXACT),
-    r(K::Eig, "eig", 1, F::Linalg, D::INEXACT),
-    r(K::Cholesky, "cholesky", 1, F::Linalg, D::INEXACT),
-    r(K::Lu, "lu", 1, F::Linalg, D::INEXACT),
-    r(K::Solve, "solve", 2, F::Linalg, D::INEXACT),
-    r(
-        K::TriangularSolve,
-        "triangular_solve",
-        2,
-        F::Linalg,
-        D::INEXACT,
-    ),
-    r(K::Slogdet, "slogdet", 1, F::Linalg, D::INEXACT),
-];
 
 // Row `i` describes the kind whose discriminant is `i`: with `ROWS` sized `OpKind::COUNT`, every
 // kind has exactly one row, and `row` indexes instead of searching (no fallback row).
@@ -334,6 +176,62 @@ mod tests {
         for r in CATALOG {
             assert_eq!(row(r.kind).name, r.name);
         }
+    }
+
+    #[test]
+    fn grouped_rows_agree_with_their_family_and_arity() {
+        use crate::{BinaryOp, Op, ReduceOp, UnaryOp};
+        let family_count = |f: Family| CATALOG.iter().filter(|r| r.family == f).count();
+        assert_eq!(UnaryOp::ALL.len(), family_count(Family::Unary));
+        assert_eq!(ReduceOp::ALL.len(), family_count(Family::Reduction));
+        for u in UnaryOp::ALL {
+            let r = row(Op::Unary(u).kind());
+            assert_eq!((r.family, r.arity), (Family::Unary, 1), "{}", r.name);
+        }
+        for b in BinaryOp::ALL {
+            let r = row(Op::Binary(b).kind());
+            assert_eq!((r.family, r.arity), (Family::Binary, 2), "{}", r.name);
+        }
+        for op in ReduceOp::ALL {
+            let r = row(Op::Reduce { op, axes: vec![] }.kind());
+            assert_eq!((r.family, r.arity), (Family::Reduction, 1), "{}", r.name);
+            assert!(r.name.starts_with("reduce_"), "{}", r.name);
+        }
+        // Distinct sub-enum values are distinct kinds (no two rows share a variant).
+        let mut kinds: Vec<OpKind> = UnaryOp::ALL.iter().map(|&u| Op::Unary(u).kind()).collect();
+        kinds.extend(BinaryOp::ALL.iter().map(|&b| Op::Binary(b).kind()));
+        kinds.extend(
+            ReduceOp::ALL
+                .iter()
+                .map(|&op| Op::Reduce { op, axes: vec![] }.kind()),
+        );
+        let n = kinds.len();
+        kinds.sort_by_key(|&k| k as usize);
+        kinds.dedup();
+        assert_eq!(kinds.len(), n);
+    }
+
+    #[test]
+    fn op_kind_names_the_row_of_its_pattern() {
+        use crate::{LinalgOp, Op};
+        assert_eq!(
+            Op::Linalg(LinalgOp::Svd {
+                full_matrices: true,
+                eps: 0.0
+            })
+            .name(),
+            "svd"
+        );
+        assert_eq!(
+            Op::Linalg(LinalgOp::TriangularSolve { lower: true }).name(),
+            "triangular_solve"
+        );
+        assert_eq!(Op::Concatenate { axis: 0 }.name(), "concatenate");
+        assert_eq!(Op::Matmul.kind(), OpKind::Matmul);
+        assert_eq!(row(OpKind::Concatenate).arity, -1);
+        assert_eq!(row(OpKind::Erf).dtypes, DTypeSet::REAL_FLOAT);
+        assert_eq!(OpKind::ALL[0], OpKind::Neg);
+        assert_eq!(OpKind::COUNT, CATALOG.len());
     }
 
     #[test]

@@ -4,39 +4,71 @@ use crate::catalog::OpKind;
 use crate::config::{DotGeneralConfig, GatherConfig, PadConfig, ScatterConfig, SliceConfig};
 use tenferro_tensor::{Complex64, DType};
 
-/// Elementwise unary primitives.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[allow(missing_docs)]
-pub enum UnaryOp {
-    Neg,
-    Conj,
-    Abs,
-    Sign,
-    Exp,
-    Log,
-    Sin,
-    Cos,
-    Tanh,
-    Sqrt,
-    Rsqrt,
-    Expm1,
-    Log1p,
-    Erf,
+/// Generates the sub-enums that only name ops (`UnaryOp`, `BinaryOp`, `ReduceOp`) and
+/// `Op::kind` from the op table: grouped rows map from their sub-enum, every other row names its
+/// `Op` pattern, and the match is exhaustive (an `Op` variant without a row does not compile).
+macro_rules! define_op_enums {
+    (
+        unary: [$({ $(#[$um:meta])* $uk:ident $un:ident $u:ident })*],
+        binary: [$({ $(#[$bm:meta])* $bk:ident $bn:ident $b:ident })*],
+        reduce: [$({ $(#[$rm:meta])* $rk:ident $rn:ident $r:ident })*],
+        other: [$({ $(#[$om:meta])* $ok:ident $on:ident ($op:pat) })*]
+    ) => {
+        /// Elementwise unary primitives (the `unary(..)` rows of the op table).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum UnaryOp {
+            $($(#[$um])* $u,)*
+        }
+
+        /// Elementwise binary primitives with NumPy broadcasting (the `binary(..)` rows of the
+        /// op table).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum BinaryOp {
+            $($(#[$bm])* $b,)*
+        }
+
+        /// Reductions (the `reduce(..)` rows of the op table).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum ReduceOp {
+            $($(#[$rm])* $r,)*
+        }
+
+        impl UnaryOp {
+            /// Every unary primitive, in catalog order.
+            pub const ALL: [UnaryOp; [$(UnaryOp::$u,)*].len()] = [$(UnaryOp::$u,)*];
+        }
+
+        impl BinaryOp {
+            /// Every binary primitive of `BinaryOp`, in catalog order.
+            pub const ALL: [BinaryOp; [$(BinaryOp::$b,)*].len()] = [$(BinaryOp::$b,)*];
+        }
+
+        impl ReduceOp {
+            /// Every reduction, in catalog order.
+            pub const ALL: [ReduceOp; [$(ReduceOp::$r,)*].len()] = [$(ReduceOp::$r,)*];
+        }
+
+        impl Op {
+            /// The catalog kind of this op.
+            pub fn kind(&self) -> OpKind {
+                match self {
+                    Op::Unary(u) => match u {
+                        $(UnaryOp::$u => OpKind::$uk,)*
+                    },
+                    Op::Binary(b) => match b {
+                        $(BinaryOp::$b => OpKind::$bk,)*
+                    },
+                    Op::Reduce { op, .. } => match op {
+                        $(ReduceOp::$r => OpKind::$rk,)*
+                    },
+                    $($op => OpKind::$ok,)*
+                }
+            }
+        }
+    };
 }
 
-/// Elementwise binary primitives (NumPy broadcasting).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[allow(missing_docs)]
-pub enum BinaryOp {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Rem,
-    Pow,
-    Maximum,
-    Minimum,
-}
+crate::primitive_ops!(grouped define_op_enums);
 
 /// Comparison directions of `compare` (StableHLO `ComparisonDirection`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -84,17 +116,6 @@ impl CompareDir {
     pub fn is_ordering(self) -> bool {
         !matches!(self, CompareDir::Eq | CompareDir::Ne)
     }
-}
-
-/// Reductions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[allow(missing_docs)]
-pub enum ReduceOp {
-    Sum,
-    Prod,
-    Max,
-    Min,
-    SumSquares,
 }
 
 /// Dense linear-algebra ops (`ops.md`, "Extension families", `linalg`). Matrices are axes 0
@@ -256,83 +277,6 @@ pub enum Op {
 }
 
 impl Op {
-    /// The catalog kind of this op.
-    pub fn kind(&self) -> OpKind {
-        match self {
-            Op::Unary(u) => match u {
-                UnaryOp::Neg => OpKind::Neg,
-                UnaryOp::Conj => OpKind::Conj,
-                UnaryOp::Abs => OpKind::Abs,
-                UnaryOp::Sign => OpKind::Sign,
-                UnaryOp::Exp => OpKind::Exp,
-                UnaryOp::Log => OpKind::Log,
-                UnaryOp::Sin => OpKind::Sin,
-                UnaryOp::Cos => OpKind::Cos,
-                UnaryOp::Tanh => OpKind::Tanh,
-                UnaryOp::Sqrt => OpKind::Sqrt,
-                UnaryOp::Rsqrt => OpKind::Rsqrt,
-                UnaryOp::Expm1 => OpKind::Expm1,
-                UnaryOp::Log1p => OpKind::Log1p,
-                UnaryOp::Erf => OpKind::Erf,
-            },
-            Op::Binary(b) => match b {
-                BinaryOp::Add => OpKind::Add,
-                BinaryOp::Sub => OpKind::Sub,
-                BinaryOp::Mul => OpKind::Mul,
-                BinaryOp::Div => OpKind::Div,
-                BinaryOp::Rem => OpKind::Rem,
-                BinaryOp::Pow => OpKind::Pow,
-                BinaryOp::Maximum => OpKind::Maximum,
-                BinaryOp::Minimum => OpKind::Minimum,
-            },
-            Op::Compare(_) => OpKind::Compare,
-            Op::Select => OpKind::Select,
-            Op::Clamp => OpKind::Clamp,
-            Op::Convert(_) => OpKind::Convert,
-            Op::Cast(_) => OpKind::Cast,
-            Op::Transpose(_) => OpKind::Transpose,
-            Op::Reshape(_) => OpKind::Reshape,
-            Op::BroadcastInDim { .. } => OpKind::BroadcastInDim,
-            Op::Reverse(_) => OpKind::Reverse,
-            Op::Slice(_) => OpKind::Slice,
-            Op::Pad(_) => OpKind::Pad,
-            Op::DynamicSlice { .. } => OpKind::DynamicSlice,
-            Op::DynamicUpdateSlice => OpKind::DynamicUpdateSlice,
-            Op::Concatenate { .. } => OpKind::Concatenate,
-            Op::Gather(_) => OpKind::Gather,
-            Op::Scatter(_) => OpKind::Scatter,
-            Op::ExtractDiag { .. } => OpKind::ExtractDiag,
-            Op::EmbedDiag { .. } => OpKind::EmbedDiag,
-            Op::Tril(_) => OpKind::Tril,
-            Op::Triu(_) => OpKind::Triu,
-            Op::DotGeneral(_) => OpKind::DotGeneral,
-            Op::DotGeneralWithConj { .. } => OpKind::DotGeneralWithConj,
-            Op::Matmul => OpKind::Matmul,
-            Op::ScaleReal(_) => OpKind::ScaleReal,
-            Op::ScaleComplex(_) => OpKind::ScaleComplex,
-            Op::Linalg(l) => match l {
-                LinalgOp::Svd { .. } => OpKind::Svd,
-                LinalgOp::Svdvals => OpKind::Svdvals,
-                LinalgOp::Qr { .. } => OpKind::Qr,
-                LinalgOp::Eigh { .. } => OpKind::Eigh,
-                LinalgOp::Eigvalsh => OpKind::Eigvalsh,
-                LinalgOp::Eig => OpKind::Eig,
-                LinalgOp::Cholesky => OpKind::Cholesky,
-                LinalgOp::Lu => OpKind::Lu,
-                LinalgOp::Solve => OpKind::Solve,
-                LinalgOp::TriangularSolve { .. } => OpKind::TriangularSolve,
-                LinalgOp::Slogdet => OpKind::Slogdet,
-            },
-            Op::Reduce { op, .. } => match op {
-                ReduceOp::Sum => OpKind::ReduceSum,
-                ReduceOp::Prod => OpKind::ReduceProd,
-                ReduceOp::Max => OpKind::ReduceMax,
-                ReduceOp::Min => OpKind::ReduceMin,
-                ReduceOp::SumSquares => OpKind::ReduceSumSquares,
-            },
-        }
-    }
-
     /// Whether operand `i` is a data operand (promoted to the common dtype) rather than a
     /// predicate or an integer index operand.
     pub fn is_data_operand(&self, i: usize) -> bool {

@@ -19,8 +19,29 @@ use tenferro_ops::{
     BinaryOp, GatherConfig, LinalgOp, Op, PadConfig, ReduceOp, ScatterConfig, SliceConfig, UnaryOp,
 };
 
+/// The `Session` class's methods: the uniform ones generated from the op table's `unary(..)`,
+/// `binary(..)` and `reduce(..)` rows (callback of `tenferro_ops::primitive_ops!(grouped ..)`),
+/// the others written out below.
 macro_rules! session_methods {
-    (unary: [$($u:ident => $U:ident),*], binary: [$($b:ident => $B:ident),*], reduce: [$($r:ident => $R:ident),*]) => {
+    (
+        unary: [$({ $(#[$um:meta])* $uk:ident $u:ident $U:ident })*],
+        binary: [$({ $(#[$bm:meta])* $bk:ident $b:ident $B:ident })*],
+        reduce: [$({ $(#[$rm:meta])* $rk:ident $r:ident $R:ident })*],
+        other: $other:tt
+    ) => {
+        /// `(name, group)` of every primitive with a uniform `Session` method generated from
+        /// the op table (`group`: `"unary"`, `"binary"` or `"reduce"`), groups in that order,
+        /// catalog order within each; `tools/gen_stub.py` writes the stub's Session section
+        /// from it.
+        #[pyfunction]
+        pub fn _primitive_groups() -> Vec<(&'static str, &'static str)> {
+            vec![
+                $((stringify!($u), "unary"),)*
+                $((stringify!($b), "binary"),)*
+                $((stringify!($r), "reduce"),)*
+            ]
+        }
+
         #[pymethods]
         impl PySession {
             $(
@@ -432,15 +453,8 @@ fn exit_elsewhere(py: Python<'_>, cause: PyErr) -> PyErr {
     e
 }
 
-session_methods!(
-    unary: [neg => Neg, conj => Conj, abs => Abs, sign => Sign, exp => Exp, log => Log, sin => Sin,
-            cos => Cos, tanh => Tanh, sqrt => Sqrt, rsqrt => Rsqrt, expm1 => Expm1, log1p => Log1p,
-            erf => Erf],
-    binary: [add => Add, sub => Sub, mul => Mul, div => Div, rem => Rem, pow => Pow,
-             maximum => Maximum, minimum => Minimum],
-    reduce: [reduce_sum => Sum, reduce_prod => Prod, reduce_max => Max, reduce_min => Min,
-             reduce_sum_squares => SumSquares]
-);
+// One method per `unary(..)`, `binary(..)` and `reduce(..)` row of the op table.
+tenferro_ops::primitive_ops!(grouped session_methods);
 
 /// The runtime an op on ``tensor`` (or, without one, a factory) runs on here: the innermost
 /// active session's, else ``tensor``'s, else the default runtime (the one resolution rule).
@@ -467,5 +481,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySession>()?;
     m.add_function(wrap_pyfunction!(_implicit_session, m)?)?;
     m.add_function(wrap_pyfunction!(_current_runtime, m)?)?;
+    m.add_function(wrap_pyfunction!(_primitive_groups, m)?)?;
     Ok(())
 }
