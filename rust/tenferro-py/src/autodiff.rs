@@ -64,8 +64,8 @@ pub fn _is_leaf(t: &Bound<'_, PyTensor>) -> bool {
 
 /// The accumulated gradient of a leaf (`None` for non-leaves and before any backward).
 #[pyfunction]
-pub fn _grad_of(t: &Bound<'_, PyTensor>) -> PyResult<Option<PyTensor>> {
-    Ok(autodiff::grad_of(t.get()).py(t.py())?.map(PyTensor::from))
+pub fn _grad_of(t: &Bound<'_, PyTensor>) -> Option<PyTensor> {
+    autodiff::grad_of(t.get()).map(PyTensor::from)
 }
 
 /// Reset a leaf's gradient slot.
