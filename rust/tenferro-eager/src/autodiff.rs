@@ -166,6 +166,13 @@ pub fn backward(
     mode: &ModeState,
     host: &dyn Host,
 ) -> Result<Vec<(u64, Option<EagerTensor>, EagerTensor)>> {
+    if matches!(output.value, Value::Symbol(_)) {
+        return Err(Error::trace(
+            "backward",
+            "backward() of a traced tensor (inside tf.jit): gradient slots are eager state; use \
+             tf.func.grad / value_and_grad / vjp inside the traced function",
+        ));
+    }
     let seed = seed(
         "backward_with",
         "backward",

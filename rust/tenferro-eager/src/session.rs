@@ -697,6 +697,28 @@ impl Exec {
         }
     }
 
+    /// Run a compiled program (graph mode) on data: one engine job per step through the
+    /// host, intermediates freed after their last read, the host checked between steps; the
+    /// inputs are only read. Nothing is recorded.
+    ///
+    /// # Errors
+    /// Validation and kernel errors of the steps; the host's errors; `Internal` for a wrong
+    /// number of inputs.
+    pub fn run_compiled(
+        &self,
+        op: &str,
+        program: &Program,
+        inputs: Vec<Tensor>,
+        host: &dyn Host,
+    ) -> Result<Vec<Tensor>> {
+        program.run_with(op, inputs, Tensor::clone, |k, ins, args| {
+            if k > 0 {
+                host.checkpoint(op)?;
+            }
+            Ok(self.execute(&ins.op, args, host)?.into_vec())
+        })
+    }
+
     /// The rule context of a backward or forward pass on this runtime and engine: rule bodies
     /// run through [`Exec::apply_vars`] and are recorded when `record` (`create_graph`).
     pub fn rules<'a>(&'a self, host: &'a dyn Host) -> RuleExec<'a> {
