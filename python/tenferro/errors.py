@@ -48,6 +48,8 @@ __all__ = [
     "ConcretizationError",
     "TraceError",
     "TracerLeakError",
+    "RecompileLimitError",
+    "RecompileWarning",
 ]
 
 
@@ -158,3 +160,12 @@ class TraceError(TenferroError, RuntimeError):
 
 class TracerLeakError(TenferroError, RuntimeError):
     """A traced tensor used after its trace ended (kept outside the traced function)."""
+
+
+class RecompileLimitError(TenferroError, RuntimeError):
+    """``tf.jit(..., on_limit="error")`` met more distinct signatures than ``max_traces``."""
+
+
+class RecompileWarning(UserWarning):
+    """``tf.jit`` met more distinct signatures than ``max_traces`` and runs eagerly from then on;
+    the message names the argument that keeps changing."""

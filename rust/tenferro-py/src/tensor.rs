@@ -173,6 +173,12 @@ impl PyTensor {
         PyTuple::new(py, self.data("strides").py(py)?.byte_strides())
     }
 
+    /// Whether this is a traced tensor of a ``tf.jit`` trace (shape and dtype, no values).
+    #[getter]
+    fn _traced(&self) -> bool {
+        matches!(self.value, tenferro_eager::Value::Symbol(_))
+    }
+
     /// Whether the tensor is compact in the core's column-major layout.
     #[getter]
     fn is_contiguous(&self, py: Python<'_>) -> PyResult<bool> {
