@@ -60,6 +60,7 @@ from . import testing
 from . import func
 from .einsum import einsum, einsum_path
 from . import linalg
+from ._jit import CompiledGraph, TracedGraph, TraceCacheStats, jit, make_graph
 
 _tensor_methods.install()
 
@@ -74,6 +75,11 @@ complex128 = _np.dtype("complex128")
 __version__ = "0.1.0"
 
 __all__ = [
+    "jit",
+    "make_graph",
+    "TracedGraph",
+    "CompiledGraph",
+    "TraceCacheStats",
     "no_grad",
     "capture_trace",
     "Gradients",

@@ -33,6 +33,8 @@ _S = _implicit_session()
 
 
 def _repr(self: Tensor) -> str:
+    if self._traced:
+        return f"tensor(<traced by tf.jit>, shape={self.shape}, dtype={self.dtype})"
     body = repr(np.asarray(self))
     assert body.startswith("array(")
     inner = body[len("array(") :].replace("\n", "\n ")

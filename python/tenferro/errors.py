@@ -45,6 +45,11 @@ __all__ = [
     "AlreadyInitializedError",
     "LinAlgError",
     "InternalError",
+    "ConcretizationError",
+    "TraceError",
+    "TracerLeakError",
+    "RecompileLimitError",
+    "RecompileWarning",
 ]
 
 
@@ -139,3 +144,28 @@ class LinAlgError(TenferroError, np.linalg.LinAlgError):
 class InternalError(TenferroError, RuntimeError):
     """A broken invariant inside tenferro (a rule or kernel reached with an op it does not
     serve). Never the user's fault: please report it with the traceback."""
+
+
+class ConcretizationError(TenferroError, TypeError):
+    """A traced tensor (``tf.jit``: shape and dtype, no values) was asked for its values
+    (``bool()``, ``float()``, ``.item()``, ``np.asarray``, ...). The message names the op that made
+    the tensor, its shape and dtype, and points to ``tf.where``, ``static_argnames`` or running
+    without ``tf.jit`` (``graph-mode.md``, "Values Python asks for")."""
+
+
+class TraceError(TenferroError, RuntimeError):
+    """An eager-only operation on a traced tensor (``.backward()``, ``.grad``, ``clear_grad()``);
+    use ``tf.func`` inside a traced function."""
+
+
+class TracerLeakError(TenferroError, RuntimeError):
+    """A traced tensor used after its trace ended (kept outside the traced function)."""
+
+
+class RecompileLimitError(TenferroError, RuntimeError):
+    """``tf.jit(..., on_limit="error")`` met more distinct signatures than ``max_traces``."""
+
+
+class RecompileWarning(UserWarning):
+    """``tf.jit`` met more distinct signatures than ``max_traces`` and runs eagerly from then on;
+    the message names the argument that keeps changing."""

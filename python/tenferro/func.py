@@ -274,8 +274,9 @@ class _Frame:
         if isinstance(a, Tensor) and a.requires_grad:
             # Identity node: an inner transform counts only the paths through its own argument.
             return _tenferro._implicit_session().reshape(a, a.shape)
-        data = np.asarray(a)
-        if data.dtype.kind not in "fc":
+        # A tensor is taken as it is (a traced tensor under tf.jit has no data to copy out).
+        data = a if isinstance(a, Tensor) else np.asarray(a)
+        if np.dtype(data.dtype).kind not in "fc":
             raise TypeError(
                 f"{self.name}: differentiated arguments need a float or complex dtype, got {data.dtype}"
             )

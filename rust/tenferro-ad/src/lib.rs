@@ -140,6 +140,11 @@ impl Var {
         }
     }
 
+    /// An untracked value (data or symbol).
+    pub fn untracked(value: Value) -> Var {
+        Var { value, node: None }
+    }
+
     /// Whether the value depends on a tracked leaf.
     pub fn is_tracked(&self) -> bool {
         self.node.as_ref().is_some_and(|n| n.tracked)
@@ -153,7 +158,7 @@ pub enum NodeKind {
     Leaf {
         /// The leaf's value (its shape and dtype give zero gradients; the runtime hands the
         /// leaf back to the user from it). Shares storage with the user's tensor.
-        value: Tensor,
+        value: Value,
         /// Accumulated gradient (`None` until a backward pass reaches the leaf); tracked when
         /// it was computed with `create_graph=True`.
         slot: Mutex<Option<Var>>,
@@ -168,7 +173,7 @@ pub enum NodeKind {
         /// Inputs as they were at the call (values and producers).
         inputs: Vec<Var>,
         /// The output value.
-        output: Tensor,
+        output: Value,
     },
     /// A recorded op with several outputs (see the module docs).
     Multi {
@@ -177,7 +182,7 @@ pub enum NodeKind {
         /// Inputs as they were at the call.
         inputs: Vec<Var>,
         /// Every output value.
-        outputs: Vec<Tensor>,
+        outputs: Vec<Value>,
     },
     /// Output `index` of a [`NodeKind::Multi`] node; `parent` holds one `Var` whose node is
     /// the multi node (and whose value is this output).
@@ -203,7 +208,7 @@ pub struct Node {
 
 impl Node {
     /// A new tracked leaf.
-    pub fn leaf(value: &Tensor) -> Arc<Node> {
+    pub fn leaf(value: &Value) -> Arc<Node> {
         LIVE_NODES.fetch_add(1, Ordering::Relaxed);
         Arc::new(Node {
             id: NEXT_NODE.fetch_add(1, Ordering::Relaxed),
@@ -231,7 +236,7 @@ impl Node {
     }
 
     /// The value of a leaf.
-    pub fn leaf_value(&self) -> Option<&Tensor> {
+    pub fn leaf_value(&self) -> Option<&Value> {
         let NodeKind::Leaf { value, .. } = &self.kind else {
             return None;
         };
@@ -240,7 +245,7 @@ impl Node {
 
     /// An untracked leaf: gives a constant made under `capture_trace` an identity that the
     /// functional transforms can differentiate with respect to (its outputs stay untracked).
-    pub fn captured_leaf(value: &Tensor) -> Arc<Node> {
+    pub fn captured_leaf(value: &Value) -> Arc<Node> {
         LIVE_NODES.fetch_add(1, Ordering::Relaxed);
         Arc::new(Node {
             id: NEXT_NODE.fetch_add(1, Ordering::Relaxed),
@@ -299,7 +304,7 @@ impl Drop for Node {
 /// (then the output is tracked), or `capture` is on (then a node is kept for functional
 /// transforms but the output stays untracked). Graph-cutting ops and non-differentiable
 /// outputs (integer/bool) record nothing.
-pub fn record(op: &Op, inputs: Vec<Var>, output: Tensor, capture: bool) -> Var {
+pub fn record(op: &Op, inputs: Vec<Var>, output: Value, capture: bool) -> Var {
     let prof = tenferro_runtime::profile::profiler();
     if prof.enabled() {
         let t0 = std::time::Instant::now();
@@ -314,10 +319,10 @@ pub fn record(op: &Op, inputs: Vec<Var>, output: Tensor, capture: bool) -> Var {
     record_inner(op, inputs, output, capture)
 }
 
-fn record_inner(op: &Op, inputs: Vec<Var>, output: Tensor, capture: bool) -> Var {
+fn record_inner(op: &Op, inputs: Vec<Var>, output: Value, capture: bool) -> Var {
     let tracked = inputs.iter().any(Var::is_tracked);
     if (!tracked && !capture) || !output.dtype().is_inexact() || rules::cuts_graph(op) {
-        return Var::constant(output);
+        return Var::untracked(output);
     }
     LIVE_NODES.fetch_add(1, Ordering::Relaxed);
     let node = Arc::new(Node {
@@ -337,10 +342,10 @@ fn record_inner(op: &Op, inputs: Vec<Var>, output: Tensor, capture: bool) -> Var
 
 /// Record `op(inputs) = outputs` for an op with several outputs (same active-edge rule as
 /// [`record`]): one [`NodeKind::Multi`] node and one projection per output.
-pub fn record_multi(op: &Op, inputs: Vec<Var>, outputs: Vec<Tensor>, capture: bool) -> Vec<Var> {
+pub fn record_multi(op: &Op, inputs: Vec<Var>, outputs: Vec<Value>, capture: bool) -> Vec<Var> {
     let tracked = inputs.iter().any(Var::is_tracked);
     if !tracked && !capture {
-        return outputs.into_iter().map(Var::constant).collect();
+        return outputs.into_iter().map(Var::untracked).collect();
     }
     LIVE_NODES.fetch_add(1, Ordering::Relaxed);
     let values = outputs.clone();
@@ -362,7 +367,7 @@ pub fn record_multi(op: &Op, inputs: Vec<Var>, outputs: Vec<Tensor>, capture: bo
 
 /// Output `index` (value `value`) of the [`NodeKind::Multi`] node `node`, as a [`Var`] with a
 /// fresh projection node.
-fn project(node: &Arc<Node>, index: usize, value: Tensor) -> Var {
+fn project(node: &Arc<Node>, index: usize, value: Value) -> Var {
     LIVE_NODES.fetch_add(1, Ordering::Relaxed);
     let out = Arc::new(Node {
         id: NEXT_NODE.fetch_add(1, Ordering::Relaxed),
@@ -383,7 +388,7 @@ fn project(node: &Arc<Node>, index: usize, value: Tensor) -> Var {
 
 /// The outputs of a multi node as rule arguments: projections when the rule body is recorded
 /// (so higher derivatives flow through them), constants otherwise.
-fn outputs_of(ctx: &Ctx<'_>, node: &Arc<Node>, outputs: &[Tensor]) -> Vec<Var> {
+fn outputs_of(ctx: &Ctx<'_>, node: &Arc<Node>, outputs: &[Value]) -> Vec<Var> {
     outputs
         .iter()
         .enumerate()
@@ -391,7 +396,7 @@ fn outputs_of(ctx: &Ctx<'_>, node: &Arc<Node>, outputs: &[Tensor]) -> Vec<Var> {
             if ctx.record {
                 project(node, i, t.clone())
             } else {
-                Var::constant(t.clone())
+                Var::untracked(t.clone())
             }
         })
         .collect()

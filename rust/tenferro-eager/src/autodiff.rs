@@ -6,15 +6,16 @@
 use crate::runtime::Runtime;
 use crate::session::{scalar_tensor, EagerTensor, Exec, Host, ModeState, IMPLICIT};
 use std::sync::Arc;
-use tenferro_ad::{jvp_graph, reachable_leaves, vjp_graph, Ctx, Node, Var};
+use tenferro_ad::{jvp_graph, reachable_leaves, vjp_graph, Ctx, Node, Value, Var};
 use tenferro_ops::{BinaryOp, Op};
-use tenferro_tensor::{Error, Result, Scalar, Tensor};
+use tenferro_tensor::{Error, Result, Scalar};
 
 /// A new tracked leaf of `runtime` holding `value` (`rt.variable`).
 ///
 /// # Errors
 /// `DType` for integer and bool values (only float and complex tensors can be tracked).
-pub fn variable(runtime: &Arc<Runtime>, value: Tensor) -> Result<EagerTensor> {
+pub fn variable(runtime: &Arc<Runtime>, value: impl Into<Value>) -> Result<EagerTensor> {
+    let value = value.into();
     if !value.dtype().is_inexact() {
         return Err(Error::dtype(
             "variable",
@@ -35,16 +36,10 @@ pub fn is_leaf(t: &EagerTensor) -> bool {
 }
 
 /// The accumulated gradient of a leaf (`None` for non-leaves and before any backward pass).
-///
-/// # Errors
-/// `Internal` if the slot holds a symbolic value (never written by a backward pass).
-pub fn grad_of(t: &EagerTensor) -> Result<Option<EagerTensor>> {
-    let Some(slot) = t.node().and_then(|n| n.slot()) else {
-        return Ok(None);
-    };
-    let g = slot.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    g.map(|g| EagerTensor::from_var(g, t.runtime.clone()))
-        .transpose()
+pub fn grad_of(t: &EagerTensor) -> Option<EagerTensor> {
+    let slot = t.node()?.slot()?;
+    let g = slot.lock().unwrap_or_else(|e| e.into_inner()).clone()?;
+    Some(EagerTensor::from_var(g, t.runtime.clone()))
 }
 
 /// Reset a leaf's gradient slot (no-op for other tensors).
@@ -171,6 +166,13 @@ pub fn backward(
     mode: &ModeState,
     host: &dyn Host,
 ) -> Result<Vec<(u64, Option<EagerTensor>, EagerTensor)>> {
+    if matches!(output.value, Value::Symbol(_)) {
+        return Err(Error::trace(
+            "backward",
+            "backward() of a traced tensor (inside tf.jit): gradient slots are eager state; use \
+             tf.func.grad / value_and_grad / vjp inside the traced function",
+        ));
+    }
     let seed = seed(
         "backward_with",
         "backward",
@@ -217,7 +219,7 @@ pub fn backward(
         result.push((
             leaf.id,
             leaf_tensor,
-            EagerTensor::from_var(g, output.runtime.clone())?,
+            EagerTensor::from_var(g, output.runtime.clone()),
         ));
     }
     Ok(result)
@@ -252,13 +254,11 @@ pub fn vjp(
         record: true,
     };
     let gs = vjp_graph(&ctx, &output.var(), seed, &targets)?;
-    gs.into_iter()
+    Ok(gs
+        .into_iter()
         .zip(wrt)
-        .map(|(g, w)| {
-            g.map(|g| EagerTensor::from_var(g, w.runtime.clone()))
-                .transpose()
-        })
-        .collect()
+        .map(|(g, w)| g.map(|g| EagerTensor::from_var(g, w.runtime.clone())))
+        .collect())
 }
 
 /// `jvp(output, wrt, tangents)`: the tangent of `output` along `tangents` (`None`: inactive).
@@ -297,6 +297,5 @@ pub fn jvp(
         record: true,
     };
     let r = jvp_graph(&ctx, &output.var(), &sources)?;
-    r.map(|t| EagerTensor::from_var(t, output.runtime.clone()))
-        .transpose()
+    Ok(r.map(|t| EagerTensor::from_var(t, output.runtime.clone())))
 }

@@ -34,3 +34,4 @@ pub use session::{
     copy_for, promote_weak_scalars, scalar_tensor, DirectHost, EagerTensor, Exec, Host, ModeState,
     Operand, RuleExec, Session, IMPLICIT,
 };
+pub use tenferro_ad::Value;

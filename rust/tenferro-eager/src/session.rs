@@ -7,7 +7,7 @@ use crate::runtime::{default_runtime, Runtime};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
-use tenferro_ad::{record, record_multi, Apply, Node, Var};
+use tenferro_ad::{record, record_multi, Apply, Emitter, Node, Value, Var};
 use tenferro_ops::Op;
 use tenferro_runtime::{apply, apply_multi, Borrow, Engine, Program};
 use tenferro_tensor::dtype::scalar_default_dtype;
@@ -18,8 +18,8 @@ use tenferro_tensor::{promote, promote_weak, Complex32, Complex64, DType, Error,
 /// recorded (or captured by a functional transform), its node.
 #[derive(Debug)]
 pub struct EagerTensor {
-    /// The value.
-    pub value: Tensor,
+    /// The value: data, or a symbol of the trace being recorded (graph mode).
+    pub value: Value,
     /// The runtime the tensor belongs to.
     pub runtime: Arc<Runtime>,
     /// Recorded producer or leaf, if any. Set once: at creation, or lazily when an op consumes
@@ -30,7 +30,7 @@ pub struct EagerTensor {
 
 impl EagerTensor {
     /// A tensor of `runtime` with an optional node.
-    pub fn new(value: Tensor, runtime: Arc<Runtime>, node: Option<Arc<Node>>) -> EagerTensor {
+    pub fn new(value: Value, runtime: Arc<Runtime>, node: Option<Arc<Node>>) -> EagerTensor {
         let cell = OnceLock::new();
         if let Some(n) = node {
             let _ = cell.set(n);
@@ -46,12 +46,25 @@ impl EagerTensor {
     ///
     /// # Errors
     /// `Internal` for a symbolic value (a traced value has no data to hold).
-    pub fn from_var(var: Var, runtime: Arc<Runtime>) -> Result<EagerTensor> {
-        Ok(EagerTensor::new(
-            var.value.into_tensor("tensor")?,
-            runtime,
-            var.node,
-        ))
+    pub fn from_var(var: Var, runtime: Arc<Runtime>) -> EagerTensor {
+        EagerTensor::new(var.value, runtime, var.node)
+    }
+
+    /// A tensor of `runtime` holding data.
+    pub fn of_data(value: Tensor, runtime: Arc<Runtime>, node: Option<Arc<Node>>) -> EagerTensor {
+        EagerTensor::new(Value::Tensor(value), runtime, node)
+    }
+
+    /// The data.
+    ///
+    /// # Errors
+    /// `Concretization` naming `op` for a traced tensor (it has a shape and a dtype, no data).
+    #[inline]
+    pub fn data(&self, op: &str) -> Result<&Tensor> {
+        match &self.value {
+            Value::Tensor(t) => Ok(t),
+            Value::Symbol(s) => Err(concretization(op, s)),
+        }
     }
 
     /// The recorded node, if any.
@@ -68,7 +81,7 @@ impl EagerTensor {
     /// The AD view of this tensor.
     pub fn var(&self) -> Var {
         Var {
-            value: self.value.clone().into(),
+            value: self.value.clone(),
             node: self.node().cloned(),
         }
     }
@@ -86,7 +99,7 @@ impl EagerTensor {
             self.node().cloned()
         };
         Var {
-            value: self.value.clone().into(),
+            value: self.value.clone(),
             node,
         }
     }
@@ -112,6 +125,9 @@ pub struct ModeState {
     pub capture_trace: bool,
     /// Active sessions, innermost last.
     pub sessions: Vec<Arc<Session>>,
+    /// The trace being recorded (graph mode): ops on its symbolic tensors are emitted into it
+    /// instead of executed.
+    pub trace: Option<Arc<Emitter>>,
 }
 
 impl Default for ModeState {
@@ -120,6 +136,7 @@ impl Default for ModeState {
             grad_enabled: true,
             capture_trace: false,
             sessions: Vec::new(),
+            trace: None,
         }
     }
 }
@@ -139,7 +156,7 @@ impl ModeState {
 
     /// Under `capture_trace` (and grad mode), a new constant gets an untracked leaf node so that
     /// functional transforms can differentiate with respect to it.
-    pub fn captured_node(&self, value: &Tensor) -> Option<Arc<Node>> {
+    pub fn captured_node(&self, value: &Value) -> Option<Arc<Node>> {
         (self.capture_trace && self.grad_enabled).then(|| Node::captured_leaf(value))
     }
 }
@@ -326,6 +343,7 @@ impl Session {
                 runtime: rt.clone(),
                 engine: engine.clone(),
                 release: false,
+                trace: mode.trace.clone(),
             });
         }
         // The innermost *active* session (a session exited out of order stays in outer
@@ -347,6 +365,7 @@ impl Session {
             runtime,
             engine,
             release: borrow == Borrow::Acquired,
+            trace: mode.trace.clone(),
         })
     }
 
@@ -365,11 +384,11 @@ impl Session {
     ) -> Result<Vec<EagerTensor>> {
         let (runtime, outs) = self.apply_outs(op, operands, mode, host)?;
         Ok(match outs {
-            Outs::One(v) => vec![EagerTensor::from_var(v, runtime)?],
+            Outs::One(v) => vec![EagerTensor::from_var(v, runtime)],
             Outs::Many(vs) => vs
                 .into_iter()
                 .map(|v| EagerTensor::from_var(v, runtime.clone()))
-                .collect::<Result<_>>()?,
+                .collect(),
         })
     }
 
@@ -386,7 +405,7 @@ impl Session {
         host: &dyn Host,
     ) -> Result<EagerTensor> {
         match self.apply_outs(op, operands, mode, host)? {
-            (runtime, Outs::One(v)) => EagerTensor::from_var(v, runtime),
+            (runtime, Outs::One(v)) => Ok(EagerTensor::from_var(v, runtime)),
             (_, Outs::Many(_)) => Err(Error::internal(
                 op.name(),
                 "apply1 used on an op with several outputs",
@@ -405,6 +424,9 @@ impl Session {
     ) -> Result<(Arc<Runtime>, Outs<Var>)> {
         let name = op.name();
         let first_rt = first_runtime(operands);
+        if any_symbol(operands) {
+            return self.trace_outs(op, operands, first_rt, mode);
+        }
         let exec = self.resolve(name, first_rt, mode, host)?;
         exec.check_members(name, operands)?;
         let scalars = promote_weak_scalars(op, operands)?;
@@ -412,7 +434,7 @@ impl Session {
             .iter()
             .enumerate()
             .map(|(i, o)| match o {
-                Operand::Tensor(t) => Some(&t.value),
+                Operand::Tensor(t) => t.data(name).ok(),
                 Operand::Array(t) => Some(t),
                 Operand::Scalar(_) => scalars.get(i).and_then(Option::as_ref),
             })
@@ -431,11 +453,49 @@ impl Session {
                 Operand::Array(_) | Operand::Scalar(_) => Var::constant((*t).clone()),
             })
             .collect();
-        let outs = exec.execute(op, &refs, host)?;
+        let outs = exec.execute(op, &refs, host)?.map(Value::Tensor);
         Ok((
             exec.runtime.clone(),
             record_outs(op, inputs, outs, mode.capture_trace),
         ))
+    }
+
+    /// [`Session::apply_outs`] of an op with a traced (symbolic) operand: emitted into the
+    /// mode's trace (graph mode), recorded under the same rule as an eager op; no engine is
+    /// borrowed. Concrete operands become constants of the program.
+    fn trace_outs(
+        &self,
+        op: &Op,
+        operands: &[Operand<'_>],
+        first_rt: Option<&Arc<Runtime>>,
+        mode: &ModeState,
+    ) -> Result<(Arc<Runtime>, Outs<Var>)> {
+        let name = op.name();
+        let trace = mode.trace.as_ref().ok_or_else(|| leaked(name))?;
+        let runtime = self.runtime_for(first_rt, mode);
+        check_members_of(name, operands, &runtime)?;
+        let scalars = promote_weak_scalars(op, operands)?;
+        let inputs: Vec<Var> = operands
+            .iter()
+            .enumerate()
+            .map(|(i, o)| match o {
+                Operand::Tensor(t) => Ok(t.input_var(mode.capture_trace)),
+                Operand::Array(t) => Ok(Var::constant(t.clone())),
+                Operand::Scalar(_) => scalars
+                    .get(i)
+                    .and_then(Option::clone)
+                    .map(Var::constant)
+                    .ok_or_else(|| {
+                        Error::internal(name, "a weak scalar operand was not converted")
+                    }),
+            })
+            .collect::<Result<_>>()?;
+        let values: Vec<&Value> = inputs.iter().map(|v| &v.value).collect();
+        let outs = Outs::of(op, trace.emit(op, &values)?)?;
+        if !mode.records(any_node(operands)) {
+            return Ok((runtime, outs.map(Var::untracked)));
+        }
+        Ok((runtime, record_outs(op, inputs, outs, mode.capture_trace)))
     }
 
     /// Resolve the runtime and engine of a program over `operands` and check that every tensor
@@ -485,11 +545,7 @@ impl Session {
         // A program whose output is one of its inputs (einsum "i->i") runs no op; under
         // `no_grad` its result must still be untracked, as every op's is.
         let node = if mode.grad_enabled { out.node } else { None };
-        Ok(EagerTensor::new(
-            out.value.into_tensor(op)?,
-            exec.runtime.clone(),
-            node,
-        ))
+        Ok(EagerTensor::new(out.value, exec.runtime.clone(), node))
     }
 
     /// The runtime an op on tensors of `first_rt` would run on, borrowing no engine: the
@@ -518,6 +574,7 @@ impl Session {
             });
         }
         let runtime = self.runtime_for(None, mode);
+        let value = Value::Tensor(value);
         let node = mode.captured_node(&value);
         Ok(EagerTensor::new(value, runtime, node))
     }
@@ -529,6 +586,8 @@ pub struct Exec {
     runtime: Arc<Runtime>,
     engine: Arc<dyn Engine>,
     release: bool,
+    /// The trace that symbolic values are emitted into (graph mode).
+    trace: Option<Arc<Emitter>>,
 }
 
 impl Drop for Exec {
@@ -589,16 +648,22 @@ impl Exec {
         mode: &ModeState,
         host: &dyn Host,
     ) -> Result<Vec<Var>> {
-        let vals: Vec<&Tensor> = inputs
-            .iter()
-            .map(|v| v.value.tensor(op.name()))
-            .collect::<Result<_>>()?;
-        let outs = self.execute(op, &vals, host)?;
+        let outs = if inputs.iter().any(|v| matches!(v.value, Value::Symbol(_))) {
+            let trace = self.trace.as_ref().ok_or_else(|| leaked(op.name()))?;
+            let values: Vec<&Value> = inputs.iter().map(|v| &v.value).collect();
+            Outs::of(op, trace.emit(op, &values)?)?
+        } else {
+            let vals: Vec<&Tensor> = inputs
+                .iter()
+                .map(|v| v.value.tensor(op.name()))
+                .collect::<Result<_>>()?;
+            self.execute(op, &vals, host)?.map(Value::Tensor)
+        };
         let vars = if mode.records(inputs.iter().any(|v| v.node.is_some())) {
             let owned: Vec<Var> = inputs.iter().map(|v| (*v).clone()).collect();
             record_outs(op, owned, outs, mode.capture_trace)
         } else {
-            outs.map(Var::constant)
+            outs.map(Var::untracked)
         };
         Ok(vars.into_vec())
     }
@@ -632,6 +697,28 @@ impl Exec {
         }
     }
 
+    /// Run a compiled program (graph mode) on data: one engine job per step through the
+    /// host, intermediates freed after their last read, the host checked between steps; the
+    /// inputs are only read. Nothing is recorded.
+    ///
+    /// # Errors
+    /// Validation and kernel errors of the steps; the host's errors; `Internal` for a wrong
+    /// number of inputs.
+    pub fn run_compiled(
+        &self,
+        op: &str,
+        program: &Program,
+        inputs: Vec<Tensor>,
+        host: &dyn Host,
+    ) -> Result<Vec<Tensor>> {
+        program.run_with(op, inputs, Tensor::clone, |k, ins, args| {
+            if k > 0 {
+                host.checkpoint(op)?;
+            }
+            Ok(self.execute(&ins.op, args, host)?.into_vec())
+        })
+    }
+
     /// The rule context of a backward or forward pass on this runtime and engine: rule bodies
     /// run through [`Exec::apply_vars`] and are recorded when `record` (`create_graph`).
     pub fn rules<'a>(&'a self, host: &'a dyn Host) -> RuleExec<'a> {
@@ -651,6 +738,7 @@ impl Apply for RuleExec<'_> {
             grad_enabled: record,
             capture_trace: false,
             sessions: Vec::new(),
+            trace: self.exec.trace.clone(),
         };
         self.exec.apply_vars(op, inputs, &mode, self.host)
     }
@@ -662,6 +750,36 @@ fn first_runtime<'a>(operands: &'a [Operand<'_>]) -> Option<&'a Arc<Runtime>> {
         Operand::Tensor(t) => Some(&t.runtime),
         Operand::Array(_) | Operand::Scalar(_) => None,
     })
+}
+
+/// Whether a tensor operand is traced (symbolic).
+#[inline]
+fn any_symbol(operands: &[Operand<'_>]) -> bool {
+    operands
+        .iter()
+        .any(|o| matches!(o, Operand::Tensor(t) if matches!(t.value, Value::Symbol(_))))
+}
+
+/// The error of a value request on a traced tensor (graph-mode.md, "Values Python asks for").
+pub fn concretization(op: &str, s: &tenferro_runtime::Symbol) -> Error {
+    Error::concretization(
+        op,
+        format!(
+            "the tensor is traced by tf.jit (made by {}, shape {:?}, dtype {}): it has no values \
+             while the function is traced. Use tf.where instead of Python control flow on values, \
+             mark the argument static (static_argnames), or run the function without tf.jit",
+            s.origin, s.shape, s.dtype
+        ),
+    )
+}
+
+/// The error of a traced tensor reaching an op outside its trace.
+fn leaked(op: &str) -> Error {
+    Error::tracer_leak(
+        op,
+        "a traced tensor is used after its trace ended (a tensor of a tf.jit trace kept outside \
+         the traced function); return it from the function instead",
+    )
 }
 
 /// Whether a tensor operand has a node (the input half of the recording decision).
@@ -679,6 +797,17 @@ enum Outs<T> {
 }
 
 impl<T> Outs<T> {
+    /// The outputs of `op` from a vector.
+    fn of(op: &Op, mut v: Vec<T>) -> Result<Outs<T>> {
+        if op.num_outputs() != 1 {
+            return Ok(Outs::Many(v));
+        }
+        match (v.pop(), v.is_empty()) {
+            (Some(t), true) => Ok(Outs::One(t)),
+            _ => Err(Error::internal(op.name(), "expected one output")),
+        }
+    }
+
     fn map<U>(self, f: impl Fn(T) -> U) -> Outs<U> {
         match self {
             Outs::One(t) => Outs::One(f(t)),
@@ -696,7 +825,7 @@ impl<T> Outs<T> {
 
 /// Record `op(inputs) = outs` (one node; a multi-output node with its projections) under the
 /// active-edge rule.
-fn record_outs(op: &Op, inputs: Vec<Var>, outs: Outs<Tensor>, capture: bool) -> Outs<Var> {
+fn record_outs(op: &Op, inputs: Vec<Var>, outs: Outs<Value>, capture: bool) -> Outs<Var> {
     match outs {
         Outs::One(t) => Outs::One(record(op, inputs, t, capture)),
         Outs::Many(ts) => Outs::Many(record_multi(op, inputs, ts, capture)),

@@ -43,15 +43,18 @@ fn apply_runs_the_op_and_records_nothing_for_constants() {
     let h = host();
     let rt = Runtime::new();
     let mode = ModeState::default();
-    let a = EagerTensor::new(t64(&[3], &[1.0, 2.0, 3.0]), rt.clone(), None);
-    let b = EagerTensor::new(t64(&[3], &[10.0, 20.0, 30.0]), rt.clone(), None);
+    let a = EagerTensor::of_data(t64(&[3], &[1.0, 2.0, 3.0]), rt.clone(), None);
+    let b = EagerTensor::of_data(t64(&[3], &[10.0, 20.0, 30.0]), rt.clone(), None);
     let c = apply(
         Op::Binary(BinaryOp::Add),
         &[Operand::Tensor(&a), Operand::Tensor(&b)],
         &mode,
         &h,
     );
-    assert_eq!(c.value.to_vec::<f64>(), vec![11.0, 22.0, 33.0]);
+    assert_eq!(
+        c.value.tensor("test").unwrap().to_vec::<f64>(),
+        vec![11.0, 22.0, 33.0]
+    );
     assert!(c.node().is_none());
     assert!(Arc::ptr_eq(&c.runtime, &rt));
     // A host array is adopted as a constant of the op's runtime.
@@ -64,7 +67,10 @@ fn apply_runs_the_op_and_records_nothing_for_constants() {
         &mode,
         &h,
     );
-    assert_eq!(d.value.to_vec::<f64>(), vec![2.0, 4.0, 6.0]);
+    assert_eq!(
+        d.value.tensor("test").unwrap().to_vec::<f64>(),
+        vec![2.0, 4.0, 6.0]
+    );
 }
 
 #[test]
@@ -72,7 +78,7 @@ fn weak_scalars_take_the_tensor_dtype() {
     let h = host();
     let rt = Runtime::new();
     let mode = ModeState::default();
-    let x = EagerTensor::new(Tensor::from_vec(&[2], vec![1.5f32, 2.5]).unwrap(), rt, None);
+    let x = EagerTensor::of_data(Tensor::from_vec(&[2], vec![1.5f32, 2.5]).unwrap(), rt, None);
     let y = apply(
         Op::Binary(BinaryOp::Mul),
         &[Operand::Tensor(&x), Operand::Scalar(Scalar::Float(2.0))],
@@ -80,7 +86,10 @@ fn weak_scalars_take_the_tensor_dtype() {
         &h,
     );
     assert_eq!(y.value.dtype(), DType::F32);
-    assert_eq!(y.value.to_vec::<f32>(), vec![3.0, 5.0]);
+    assert_eq!(
+        y.value.tensor("test").unwrap().to_vec::<f32>(),
+        vec![3.0, 5.0]
+    );
     // Alone, a Python int is int64; an int combined with int32 that does not fit overflows.
     let z = apply(
         Op::Unary(UnaryOp::Neg),
@@ -89,7 +98,7 @@ fn weak_scalars_take_the_tensor_dtype() {
         &h,
     );
     assert_eq!(z.value.dtype(), DType::I64);
-    let i = EagerTensor::new(
+    let i = EagerTensor::of_data(
         Tensor::from_vec(&[1], vec![1i32]).unwrap(),
         Runtime::new(),
         None,
@@ -109,8 +118,8 @@ fn weak_scalars_take_the_tensor_dtype() {
 fn operands_of_another_runtime_are_a_context_mismatch() {
     let h = host();
     let mode = ModeState::default();
-    let a = EagerTensor::new(t64(&[1], &[1.0]), Runtime::new(), None);
-    let b = EagerTensor::new(t64(&[1], &[1.0]), Runtime::new(), None);
+    let a = EagerTensor::of_data(t64(&[1], &[1.0]), Runtime::new(), None);
+    let b = EagerTensor::of_data(t64(&[1], &[1.0]), Runtime::new(), None);
     let err = IMPLICIT
         .apply(
             &Op::Binary(BinaryOp::Add),
@@ -133,7 +142,7 @@ fn recording_follows_the_mode_state() {
     let h = host();
     let rt = Runtime::new();
     let x = autodiff::variable(&rt, t64(&[2], &[1.0, 2.0])).unwrap();
-    let c = EagerTensor::new(t64(&[2], &[3.0, 4.0]), rt.clone(), None);
+    let c = EagerTensor::of_data(t64(&[2], &[3.0, 4.0]), rt.clone(), None);
     let on = ModeState::default();
     let y = apply(
         Op::Binary(BinaryOp::Mul),
@@ -200,20 +209,26 @@ fn backward_accumulates_into_the_slots() {
     let s = sum_all(&sq, &mode, &h);
     let g1 = autodiff::backward(&s, None, false, &mode, &h).unwrap();
     assert_eq!(g1.len(), 1);
-    assert_eq!(g1[0].2.value.to_vec::<f64>(), vec![2.0, -4.0]);
+    assert_eq!(
+        g1[0].2.value.tensor("test").unwrap().to_vec::<f64>(),
+        vec![2.0, -4.0]
+    );
     assert!(g1[0].1.as_ref().is_some_and(autodiff::is_leaf));
     autodiff::backward(&s, None, false, &mode, &h).unwrap();
-    let g = autodiff::grad_of(&x).unwrap().unwrap();
-    assert_eq!(g.value.to_vec::<f64>(), vec![4.0, -8.0]);
+    let g = autodiff::grad_of(&x).unwrap();
+    assert_eq!(
+        g.value.tensor("test").unwrap().to_vec::<f64>(),
+        vec![4.0, -8.0]
+    );
     rt.clear_grads();
-    assert!(autodiff::grad_of(&x).unwrap().is_none());
+    assert!(autodiff::grad_of(&x).is_none());
     assert_eq!(rt.registry_len(), 1);
     // A non-scalar output needs a cotangent; an output no leaf reaches has no gradient.
     let err = autodiff::backward(&sq, None, false, &mode, &h)
         .err()
         .unwrap();
     assert!(err.to_string().contains("needs a scalar output"), "{err}");
-    let c = EagerTensor::new(t64(&[], &[1.0]), rt.clone(), None);
+    let c = EagerTensor::of_data(t64(&[], &[1.0]), rt.clone(), None);
     let err = autodiff::backward(&c, None, false, &mode, &h)
         .err()
         .unwrap();
@@ -240,7 +255,14 @@ fn vjp_and_jvp_agree_and_compose() {
     let g = autodiff::vjp(&f, &[&x], None, &mode, &h).unwrap();
     let g = g[0].as_ref().unwrap();
     let want: Vec<f64> = xs.iter().map(|x| x.cos() * x + x.sin()).collect();
-    for (a, b) in g.value.to_vec::<f64>().iter().zip(&want) {
+    for (a, b) in g
+        .value
+        .tensor("test")
+        .unwrap()
+        .to_vec::<f64>()
+        .iter()
+        .zip(&want)
+    {
         assert!((a - b).abs() < 1e-14, "{a} vs {b}");
     }
     // The gradient is recorded: its own gradient (of sum(g)) is f''.
@@ -252,6 +274,8 @@ fn vjp_and_jvp_agree_and_compose() {
         .as_ref()
         .unwrap()
         .value
+        .tensor("test")
+        .unwrap()
         .to_vec::<f64>()
         .iter()
         .zip(&want2)
@@ -259,12 +283,12 @@ fn vjp_and_jvp_agree_and_compose() {
         assert!((a - b).abs() < 1e-13, "{a} vs {b}");
     }
     // jvp along e = (1, 1, 1) is <f', e>.
-    let e = EagerTensor::new(t64(&[3], &[1.0, 1.0, 1.0]), rt.clone(), None);
+    let e = EagerTensor::of_data(t64(&[3], &[1.0, 1.0, 1.0]), rt.clone(), None);
     let t = autodiff::jvp(&f, &[&x], &[&e], &mode, &h).unwrap().unwrap();
     let dot: f64 = want.iter().sum();
-    assert!((t.value.to_vec::<f64>()[0] - dot).abs() < 1e-13);
+    assert!((t.value.tensor("test").unwrap().to_vec::<f64>()[0] - dot).abs() < 1e-13);
     // A tangent of the wrong shape is a shape error naming jvp.
-    let bad = EagerTensor::new(t64(&[2], &[1.0, 1.0]), rt.clone(), None);
+    let bad = EagerTensor::of_data(t64(&[2], &[1.0, 1.0]), rt.clone(), None);
     let err = autodiff::jvp(&f, &[&x], &[&bad], &mode, &h).err().unwrap();
     assert!(matches!(err, Error::Shape { .. }) && err.to_string().starts_with("jvp:"));
 }
@@ -276,7 +300,7 @@ fn explicit_sessions_lend_their_engine() {
     let engine: Arc<dyn Engine> = Arc::new(CpuEngine::new(Some(1)).unwrap());
     let s = Arc::new(Session::explicit(rt.clone(), engine.clone(), None));
     let mode = ModeState::default();
-    let x = EagerTensor::new(t64(&[2], &[1.0, 2.0]), rt.clone(), None);
+    let x = EagerTensor::of_data(t64(&[2], &[1.0, 2.0]), rt.clone(), None);
     // Outside its with-block a session refuses ops.
     assert!(s
         .apply(&Op::Unary(UnaryOp::Neg), &[Operand::Tensor(&x)], &mode, &h)
@@ -349,7 +373,7 @@ fn programs_run_step_by_step_and_record() {
     )
     .unwrap();
     let a = autodiff::variable(&rt, t64(&[3], &[1.0, 2.0, 3.0])).unwrap();
-    let b = EagerTensor::new(t64(&[3], &[4.0, 5.0, 6.0]), rt.clone(), None);
+    let b = EagerTensor::of_data(t64(&[3], &[4.0, 5.0, 6.0]), rt.clone(), None);
     let exec = IMPLICIT.resolve("program", Some(&rt), &mode, &h).unwrap();
     let out = IMPLICIT
         .run_program(
@@ -362,10 +386,18 @@ fn programs_run_step_by_step_and_record() {
         )
         .unwrap();
     drop(exec);
-    assert_eq!(out.value.to_vec::<f64>(), vec![34.0]);
+    assert_eq!(
+        out.value.tensor("test").unwrap().to_vec::<f64>(),
+        vec![34.0]
+    );
     let g = autodiff::vjp(&out, &[&a], None, &mode, &h).unwrap();
     assert_eq!(
-        g[0].as_ref().unwrap().value.to_vec::<f64>(),
+        g[0].as_ref()
+            .unwrap()
+            .value
+            .tensor("test")
+            .unwrap()
+            .to_vec::<f64>(),
         vec![4.0, 5.0, 6.0]
     );
     // A step reading a later slot is rejected when the program is built.
@@ -404,7 +436,7 @@ fn multi_output_nodes_reverse_forward_and_teardown() {
         let a = t64(&[2, 2], &[3.0, 1.0, 1.0, 3.0]);
         let leaf = Var {
             value: a.clone().into(),
-            node: Some(Node::leaf(&a)),
+            node: Some(Node::leaf(&a.clone().into())),
         };
         let outs = rec
             .apply_multi(Op::Linalg(LinalgOp::Eigh { eps: 1e-12 }), &[&leaf])
@@ -440,7 +472,7 @@ fn repeated_targets_and_sources() {
         let x = t64(&[2], &[1.0, 2.0]);
         let leaf = Var {
             value: x.clone().into(),
-            node: Some(Node::leaf(&x)),
+            node: Some(Node::leaf(&x.clone().into())),
         };
         let sq = rec
             .apply(Op::Binary(BinaryOp::Mul), &[&leaf, &leaf])

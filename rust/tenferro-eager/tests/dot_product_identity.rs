@@ -1109,7 +1109,7 @@ fn sides(e: &Env, case: &Case, rng: &mut Rng, corrupt: Corrupt) -> Result<Sides>
         .zip(&case.diff)
         .map(|(t, &d)| Var {
             value: t.clone().into(),
-            node: d.then(|| Node::leaf(t)),
+            node: d.then(|| Node::leaf(&t.clone().into())),
         })
         .collect();
     let out = (case.build)(&ctx(e, true), &vars)?;
@@ -1303,7 +1303,7 @@ fn manifest_every_differentiable_kind_has_identity_cases() {
     let x = Tensor::from_vec(&[2], vec![1.0f64, 2.0]).unwrap();
     let leaf = Var {
         value: x.clone().into(),
-        node: Some(Node::leaf(&x)),
+        node: Some(Node::leaf(&x.clone().into())),
     };
     let out = ctx(&e, true)
         .apply(Op::Compare(CompareDir::Lt), &[&leaf, &leaf])
@@ -1584,7 +1584,7 @@ fn emitted_rules_equal_eager_rules_for_every_primitive() {
             .zip(&case.diff)
             .map(|(t, &d)| Var {
                 value: t.clone().into(),
-                node: d.then(|| Node::leaf(t)),
+                node: d.then(|| Node::leaf(&t.clone().into())),
             })
             .collect();
         let out = (case.build)(&ctx(&e, true), &vars).unwrap();
@@ -1616,12 +1616,21 @@ fn emitted_rules_equal_eager_rules_for_every_primitive() {
         for n in nodes {
             let (op, inputs, outputs): (&Op, &[Var], Vec<Tensor>) = match &n.kind {
                 NodeKind::Leaf { .. } | NodeKind::Output { .. } => continue,
-                NodeKind::Op { op, inputs, output } => (op, inputs, vec![output.clone()]),
+                NodeKind::Op { op, inputs, output } => {
+                    (op, inputs, vec![output.tensor("test").unwrap().clone()])
+                }
                 NodeKind::Multi {
                     op,
                     inputs,
                     outputs,
-                } => (op, inputs, outputs.clone()),
+                } => (
+                    op,
+                    inputs,
+                    outputs
+                        .iter()
+                        .map(|o| o.tensor("test").unwrap().clone())
+                        .collect(),
+                ),
             };
             let ins: Vec<Tensor> = inputs
                 .iter()

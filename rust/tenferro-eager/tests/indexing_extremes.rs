@@ -15,7 +15,7 @@ type Case = (Option<i64>, Option<i64>, Option<i64>, &'static [f64]);
 fn values(t: &EagerTensor) -> (Vec<usize>, Vec<f64>) {
     let shape = t.value.shape().to_vec();
     let n: usize = shape.iter().product();
-    let flat = t.value.to_vec::<f64>();
+    let flat = t.value.tensor("test").unwrap().to_vec::<f64>();
     assert_eq!(flat.len(), n);
     (shape, flat)
 }
@@ -25,7 +25,7 @@ fn extreme_slice_bounds_and_steps_match_python() {
     let h = DirectHost {
         engine: Arc::new(CpuEngine::new(Some(1)).unwrap()),
     };
-    let x = EagerTensor::new(
+    let x = EagerTensor::of_data(
         Tensor::from_vec(&[5], vec![0.0, 1.0, 2.0, 3.0, 4.0]).unwrap(),
         Runtime::new(),
         None,

@@ -158,7 +158,7 @@ fn grad(
     let peak = PEAK.load(Ordering::Relaxed);
     let after = pool.stats();
     assert_eq!(gs.len(), 1);
-    let g = gs[0].2.value.to_vec::<f64>();
+    let g = gs[0].2.value.tensor("test").unwrap().to_vec::<f64>();
     rt.clear_grads();
     Measured {
         grad: g,

@@ -5,6 +5,7 @@
 
 use crate::classes::{PySession, PyTensor};
 use crate::convert::{view_of_ndarray, weak_scalar};
+use crate::errors::PyResultExt;
 use crate::host::PyHost;
 use crate::imports;
 use crate::mode::current_state;
@@ -103,7 +104,7 @@ pub(crate) fn tensor_from_object(
     copy: bool,
 ) -> PyResult<Tensor> {
     if let Ok(t) = obj.cast::<PyTensor>() {
-        let t = t.get().value.clone();
+        let t = t.get().data("asarray").py(py)?.clone();
         return if copy { contiguous_copy(py, &t) } else { Ok(t) };
     }
     let arr = imports::get(py)?

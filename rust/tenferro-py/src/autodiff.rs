@@ -25,8 +25,12 @@ pub fn _variable(
     data: &Bound<'_, PyAny>,
 ) -> PyResult<Py<PyTensor>> {
     let rt = runtime_arg(py, runtime)?;
-    let t = tensor_from_object(py, data, true)?;
-    let leaf = Bound::new(py, PyTensor::from(autodiff::variable(&rt, t).py(py)?))?;
+    // A traced tensor (tf.jit) becomes a traced leaf (its symbol); anything else is copied.
+    let value = match data.cast::<PyTensor>() {
+        Ok(t) if matches!(t.get().value, tenferro_eager::Value::Symbol(_)) => t.get().value.clone(),
+        _ => tenferro_eager::Value::Tensor(tensor_from_object(py, data, true)?),
+    };
+    let leaf = Bound::new(py, PyTensor::from(autodiff::variable(&rt, value).py(py)?))?;
     // The leaf node keeps a weak reference to this object: backward hands it back.
     if let Some(host) = leaf.get().node().and_then(|n| n.leaf_host()) {
         let _ = host.set(Box::new(PyWeakrefReference::new(&leaf)?.unbind()));
@@ -64,8 +68,8 @@ pub fn _is_leaf(t: &Bound<'_, PyTensor>) -> bool {
 
 /// The accumulated gradient of a leaf (`None` for non-leaves and before any backward).
 #[pyfunction]
-pub fn _grad_of(t: &Bound<'_, PyTensor>) -> PyResult<Option<PyTensor>> {
-    Ok(autodiff::grad_of(t.get()).py(t.py())?.map(PyTensor::from))
+pub fn _grad_of(t: &Bound<'_, PyTensor>) -> Option<PyTensor> {
+    autodiff::grad_of(t.get()).map(PyTensor::from)
 }
 
 /// Reset a leaf's gradient slot.

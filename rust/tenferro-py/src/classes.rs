@@ -38,7 +38,7 @@ impl From<EagerTensor> for PyTensor {
 impl PyTensor {
     /// An untracked tensor of `runtime`.
     pub(crate) fn new(value: Tensor, runtime: Arc<Runtime>) -> PyTensor {
-        EagerTensor::new(value, runtime, None).into()
+        EagerTensor::of_data(value, runtime, None).into()
     }
 }
 

@@ -17,7 +17,7 @@ use crate::imports::{hook, EINSUM_LOWER, EINSUM_SPLIT_ARGS};
 use crate::mode::current_state;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyList, PySequence, PyString, PyTuple};
-use tenferro_eager::{scalar_tensor, Operand};
+use tenferro_eager::{scalar_tensor, Operand, Value};
 use tenferro_ops::{BinaryOp, CompareDir, Op, ReduceOp};
 use tenferro_runtime::{Instr, Program};
 use tenferro_tensor::dtype::DType;
@@ -34,16 +34,16 @@ fn usizes(v: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
 fn lower(
     py: Python<'_>,
     subscripts: &Bound<'_, PyAny>,
-    tensors: &[&Tensor],
+    tensors: &[Meta<'_>],
     optimize: &Bound<'_, PyAny>,
 ) -> PyResult<Program> {
     let shapes = PyList::empty(py);
     let dtypes = PyList::empty(py);
     let c_order = PyList::empty(py);
     for t in tensors {
-        shapes.append(PyTuple::new(py, t.shape())?)?;
-        dtypes.append(crate::convert::np_dtype(py, t.dtype())?)?;
-        c_order.append(row_major_like(t))?;
+        shapes.append(PyTuple::new(py, t.1)?)?;
+        dtypes.append(crate::convert::np_dtype(py, t.0)?)?;
+        c_order.append(t.2)?;
     }
     let res = hook(py, "einsum", &EINSUM_LOWER, "_lower")?
         .call1((subscripts, shapes, dtypes, optimize, c_order))?;
@@ -101,6 +101,10 @@ fn lower(
     Program::new(n, consts, instrs, vec![output]).py(py)
 }
 
+/// What the planner reads of an operand: dtype, shape, and whether it is stored in C order
+/// ([`row_major_like`]; a traced operand has no layout and counts as not).
+type Meta<'a> = (DType, &'a [usize], bool);
+
 /// Whether `t`'s axes (those longer than 1, at least two) have strictly decreasing strides: NumPy's
 /// C order read in place. The planner then keeps products in that memory order.
 fn row_major_like(t: &Tensor) -> bool {
@@ -118,15 +122,15 @@ fn row_major_like(t: &Tensor) -> bool {
 /// then plans without the cache, and the planner reports what is wrong with it).
 fn plan_key(
     subscripts: &str,
-    tensors: &[&Tensor],
+    tensors: &[Meta<'_>],
     optimize: &Bound<'_, PyAny>,
 ) -> Option<Vec<i64>> {
     let mut key = vec![KEY_TAG, tensors.len() as i64];
-    for t in tensors {
-        key.push(t.dtype() as i64);
-        key.push(i64::from(row_major_like(t)));
-        key.push(t.ndim() as i64);
-        key.extend(t.shape().iter().map(|&d| d as i64));
+    for &(dtype, shape, c_order) in tensors {
+        key.push(dtype as i64);
+        key.push(i64::from(c_order));
+        key.push(shape.len() as i64);
+        key.extend(shape.iter().map(|&d| d as i64));
     }
     if optimize.is_none() || optimize.is_instance_of::<PyBool>() {
         key.push(i64::from(optimize.is_truthy().ok()?));
@@ -196,11 +200,14 @@ pub fn _einsum(
         })
         .collect::<tenferro_tensor::Result<_>>()
         .py(py)?;
-    let tensors: Vec<&Tensor> = ops
+    let tensors: Vec<Meta<'_>> = ops
         .iter()
         .filter_map(|o| match o {
-            Operand::Tensor(t) => Some(&t.value),
-            Operand::Array(t) => Some(t),
+            Operand::Tensor(t) => Some(match &t.value {
+                Value::Tensor(d) => (d.dtype(), d.shape(), row_major_like(d)),
+                Value::Symbol(s) => (s.dtype, s.shape.as_slice(), false),
+            }),
+            Operand::Array(t) => Some((t.dtype(), t.shape(), row_major_like(t))),
             Operand::Scalar(_) => None,
         })
         .collect();

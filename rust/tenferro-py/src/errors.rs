@@ -37,10 +37,13 @@ enum Class {
     AlreadyInitialized,
     LinAlg,
     Internal,
+    Concretization,
+    Trace,
+    TracerLeak,
 }
 
 /// Python names of [`Class`], in its order.
-const NAMES: [&str; 17] = [
+const NAMES: [&str; 20] = [
     "TenferroError",
     "ShapeError",
     "AxisError",
@@ -58,6 +61,9 @@ const NAMES: [&str; 17] = [
     "AlreadyInitializedError",
     "LinAlgError",
     "InternalError",
+    "ConcretizationError",
+    "TraceError",
+    "TracerLeakError",
 ];
 
 static CLASSES: PyOnceLock<Vec<Py<PyAny>>> = PyOnceLock::new();
@@ -108,6 +114,9 @@ pub(crate) fn to_pyerr(py: Python<'_>, e: Error) -> PyErr {
         Error::UnsupportedAdRule { .. } => Class::UnsupportedAdRule,
         Error::LinAlg { .. } => Class::LinAlg,
         Error::Internal { .. } => Class::Internal,
+        Error::Concretization { .. } => Class::Concretization,
+        Error::Trace { .. } => Class::Trace,
+        Error::TracerLeak { .. } => Class::TracerLeak,
         Error::NonScalarOutput { .. } => Class::NonScalarGrad,
         Error::NoGradient { .. } => Class::NoGradient,
         Error::InactiveWrt { .. } => Class::Inactive,

@@ -12,6 +12,7 @@ mod dlpack;
 mod einsum;
 mod engine;
 mod errors;
+mod graph;
 mod host;
 mod imports;
 mod mode;
@@ -124,6 +125,7 @@ fn _tenferro(m: &Bound<'_, PyModule>) -> PyResult<()> {
     context::register(m)?;
     defaults::register(m)?;
     autodiff::register(m)?;
+    graph::register(m)?;
     m.add_function(wrap_pyfunction!(_catalog, m)?)?;
     m.add_function(wrap_pyfunction!(args::_normalize_axes, m)?)?;
     m.add_function(wrap_pyfunction!(einsum::_einsum, m)?)?;

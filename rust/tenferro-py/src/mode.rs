@@ -25,6 +25,12 @@ impl ModeState {
         self.core.capture_trace
     }
 
+    /// Whether a ``tf.jit`` trace is being recorded in this context.
+    #[getter]
+    fn tracing(&self) -> bool {
+        self.core.trace.is_some()
+    }
+
     /// Active sessions, innermost last.
     #[getter]
     fn sessions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {

@@ -7,7 +7,7 @@ use crate::classes::{register_runtime, PyCpuEngine, PyRuntime, PySession, PyTens
 use crate::mode::current_state;
 use pyo3::prelude::*;
 use pyo3::types::PyModule;
-use tenferro_eager::{EagerTensor, Runtime};
+use tenferro_eager::{EagerTensor, Runtime, Value};
 
 #[pymethods]
 impl PyRuntime {
@@ -29,6 +29,7 @@ impl PyRuntime {
         let py = slf.py();
         let rt = register_runtime(slf)?;
         let t = tensor_from_object(py, data, true)?;
+        let t = Value::Tensor(t);
         let node = current_state(py)?.get().core.captured_node(&t);
         Ok(EagerTensor::new(t, rt, node).into())
     }

@@ -5,6 +5,7 @@ use crate::apply::{apply1, apply_on};
 use crate::classes::{runtime_object, PyRuntime, PyTensor};
 use crate::convert::{np_dtype, weak_scalar};
 use crate::dlpack;
+use crate::errors::PyResultExt;
 use crate::host::PyHost;
 use crate::mode::current_state;
 use pyo3::basic::CompareOp;
@@ -169,13 +170,19 @@ impl PyTensor {
     /// Strides in bytes, as NumPy reports them for the exported view.
     #[getter]
     fn strides<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        PyTuple::new(py, self.value.byte_strides())
+        PyTuple::new(py, self.data("strides").py(py)?.byte_strides())
+    }
+
+    /// Whether this is a traced tensor of a ``tf.jit`` trace (shape and dtype, no values).
+    #[getter]
+    fn _traced(&self) -> bool {
+        matches!(self.value, tenferro_eager::Value::Symbol(_))
     }
 
     /// Whether the tensor is compact in the core's column-major layout.
     #[getter]
-    fn is_contiguous(&self) -> bool {
-        self.value.is_contiguous()
+    fn is_contiguous(&self, py: Python<'_>) -> PyResult<bool> {
+        Ok(self.data("is_contiguous").py(py)?.is_contiguous())
     }
 
     /// Device name (``"cpu"``).
@@ -382,7 +389,7 @@ impl PyTensor {
     /// The ``__array_interface__`` (version 3) describing this tensor's memory, read-only.
     #[getter]
     fn __array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let t = &self.value;
+        let t = self.data("__array_interface__").py(py)?;
         t.storage().mark_exported();
         let d = PyDict::new(py);
         d.set_item("shape", PyTuple::new(py, t.shape())?)?;
@@ -418,7 +425,7 @@ impl PyTensor {
                 )));
             }
         }
-        dlpack::export(py, &self.value, max_version, copy)
+        dlpack::export(py, self.data("__dlpack__").py(py)?, max_version, copy)
     }
 
     /// ``(device_type, device_id)``: ``(1, 0)`` (kDLCPU).
@@ -534,7 +541,10 @@ unsafe fn fill_buffer(
             "tenferro tensors are read-only; request a read-only buffer",
         ));
     }
-    let t = slf.get().value.clone();
+    let t = match slf.get().data("buffer protocol") {
+        Ok(t) => t.clone(),
+        Err(e) => return Err(crate::errors::to_pyerr(slf.py(), e)),
+    };
     let strided = flags & ffi::PyBUF_STRIDES == ffi::PyBUF_STRIDES;
     if !strided && !t.is_c_contiguous() {
         return Err(PyBufferError::new_err(

@@ -215,6 +215,9 @@ pub struct Symbol {
     pub dtype: DType,
     /// Shape.
     pub shape: Vec<usize>,
+    /// What made it: `"input"`, `"constant"`, or the name of the op whose output it is (named
+    /// by errors about the value).
+    pub origin: &'static str,
 }
 
 /// What defines a slot of a program under construction.
@@ -258,35 +261,44 @@ impl ProgramBuilder {
         self.trace
     }
 
-    fn symbol(&mut self, def: Def, dtype: DType, shape: Vec<usize>) -> Symbol {
+    fn symbol(
+        &mut self,
+        def: Def,
+        dtype: DType,
+        shape: Vec<usize>,
+        origin: &'static str,
+    ) -> Symbol {
         self.defs.push(def);
         Symbol {
             trace: self.trace,
             slot: self.defs.len() - 1,
             dtype,
             shape,
+            origin,
         }
     }
 
     /// A new program input (inputs are numbered in the order they are declared).
     pub fn input(&mut self, dtype: DType, shape: &[usize]) -> Symbol {
-        self.symbol(Def::Input, dtype, shape.to_vec())
+        self.symbol(Def::Input, dtype, shape.to_vec(), "input")
     }
 
     /// A constant of the program (kept by it; never written by a runner).
     pub fn constant(&mut self, value: Tensor) -> Symbol {
         let (dtype, shape) = (value.dtype(), value.shape().to_vec());
         self.consts.push(value);
-        self.symbol(Def::Const(self.consts.len() - 1), dtype, shape)
+        self.symbol(Def::Const(self.consts.len() - 1), dtype, shape, "constant")
     }
 
     fn check(&self, op: &str, s: &Symbol) -> Result<()> {
         if s.trace != self.trace || s.slot >= self.defs.len() {
-            return Err(Error::internal(
+            return Err(Error::tracer_leak(
                 op,
                 format!(
-                    "a value of trace {} (slot {}) used in trace {}",
-                    s.trace, s.slot, self.trace
+                    "a traced tensor (shape {:?}, dtype {}, made by {}) is used outside the trace \
+                     that made it (it belongs to trace {}; this is trace {}); return it from the \
+                     traced function instead of keeping it",
+                    s.shape, s.dtype, s.origin, s.trace, self.trace
                 ),
             ));
         }
@@ -307,13 +319,14 @@ impl ProgramBuilder {
             .map(|s| (s.dtype, s.shape.as_slice()))
             .collect();
         let outs = infer_outputs(&op, &metas)?;
+        let name = op.name();
         self.instrs.push(Instr {
             op,
             inputs: inputs.iter().map(|s| s.slot).collect(),
         });
         Ok(outs
             .into_iter()
-            .map(|m| self.symbol(Def::Output, m.dtype, m.shape))
+            .map(|m| self.symbol(Def::Output, m.dtype, m.shape, name))
             .collect())
     }
 

@@ -109,6 +109,17 @@ pub enum Error {
     /// (Python `InternalError`, a `RuntimeError`). Never returned for user input.
     #[error("{op}: internal error: {message}")]
     Internal { op: String, message: String },
+    /// A traced tensor (graph mode: shape and dtype, no data) asked for its values (Python
+    /// `ConcretizationError`, a `TypeError`).
+    #[error("{op}: {message}")]
+    Concretization { op: String, message: String },
+    /// A traced tensor used after its trace ended, or in another trace (Python
+    /// `TracerLeakError`).
+    #[error("{op}: {message}")]
+    TracerLeak { op: String, message: String },
+    /// An eager-only operation on a traced tensor (`.backward()`, `.grad`; Python `TraceError`).
+    #[error("{op}: {message}")]
+    Trace { op: String, message: String },
     /// The op stopped early because its caller asked it to (Ctrl-C in the binding; Python
     /// `KeyboardInterrupt`). Its partial results are discarded; the engine stays usable.
     #[error("{op}: interrupted")]
@@ -146,6 +157,9 @@ impl Error {
     ctor!(unsupported_ad_rule, UnsupportedAdRule);
     ctor!(linalg, LinAlg);
     ctor!(internal, Internal);
+    ctor!(concretization, Concretization);
+    ctor!(tracer_leak, TracerLeak);
+    ctor!(trace, Trace);
 
     /// Allocation failure of `bytes` bytes in `op`.
     pub fn alloc(op: impl Into<String>, bytes: u128) -> Self {

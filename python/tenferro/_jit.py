@@ -1,0 +1,477 @@
+"""Graph mode (``graph-mode.md``): trace a Python function once per kind of arguments, keep the
+primitives it issued as a program, and run that program from one call afterwards.
+
+``tf.jit(f)`` returns a callable with ``f``'s signature. Its first call with a new *signature*
+runs ``f`` on traced tensors (shape and dtype, no data): every tenferro op they meet — NumPy-named
+functions, operators, ``tf.einsum``, ``tf.linalg``, indexing, ``tf.func`` transforms (whose
+backward passes emit their rule bodies) — is appended to a program instead of executed. Later
+calls with the same signature run the program in Rust, on the engine an eager op would use.
+
+The signature (cache key) is: the pytree structure of the arguments; for each tensor leaf its
+dtype and shape (NumPy arrays are converted as ``tf.asarray`` would); the values of static
+arguments (``static_argnames`` / ``static_argnums``, compared with ``==``) and of Python scalars;
+the identity of tensors the function captures (closure cells and globals it names); and the
+grad mode. Past ``max_traces`` signatures one ``tf.errors.RecompileWarning`` names the argument
+that keeps changing and the function runs eagerly (``on_limit="error"`` raises
+``RecompileLimitError``).
+
+Differences from the full contract (``graph-mode.md``) in this version, each falling back to
+correct eager execution rather than a wrong result: calls whose arguments are tracked tensors, or
+made under ``tf.func``'s capture, run eagerly (the ``CompiledCall`` node of grad-of-jit is not
+built yet); Python scalars are part of the key (a new value retraces) instead of weakly typed
+inputs; the optimisation passes are not run yet (``compile()`` keeps the traced program).
+
+Examples
+--------
+>>> import numpy as np
+>>> import tenferro as tf
+>>> @tf.jit
+... def f(x, y):
+...     return tf.sin(x) * y + 1.0
+>>> x = tf.asarray(np.linspace(0.0, 1.0, 4))
+>>> np.allclose(np.asarray(f(x, x)), np.sin(np.linspace(0, 1, 4)) * np.linspace(0, 1, 4) + 1)
+True
+>>> f(x, x) is not None and f.cache_stats().misses == 1 and f.cache_stats().hits == 2
+True
+>>> len(f.trace(x, x).compile()) >= 3    # sin, mul, add
+True
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import sys
+import warnings
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from . import _tenferro
+from ._tenferro import Tensor
+from .errors import RecompileLimitError, RecompileWarning
+from .func import _flatten, _TreeDef, _unflatten
+
+__all__ = ["jit", "make_graph", "TracedGraph", "CompiledGraph", "TraceCacheStats"]
+
+
+class TraceCacheStats(NamedTuple):
+    """Counters of one jitted function's trace cache (``hits + misses + fallbacks`` = calls)."""
+
+    entries: int
+    retained_bytes: int
+    hits: int
+    misses: int
+    evictions: int
+    clears: int
+    fallbacks: int
+
+
+class TracedGraph:
+    """The primitives one trace issued: inputs and outputs as slots; printable (one line per
+    instruction). ``compile()`` gives the :class:`CompiledGraph` that runs it."""
+
+    def __init__(self, graph: Any, in_tree: _TreeDef, out_tree: _TreeDef, name: str) -> None:
+        self._graph = graph
+        self._in_tree = in_tree
+        self._out_tree = out_tree
+        self.name = name
+
+    def __len__(self) -> int:
+        """Number of instructions."""
+        return len(self._graph)
+
+    @property
+    def op_count(self) -> int:
+        """Number of instructions."""
+        return len(self._graph)
+
+    def __str__(self) -> str:
+        return f"TracedGraph({self.name})\n{self._graph}"
+
+    def __repr__(self) -> str:
+        return f"<TracedGraph {self.name}: {len(self)} instructions, {self._graph.n_inputs} inputs>"
+
+    def compile(self) -> CompiledGraph:
+        """The program ready to run (backend-neutral and immutable)."""
+        return CompiledGraph(self._graph, self._out_tree, self.name)
+
+
+class CompiledGraph:
+    """A compiled program; calling it with tensors (in the traced function's flattened argument
+    order, static arguments left out) runs it and returns the traced function's output
+    structure."""
+
+    def __init__(self, graph: Any, out_tree: _TreeDef, name: str) -> None:
+        self._graph = graph
+        self._out_tree = out_tree
+        self.name = name
+
+    def __len__(self) -> int:
+        return len(self._graph)
+
+    def __str__(self) -> str:
+        return f"CompiledGraph({self.name})\n{self._graph}"
+
+    def __repr__(self) -> str:
+        return f"<CompiledGraph {self.name}: {len(self)} instructions>"
+
+    def run_flat(self, inputs: Sequence[Any]) -> list[Tensor]:
+        """Run on the flat list of tensor inputs; the flat list of outputs."""
+        if len(inputs) != self._graph.n_inputs:
+            raise TypeError(
+                f"{self.name}: the compiled graph takes {self._graph.n_inputs} tensor inputs, "
+                f"got {len(inputs)}"
+            )
+        return list(self._graph.run(list(inputs)))
+
+    def __call__(self, *inputs: Any) -> Any:
+        return _unflatten(self._out_tree, self.run_flat(inputs))
+
+
+def _tracing() -> bool:
+    return bool(_tenferro._state_var().get().tracing)
+
+
+def _is_scalar(x: Any) -> bool:
+    return isinstance(x, (bool, int, float, complex, np.generic)) and not isinstance(x, np.ndarray)
+
+
+def _captured_tensors(fun: Callable[..., Any]) -> tuple[Tensor, ...]:
+    """Tensors ``fun`` captures directly: in its closure cells and among the globals it names."""
+    code = getattr(fun, "__code__", None)
+    if code is None:
+        return ()
+    out: list[Tensor] = []
+    for cell in getattr(fun, "__closure__", None) or ():
+        try:
+            v = cell.cell_contents
+        except ValueError:
+            continue
+        if isinstance(v, Tensor):
+            out.append(v)
+    g = getattr(fun, "__globals__", {})
+    for name in code.co_names:
+        v = g.get(name)
+        if isinstance(v, Tensor):
+            out.append(v)
+    return tuple(out)
+
+
+class _Entry:
+    __slots__ = ("compiled", "captured", "nbytes")
+
+    def __init__(self, compiled: CompiledGraph, captured: tuple[Tensor, ...], nbytes: int) -> None:
+        self.compiled, self.captured, self.nbytes = compiled, captured, nbytes
+
+
+class Jitted:
+    """A function compiled on its first call per signature (see :func:`jit`)."""
+
+    def __init__(
+        self,
+        fun: Callable[..., Any],
+        static_argnames: Sequence[str] = (),
+        static_argnums: Sequence[int] = (),
+        max_traces: int | None = 8,
+        on_limit: str = "eager",
+    ) -> None:
+        if not callable(fun):
+            raise TypeError(f"jit: expected a callable, got {type(fun).__name__}")
+        if on_limit not in ("eager", "error"):
+            raise ValueError(f"jit: on_limit must be 'eager' or 'error', got {on_limit!r}")
+        if max_traces is not None and max_traces < 1:
+            raise ValueError(f"jit: max_traces must be >= 1 or None, got {max_traces}")
+        functools.update_wrapper(self, fun)
+        self._fun = fun
+        self._name = getattr(fun, "__qualname__", getattr(fun, "__name__", "function"))
+        self._static_names = frozenset(static_argnames)
+        self._static_nums = frozenset(static_argnums)
+        self._max_traces = max_traces
+        self._on_limit = on_limit
+        try:
+            self._sig: inspect.Signature | None = inspect.signature(fun)
+        except (TypeError, ValueError):
+            self._sig = None
+        self._cache: OrderedDict[Any, _Entry] = OrderedDict()
+        self._n_traces = 0
+        self._warned = False
+        self._last_key: Any = None
+        self._hits = self._misses = self._evictions = self._clears = self._fallbacks = 0
+        # No static arguments: positional tensors take the fast path of __call__.
+        self._plain = not self._static_names and not self._static_nums
+        code = getattr(fun, "__code__", None)
+        self._captures = code is None or bool(code.co_names) or bool(getattr(fun, "__closure__", None))
+
+    # -- the signature ---------------------------------------------------------------------
+
+    def _split(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[list[Any], list[Any], Any]:
+        """(static parts, dynamic pytree parts, a rebuild function)."""
+        static_pos = set(self._static_nums)
+        if self._static_names and self._sig is not None:
+            for i, p in enumerate(self._sig.parameters.values()):
+                if p.name in self._static_names and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                    static_pos.add(i)
+        statics: list[Any] = []
+        dyn_args: list[Any] = []
+        for i, a in enumerate(args):
+            (statics if i in static_pos else dyn_args).append((i, a) if i in static_pos else a)
+        dyn_kw = {k: v for k, v in kwargs.items() if k not in self._static_names}
+        statics.extend(sorted((k, v) for k, v in kwargs.items() if k in self._static_names))
+        pos_static = {i for i in static_pos if i < len(args)}
+
+        def rebuild(new_dyn_args: list[Any], new_dyn_kw: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+            it = iter(new_dyn_args)
+            full = tuple(a if i in pos_static else next(it) for i, a in enumerate(args))
+            kw = dict(new_dyn_kw)
+            kw.update({k: v for k, v in kwargs.items() if k in self._static_names})
+            return full, kw
+
+        return statics, [dyn_args, dyn_kw], rebuild
+
+    @staticmethod
+    def _leaf_key(x: Any) -> Any:
+        if isinstance(x, Tensor):
+            return ("T", x.dtype, x.shape)
+        if _is_scalar(x):
+            return ("S", type(x), x)
+        return ("O", type(x), x)
+
+    def _signature(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, list[Any], _TreeDef, Any]:
+        statics, dyn, rebuild = self._split(args, kwargs)
+        leaves, tdef = _flatten(dyn)
+        leaves = [np.asarray(x) if isinstance(x, np.ndarray) else x for x in leaves]
+        leaves = [_as_tensor(x) if isinstance(x, np.ndarray) else x for x in leaves]
+        state = _tenferro._state_var().get()
+        try:
+            key = (
+                tdef,
+                tuple(statics),
+                tuple(self._leaf_key(x) for x in leaves),
+                tuple(id(t) for t in _captured_tensors(self._fun)),
+                state.grad_enabled,
+            )
+            hash(key)
+        except TypeError as e:
+            raise TypeError(
+                f"jit({self._name}): static arguments and non-tensor leaves must be hashable: {e}"
+            ) from None
+        return key, leaves, tdef, rebuild
+
+    # -- tracing -------------------------------------------------------------------------------
+
+    def _trace_leaves(self, leaves: list[Any], tdef: _TreeDef, rebuild: Any) -> tuple[TracedGraph, tuple[Tensor, ...]]:
+        first = next((x for x in leaves if isinstance(x, Tensor)), None)
+        tr = _tenferro._Trace(_tenferro._current_runtime(first))
+        traced = [tr.input(x.dtype, list(x.shape)) if isinstance(x, Tensor) else x for x in leaves]
+        dyn_args, dyn_kw = _unflatten(tdef, traced)
+        args, kwargs = rebuild(dyn_args, dyn_kw)
+        token = tr.enter()
+        try:
+            out = self._fun(*args, **kwargs)
+        finally:
+            _tenferro._state_var().reset(token)
+        out_leaves, out_tree = _flatten(out)
+        outs = [x if isinstance(x, Tensor) else _as_tensor(x, f"jit({self._name})") for x in out_leaves]
+        graph = tr.finish(outs)
+        in_tree = tdef
+        return TracedGraph(graph, in_tree, out_tree, self._name), _captured_tensors(self._fun)
+
+    def trace(self, *args: Any, **kwargs: Any) -> TracedGraph:
+        """Trace ``f`` on these arguments (no cache involved) and return the program."""
+        _, leaves, tdef, rebuild = self._signature(args, kwargs)
+        return self._trace_leaves(leaves, tdef, rebuild)[0]
+
+    # -- calling --------------------------------------------------------------------------------
+
+    def _explain(self, key: Any) -> None:
+        if os.environ.get("TENFERRO_EXPLAIN_CACHE_MISSES") == "1":
+            print(f"tenferro.jit({self._name}): cache miss: {_describe_change(self._last_key, key)}", file=sys.stderr)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        state = _tenferro._state_var().get()
+        if state.tracing:
+            # Nested tf.jit: the inner function's ops join the outer trace.
+            return self._fun(*args, **kwargs)
+        if not kwargs and self._plain and all(type(a) is Tensor for a in args):
+            # Fast path: positional tensors only (the key holds the same information as the
+            # general one, in a flat form of its own).
+            if not any(a.requires_grad for a in args) and not state.capture_trace:
+                key = (
+                    _FLAT,
+                    (),
+                    tuple([("T", a.dtype, a.shape) for a in args]),
+                    tuple([id(t) for t in _captured_tensors(self._fun)]) if self._captures else (),
+                    state.grad_enabled,
+                )
+                entry = self._cache.get(key)
+                if entry is not None:
+                    self._hits += 1
+                    return _unflatten(entry.compiled._out_tree, entry.compiled._graph.run(list(args)))
+                return self._miss(key, list(args), _flat_tdef(len(args)), self._plain_rebuild)
+        key, leaves, tdef, rebuild = self._signature(args, kwargs)
+        if state.capture_trace or any(isinstance(x, Tensor) and x.requires_grad for x in leaves):
+            # Derivatives of a compiled call (a CompiledCall node) are not built yet: run eagerly.
+            self._fallbacks += 1
+            return self._fun(*args, **kwargs)
+        entry = self._cache.get(key)
+        if entry is None:
+            return self._miss(key, leaves, tdef, rebuild, args, kwargs)
+        self._hits += 1
+        inputs = [x for x in leaves if isinstance(x, Tensor)]
+        return _unflatten(entry.compiled._out_tree, entry.compiled.run_flat(inputs))
+
+    def _plain_rebuild(self, dyn_args: list[Any], dyn_kw: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return tuple(dyn_args), {}
+
+    def _miss(
+        self,
+        key: Any,
+        leaves: list[Any],
+        tdef: _TreeDef,
+        rebuild: Any,
+        args: tuple[Any, ...] | None = None,
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        """Trace, compile and run for a signature not in the cache (or fall back at the limit)."""
+        if self._max_traces is not None and self._n_traces >= self._max_traces:
+            return self._limit(key, tuple(leaves) if args is None else args, kwargs or {})
+        self._explain(key)
+        self._misses += 1
+        self._n_traces += 1
+        traced, captured = self._trace_leaves(leaves, tdef, rebuild)
+        compiled = traced.compile()
+        entry = _Entry(compiled, captured, traced._graph.nbytes)
+        self._cache[key] = entry
+        self._last_key = key
+        inputs = [x for x in leaves if isinstance(x, Tensor)]
+        return _unflatten(compiled._out_tree, compiled.run_flat(inputs))
+
+    def _limit(self, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        change = _describe_change(self._last_key, key)
+        msg = (
+            f"jit({self._name}): more than max_traces={self._max_traces} distinct signatures; "
+            f"{change}"
+        )
+        if self._on_limit == "error":
+            raise RecompileLimitError(msg)
+        if not self._warned:
+            self._warned = True
+            warnings.warn(msg + "; running eagerly from now on", RecompileWarning, stacklevel=3)
+        self._fallbacks += 1
+        return self._fun(*args, **kwargs)
+
+    def cache_stats(self) -> TraceCacheStats:
+        """Counters of this function's trace cache."""
+        return TraceCacheStats(
+            entries=len(self._cache),
+            retained_bytes=sum(e.nbytes for e in self._cache.values()),
+            hits=self._hits,
+            misses=self._misses,
+            evictions=self._evictions,
+            clears=self._clears,
+            fallbacks=self._fallbacks,
+        )
+
+    def clear_cache(self) -> None:
+        """Drop every trace (the function stays usable; the trace limit starts over)."""
+        self._cache.clear()
+        self._n_traces = 0
+        self._warned = False
+        self._clears += 1
+
+    def __repr__(self) -> str:
+        return f"<tenferro.jit of {self._name}>"
+
+
+# The fast path's key tag (distinct from any pytree key) and its argument structure.
+_FLAT = object()
+
+
+@functools.lru_cache(maxsize=64)
+def _flat_tdef(n: int) -> _TreeDef:
+    return _flatten([list(range(n)), {}])[1]
+
+
+def _as_tensor(x: Any, what: str = "jit") -> Tensor:
+    from ._factories import asarray
+
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "biufc":
+        raise TypeError(f"{what}: outputs must be tensors (or a pytree of them), got {type(x).__name__}")
+    return asarray(arr)
+
+
+def _describe_change(old: Any, new: Any) -> str:
+    """Which part of the signature changed (for the recompile warning and miss explanations)."""
+    if old is None:
+        return "first call"
+    parts = ("argument structure", "static arguments", "tensor/scalar arguments", "captured tensors", "grad mode")
+    for name, a, b in zip(parts, old, new):
+        if a != b:
+            if name == "tensor/scalar arguments" and len(a) == len(b):
+                for i, (x, y) in enumerate(zip(a, b)):
+                    if x != y:
+                        return f"argument leaf {i} changed from {_fmt(x)} to {_fmt(y)}"
+            return f"the {name} changed ({a!r} -> {b!r})"
+    return "signature changed"
+
+
+def _fmt(k: Any) -> str:
+    if k[0] == "T":
+        return f"tensor {k[1]}{list(k[2])}"
+    return f"{k[1].__name__} {k[2]!r}"
+
+
+def jit(
+    fun: Callable[..., Any] | None = None,
+    *,
+    static_argnames: str | Sequence[str] = (),
+    static_argnums: int | Sequence[int] = (),
+    max_traces: int | None = 8,
+    on_limit: str = "eager",
+) -> Any:
+    """Compile ``fun`` per signature (see the module docs): trace once, run the program after.
+
+    Parameters
+    ----------
+    fun
+        The function; its arguments are pytrees of tensors, NumPy arrays and Python scalars.
+    static_argnames, static_argnums
+        Arguments whose values are part of the key (hashable; compared with ``==``).
+    max_traces
+        Distinct signatures traced before the function runs eagerly (``None``: no limit).
+    on_limit
+        ``"eager"`` (warn once with ``RecompileWarning``, then run eagerly) or ``"error"``
+        (raise ``RecompileLimitError``).
+
+    Returns
+    -------
+    Jitted
+        Callable like ``fun``; ``.trace(*args)``, ``.cache_stats()``, ``.clear_cache()``.
+
+    Raises
+    ------
+    ConcretizationError
+        When the traced function asks a traced tensor for values (``bool(x)``, ``float(x)``,
+        ``np.asarray(x)``, ...).
+    TypeError, ValueError
+        For a non-callable ``fun`` or bad options.
+    """
+    if isinstance(static_argnames, str):
+        static_argnames = (static_argnames,)
+    if isinstance(static_argnums, int):
+        static_argnums = (static_argnums,)
+
+    def wrap(f: Callable[..., Any]) -> Jitted:
+        return Jitted(f, tuple(static_argnames), tuple(static_argnums), max_traces, on_limit)
+
+    return wrap if fun is None else wrap(fun)
+
+
+def make_graph(fun: Callable[..., Any], **jit_options: Any) -> Callable[..., TracedGraph]:
+    """``make_graph(f)(*args)``: the :class:`TracedGraph` of ``f`` on these arguments."""
+    return Jitted(fun, **jit_options).trace

@@ -1,0 +1,177 @@
+//! Graph mode's binding (`graph-mode.md`): `_Trace` (a program being recorded: symbolic input
+//! tensors, the mode state that routes ops on them into the trace) and `_Graph` (a finished
+//! program: printable, run from one call). `tenferro.jit` builds `tf.jit` on these.
+
+use crate::apply::operands;
+use crate::classes::{PyRuntime, PyTensor};
+use crate::convert::dtype_from_py;
+use crate::defaults::runtime_arg;
+use crate::errors::PyResultExt;
+use crate::host::PyHost;
+use crate::mode::{current_state, set_state};
+use pyo3::prelude::*;
+use pyo3::types::PyModule;
+use std::sync::Arc;
+use tenferro_ad::Emitter;
+use tenferro_eager::{EagerTensor, Operand, Runtime, Value, IMPLICIT};
+use tenferro_runtime::Program;
+use tenferro_tensor::{Error, Tensor};
+
+/// A trace being recorded: ops on its symbolic tensors are appended to a program instead of
+/// executed, while its mode state is set (``enter``).
+#[pyclass(name = "_Trace", module = "tenferro._tenferro", frozen)]
+pub struct PyTrace {
+    emitter: Arc<Emitter>,
+    runtime: Arc<Runtime>,
+}
+
+#[pymethods]
+impl PyTrace {
+    /// A new, empty trace recording on ``runtime`` (default: the default runtime).
+    #[new]
+    #[pyo3(signature = (runtime=None))]
+    fn new(py: Python<'_>, runtime: Option<&Bound<'_, PyRuntime>>) -> PyResult<Self> {
+        Ok(PyTrace {
+            emitter: Arc::new(Emitter::new()),
+            runtime: runtime_arg(py, runtime)?,
+        })
+    }
+
+    /// A new program input: a traced tensor of ``dtype`` and ``shape`` (no data).
+    fn input(
+        &self,
+        py: Python<'_>,
+        dtype: &Bound<'_, PyAny>,
+        shape: Vec<usize>,
+    ) -> PyResult<PyTensor> {
+        let d = dtype_from_py(py, "jit", dtype)?;
+        let v = self.emitter.input_value(d, &shape);
+        Ok(EagerTensor::new(v, self.runtime.clone(), None).into())
+    }
+
+    /// Route ops on this trace's tensors into it in the calling context; returns the
+    /// ``ContextVar`` token that ends the routing (``_state_var().reset(token)``).
+    fn enter(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let state = current_state(py)?;
+        let st = state.get();
+        let mut core = st.core.clone();
+        core.trace = Some(self.emitter.clone());
+        let sessions = st.sessions.iter().map(|s| s.clone_ref(py)).collect();
+        set_state(py, crate::classes::ModeState { core, sessions })
+    }
+
+    /// End the trace: the program returning ``outputs`` (traced tensors of this trace, or
+    /// tensors with data, returned as constants). Its tensors are leaked tracers afterwards.
+    fn finish(&self, py: Python<'_>, outputs: Vec<Bound<'_, PyTensor>>) -> PyResult<PyGraph> {
+        let values: Vec<&Value> = outputs.iter().map(|t| &t.get().value).collect();
+        let program = self.emitter.finish_values(&values).py(py)?;
+        Ok(PyGraph {
+            program: Arc::new(program),
+        })
+    }
+}
+
+/// A finished program of primitives (``tf.jit``'s traced and compiled graphs hold one).
+#[pyclass(name = "_Graph", module = "tenferro._tenferro", frozen)]
+pub struct PyGraph {
+    program: Arc<Program>,
+}
+
+#[pymethods]
+impl PyGraph {
+    /// Number of inputs.
+    #[getter]
+    fn n_inputs(&self) -> usize {
+        self.program.n_inputs()
+    }
+
+    /// Number of outputs.
+    #[getter]
+    fn n_outputs(&self) -> usize {
+        self.program.outputs().len()
+    }
+
+    /// Number of instructions (primitive applications).
+    fn __len__(&self) -> usize {
+        self.program.instrs().len()
+    }
+
+    /// Approximate retained bytes (instructions and constants).
+    #[getter]
+    fn nbytes(&self) -> usize {
+        self.program.bytes()
+    }
+
+    /// One line per instruction: output slot, op and parameters, input slots.
+    fn __str__(&self) -> String {
+        let p = &self.program;
+        let mut out = format!(
+            "program: {} inputs (%0..%{}), {} constants, {} instructions\n",
+            p.n_inputs(),
+            p.n_inputs().saturating_sub(1),
+            p.consts().len(),
+            p.instrs().len()
+        );
+        for (i, c) in p.consts().iter().enumerate() {
+            out.push_str(&format!(
+                "  %{} = constant {}{:?}\n",
+                p.n_inputs() + i,
+                c.dtype(),
+                c.shape()
+            ));
+        }
+        let mut slot = p.n_inputs() + p.consts().len();
+        for ins in p.instrs() {
+            let n = ins.op.num_outputs();
+            let outs: Vec<String> = (slot..slot + n).map(|s| format!("%{s}")).collect();
+            let ins_s: Vec<String> = ins.inputs.iter().map(|s| format!("%{s}")).collect();
+            out.push_str(&format!(
+                "  {} = {:?}({})\n",
+                outs.join(", "),
+                ins.op,
+                ins_s.join(", ")
+            ));
+            slot += n;
+        }
+        let outs: Vec<String> = p.outputs().iter().map(|s| format!("%{s}")).collect();
+        out.push_str(&format!("  return {}\n", outs.join(", ")));
+        out
+    }
+
+    /// Run the program on ``inputs`` (tensors or array-likes, in input order) on the engine an
+    /// eager op on them would use (innermost active session, the owning context's, or the
+    /// default); one tensor per output, of that runtime. Inputs are only read.
+    fn run(&self, py: Python<'_>, inputs: Vec<Bound<'_, PyAny>>) -> PyResult<Vec<PyTensor>> {
+        let refs: Vec<&Bound<'_, PyAny>> = inputs.iter().collect();
+        let ops = operands(py, &refs)?;
+        let data = ops
+            .iter()
+            .map(|o| match o {
+                Operand::Tensor(t) => t.data("jit").cloned(),
+                Operand::Array(t) => Ok(t.clone()),
+                Operand::Scalar(_) => Err(Error::internal(
+                    "jit",
+                    "a compiled graph takes tensors (Python scalars are converted first)",
+                )),
+            })
+            .collect::<Result<Vec<Tensor>, Error>>()
+            .py(py)?;
+        let state = current_state(py)?;
+        let mode = &state.get().core;
+        let host = PyHost::new(py);
+        let exec = host.finish(IMPLICIT.prepare("jit", &ops, mode, &host))?;
+        let outs = host.finish(exec.run_compiled("jit", &self.program, data, &host))?;
+        let rt = exec.runtime().clone();
+        Ok(outs
+            .into_iter()
+            .map(|t| EagerTensor::of_data(t, rt.clone(), None).into())
+            .collect())
+    }
+}
+
+/// Register the classes of this module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyTrace>()?;
+    m.add_class::<PyGraph>()?;
+    Ok(())
+}
