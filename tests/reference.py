@@ -240,6 +240,7 @@ rsqrt = _unary("rsqrt", _transcendental(_rsqrt), domain="positive")
 expm1 = _unary("expm1", _transcendental(np.expm1), domain="exp")
 log1p = _unary("log1p", _transcendental(np.log1p), domain="log1p")
 erf = _unary("erf", _transcendental(_erf), complex_ok=False)
+round = _unary("round", _transcendental(np.rint))  # noqa: A001 - the primitive's name
 
 
 # --------------------------------------------------------------------------------------------

@@ -97,6 +97,48 @@ def test_the_stub_check_can_fail() -> None:
     groups = _tenferro._primitive_groups()
     stale = current.replace("    def neg(self, /, x: Any) -> Tensor: ...\n", "", 1)
     assert stale != current and gen.expected_stub(stale) == current
-    extra = gen.update(current, gen.render(catalog + ["round"], groups + [("round", "unary")]))
-    assert "def round(self, /, x: Any) -> Tensor: ..." in extra
+    # (A name no primitive will take: a real one would make the "extra" method not extra.)
+    fake = "not_a_primitive"
+    assert fake not in catalog
+    extra = gen.update(current, gen.render(catalog + [fake], groups + [(fake, "unary")]))
+    assert f"def {fake}(self, /, x: Any) -> Tensor: ..." in extra
     assert gen.expected_stub(extra) == current
+
+
+OPS_MD = Path(__file__).resolve().parents[1] / "docs" / "ops.md"
+#: The family column of ops.md's catalog table, by catalog family.
+DOC_FAMILY = {"matrix_structure": "structure", "reduction": "reductions"}
+
+
+def _documented_primitives() -> dict[str, set[str]]:
+    """The identifiers in the code spans of each row of ops.md's "The catalog" table, by the
+    row's family column."""
+    src = OPS_MD.read_text()
+    start = src.index("## The catalog")
+    end = src.index("\n## ", start + 1) if "\n## " in src[start + 1 :] else len(src)
+    rows: dict[str, set[str]] = {}
+    for line in src[start:end].splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 2 or not line.lstrip().startswith("|"):
+            continue
+        spans = " ".join(re.findall(r"`([^`]*)`", "|".join(cells[1:])))
+        rows[cells[0]] = set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", spans))
+    return rows
+
+
+def test_ops_md_lists_every_catalog_primitive() -> None:
+    """docs/ops.md's catalog table names every primitive of the op table in its family's row, so
+    a new primitive cannot go undocumented (the table is written by hand)."""
+    documented = _documented_primitives()
+    missing = [
+        f"{name} ({family})"
+        for name, _arity, family, *_ in _tenferro._catalog()
+        if name not in documented.get(DOC_FAMILY.get(family, family), set())
+    ]
+    assert not missing, f"docs/ops.md, \"The catalog\": add {', '.join(missing)}"
+
+
+def test_the_ops_md_check_can_fail() -> None:
+    documented = _documented_primitives()
+    assert "erf" in documented["unary"] and "erf" not in documented["binary"]
+    assert "compare" in documented["binary"] and "slogdet" in documented["linalg"]

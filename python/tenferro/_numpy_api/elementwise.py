@@ -34,6 +34,7 @@ __all__ = [
     "abs",
     "absolute",
     "add",
+    "around",
     "clip",
     "conj",
     "conjugate",
@@ -68,6 +69,8 @@ __all__ = [
     "power",
     "real",
     "remainder",
+    "rint",
+    "round",
     "sign",
     "sin",
     "sqrt",
@@ -311,6 +314,124 @@ sqrt = _make_unary(
     "[1.0, 2.0, 3.0]",
     example_call="tf.sqrt(x).tolist()",
 )
+
+
+rint = _make_unary(
+    "rint",
+    _p.round,
+    "the primitive ``prim.round``",
+    "Round to the nearest integer, element-wise; halfway values go to the even neighbour (``0.5`` "
+    "to ``0``, ``1.5`` and ``2.5`` to ``2``), and the sign of zero is kept (``-0.4`` to ``-0.0``).",
+    "[0.5, 1.5, 2.5, -0.5, -0.4]",
+    "[0.0, 2.0, 2.0, -0.0, -0.0]",
+    note="Complex inputs round their real and imaginary parts separately, as NumPy. The derivative "
+    "is zero (the rule of ``prim.round``).",
+    example_call="tf.rint(x).tolist()",
+)
+
+
+#: NumPy's ``power_of_ten`` (numpy/_core/src/multiarray/calculation.c): ``1e0`` .. ``1e8`` from a
+#: table, larger powers by multiplying ``1e9`` by 10 repeatedly (NumPy's factor, which is not
+#: ``10.0**n`` for every ``n``).
+_POWERS_OF_TEN = (1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8)
+
+
+def _power_of_ten(n: int) -> float:
+    if n < len(_POWERS_OF_TEN):
+        return _POWERS_OF_TEN[n]
+    ret = 1e9
+    for _ in range(n - 9):
+        ret *= 10.0
+        if math.isinf(ret):
+            break
+    return ret
+
+
+def round(a: ArrayLike, decimals: int = 0) -> Tensor:  # noqa: A001 - NumPy's name
+    """Round to ``decimals`` decimal places, halfway values to even, as ``numpy.round``.
+
+    ``decimals == 0`` is :func:`rint` (the primitive ``prim.round``). Otherwise, as NumPy's
+    ``PyArray_Round``: ``rint(x * f) / f`` with ``f = 10**decimals`` for ``decimals > 0`` and
+    ``rint(x / f) * f`` with ``f = 10**-decimals`` for ``decimals < 0`` (``f`` is NumPy's
+    factor, the multiplications are ``prim.scale_real``). The result is therefore NumPy's,
+    including its surprises: ``round(1.005, 2)`` is ``1.0`` (``1.005 * 100`` is
+    ``100.49999999999999``), and ``decimals`` past the float range give NaN.
+
+    Integer inputs keep their dtype: with ``decimals >= 0`` they are returned unchanged; with
+    ``decimals < 0`` they are rounded in float64 (``rint(x / f) * f``) and cast back, so
+    magnitudes above ``2**53`` round as their float64 values do and a result outside the
+    integer range is the ``prim.cast`` of it (NumPy's overflows). Boolean inputs give float64
+    for ``decimals == 0`` (NumPy: float16, which tenferro does not have).
+
+    Complex inputs round their real and imaginary parts separately, as NumPy. With
+    ``decimals != 0`` the division by ``f`` is the complex division by ``f + 0j``: exact for
+    finite parts, but a NaN or infinite part makes the other part NaN and a zero part may lose
+    its sign (NumPy divides each part by ``f``).
+
+    The derivative is zero (the rule of ``prim.round``; ``prim.scale_real``/``prim.div`` by
+    ``f`` carry it through).
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+        Input of any shape (rank 0 included); non-tensors are converted with
+        :func:`tenferro.asarray`.
+    decimals : int, optional
+        Number of decimal places (negative: places left of the decimal point); default 0.
+
+    Returns
+    -------
+    Tensor
+        Same shape as ``a``; dtype ``a.dtype``, except float64 for boolean ``a``.
+
+    Raises
+    ------
+    TypeError
+        If ``decimals`` is not an integer.
+    DTypeError
+        If ``a`` is boolean and ``decimals != 0`` (NumPy cannot cast the float result back to
+        bool either), or has a dtype tenferro does not support.
+
+    See Also
+    --------
+    numpy.round, numpy.around, rint
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> tf.round(tf.asarray([0.5, 1.5, 2.5, -2.5])).tolist()
+    [0.0, 2.0, 2.0, -2.0]
+    >>> tf.round(tf.asarray([1.25, 1.35, 123.456]), 1).tolist()
+    [1.2, 1.4, 123.5]
+    >>> tf.round(tf.asarray([15, 25, 1234]), -1).tolist()
+    [20, 20, 1230]
+    """
+    decimals = operator.index(decimals)
+    x = _as_tensor(a)
+    kind = x.dtype.kind
+    if kind in "iu":
+        if decimals >= 0:
+            return _unchanged(x)
+        f = _power_of_ten(-decimals)
+        r = _p.scale_real(_p.round(_p.div(_p.convert(x, _F64), f)), f)
+        return _p.cast(r, x.dtype)
+    if kind == "b":
+        if decimals != 0:
+            raise DTypeError(
+                f"round: boolean input with decimals={decimals} (the float result cannot be "
+                "cast back to bool, as in NumPy)"
+            )
+        return _p.round(_p.convert(x, _F64))
+    if decimals == 0:
+        return _p.round(x)
+    if decimals > 0:
+        f = _power_of_ten(decimals)
+        return _p.div(_p.round(_p.scale_real(x, f)), f)
+    f = _power_of_ten(-decimals)
+    return _p.scale_real(_p.round(_p.div(x, f)), f)
+
+
+around = round
 
 
 def abs(x: ArrayLike, /) -> Tensor:

@@ -36,7 +36,22 @@ macro_rules! lift2 {
     };
 }
 
-fn real_unary<T: Element + Float + Erf>(
+/// Rounding half to even (NumPy's `rint`), for the kernels generic over `f32`/`f64`.
+trait RoundTiesEven {
+    fn round_ties_even(self) -> Self;
+}
+impl RoundTiesEven for f32 {
+    fn round_ties_even(self) -> f32 {
+        f32::round_ties_even(self)
+    }
+}
+impl RoundTiesEven for f64 {
+    fn round_ties_even(self) -> f64 {
+        f64::round_ties_even(self)
+    }
+}
+
+fn real_unary<T: Element + Float + Erf + RoundTiesEven>(
     e: &CpuEngine,
     name: &str,
     op: UnaryOp,
@@ -73,13 +88,14 @@ fn real_unary<T: Element + Float + Erf>(
         UnaryOp::Expm1 => map1::<T, T>(e, name, s, x, t, lift!(|v: T| v.exp_m1())),
         UnaryOp::Log1p => map1::<T, T>(e, name, s, x, t, lift!(|v: T| v.ln_1p())),
         UnaryOp::Erf => map1::<T, T>(e, name, s, x, t, lift!(|v: T| Erf::erf(v))),
+        UnaryOp::Round => map1::<T, T>(e, name, s, x, 1, lift!(RoundTiesEven::round_ties_even)),
     }
 }
 
 fn complex_unary<T>(e: &CpuEngine, name: &str, op: UnaryOp, x: &Tensor) -> Result<Tensor>
 where
     Complex<T>: Element,
-    T: Element + Float,
+    T: Element + Float + RoundTiesEven,
 {
     type C<T> = Complex<T>;
     let s = x.shape();
@@ -106,6 +122,14 @@ where
         UnaryOp::Expm1 => map1::<C<T>, C<T>>(e, name, s, x, t, lift!(cexpm1)),
         UnaryOp::Log1p => map1::<C<T>, C<T>>(e, name, s, x, t, lift!(clog1p)),
         UnaryOp::Erf => Err(Error::dtype(name, "erf is defined for real dtypes only")),
+        UnaryOp::Round => map1::<C<T>, C<T>>(
+            e,
+            name,
+            s,
+            x,
+            1,
+            lift!(|v: C<T>| C::new(v.re.round_ties_even(), v.im.round_ties_even())),
+        ),
     }
 }
 
@@ -150,7 +174,8 @@ pub(crate) fn unary(e: &CpuEngine, op: UnaryOp, name: &str, x: &Tensor) -> Resul
             | UnaryOp::Rsqrt
             | UnaryOp::Expm1
             | UnaryOp::Log1p
-            | UnaryOp::Erf => Err(Error::dtype(name, "dtype bool is not supported")),
+            | UnaryOp::Erf
+            | UnaryOp::Round => Err(Error::dtype(name, "dtype bool is not supported")),
         },
     }
 }

@@ -12,7 +12,9 @@
 //! gauge-invariant (see each case). The manifest test fails when a differentiable kind of the
 //! rule table has no case for a dtype its catalog row admits, so a new primitive cannot be
 //! skipped silently; every case also checks that an independent tangent breaks the identity (the
-//! check is not vacuous).
+//! check is not vacuous). The unary cases follow from `UnaryOp::ALL` and the rule table, and the
+//! kinds whose row is `Zero` or `Cut` are checked for what the row says (a zero derivative, no
+//! recorded node), so a new unary or zero-derivative primitive needs no edit here.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -429,25 +431,29 @@ const TOL: f64 = 1e-12;
 const F: DType = DType::F64;
 const C: DType = DType::C64;
 
+/// The input of a unary op's case: a positive real part where its domain needs one (`log`,
+/// `sqrt`, `rsqrt`, `log1p`), magnitudes in `[0.5, 1.5)` for `abs` (not differentiable at 0),
+/// uniform in `[-1, 1)` for every other op (a new unary op gets these).
+fn unary_input(rng: &mut Rng, u: UnaryOp, d: DType, sh: &[usize]) -> Tensor {
+    match u {
+        UnaryOp::Abs => rand_away_from_zero(rng, d, sh),
+        UnaryOp::Log | UnaryOp::Sqrt | UnaryOp::Rsqrt | UnaryOp::Log1p => rand_pos(rng, d, sh),
+        _ => rand(rng, d, sh),
+    }
+}
+
+/// Every unary op the rule table differentiates (not `Zero`/`Cut`: those are checked by the
+/// manifest test), in each of `float64` / `complex128` its catalog row admits.
 fn unary_cases(rng: &mut Rng) -> Vec<Case> {
-    use UnaryOp as U;
     let sh = [3, 4, 2];
     let mut cases = Vec::new();
     for d in [F, C] {
-        for (u, x) in [
-            (U::Neg, rand(rng, d, &sh)),
-            (U::Conj, rand(rng, d, &sh)),
-            (U::Abs, rand_away_from_zero(rng, d, &sh)),
-            (U::Exp, rand(rng, d, &sh)),
-            (U::Log, rand_pos(rng, d, &sh)),
-            (U::Sin, rand(rng, d, &sh)),
-            (U::Cos, rand(rng, d, &sh)),
-            (U::Tanh, rand(rng, d, &sh)),
-            (U::Sqrt, rand_pos(rng, d, &sh)),
-            (U::Rsqrt, rand_pos(rng, d, &sh)),
-            (U::Expm1, rand(rng, d, &sh)),
-            (U::Log1p, rand_pos(rng, d, &sh)),
-        ] {
+        for u in UnaryOp::ALL {
+            let kind = Op::Unary(u).kind();
+            if matches!(rule(kind), Rule::Zero | Rule::Cut) || !row(kind).dtypes.contains(d) {
+                continue;
+            }
+            let x = unary_input(rng, u, d, &sh);
             cases.push(prim(
                 &format!("{u:?}"),
                 Op::Unary(u),
@@ -457,13 +463,6 @@ fn unary_cases(rng: &mut Rng) -> Vec<Case> {
             ));
         }
     }
-    cases.push(prim(
-        "Erf",
-        Op::Unary(U::Erf),
-        F,
-        vec![rand(rng, F, &sh)],
-        vec![true],
-    ));
     cases
 }
 
@@ -1265,7 +1264,8 @@ fn linalg_identity() {
 }
 
 /// Every kind the rule table differentiates has a case for each of `float64` / `complex128` its
-/// catalog row admits; zero-derivative and graph-cutting kinds are the table's to exclude.
+/// catalog row admits; zero-derivative and graph-cutting kinds are the table's to exclude (and
+/// `zero_and_cut_kinds_do_what_their_rule_rows_say` checks them).
 #[test]
 fn manifest_every_differentiable_kind_has_identity_cases() {
     let cases = all_cases();
@@ -1292,23 +1292,180 @@ fn manifest_every_differentiable_kind_has_identity_cases() {
         "differentiable kinds without a dot-product identity case: {}",
         missing.join(", ")
     );
-    // The exclusions are exactly the kinds the table marks: sign (zero) and compare (cut).
-    let excluded: Vec<OpKind> = OpKind::ALL
-        .into_iter()
-        .filter(|&k| matches!(rule(k), Rule::Zero | Rule::Cut))
+}
+
+/// Ops of `kind` that need no shape-specific parameters: the uniform groups (unary, binary,
+/// reduction over axis 0) and `compare` in every direction. The zero-derivative and cut
+/// kinds are exercised through these (the test fails for a kind that has none).
+fn probes(kind: OpKind) -> Vec<Op> {
+    let mut ops: Vec<Op> = UnaryOp::ALL.iter().map(|&u| Op::Unary(u)).collect();
+    ops.extend(BinaryOp::ALL.iter().map(|&b| Op::Binary(b)));
+    ops.extend(
+        ReduceOp::ALL
+            .iter()
+            .map(|&op| Op::Reduce { op, axes: vec![0] }),
+    );
+    ops.extend(CompareDir::ALL.iter().map(|&d| Op::Compare(d)));
+    ops.retain(|op| op.kind() == kind);
+    ops
+}
+
+/// `op` applied to `inputs` without recording, as `float64` values.
+fn values_f64(e: &Env, op: &Op, inputs: &[Tensor]) -> Vec<f64> {
+    let vars: Vec<Var> = inputs.iter().cloned().map(Var::constant).collect();
+    let refs: Vec<&Var> = vars.iter().collect();
+    let plain = ctx(e, false);
+    let mut out = plain.apply(op.clone(), &refs).unwrap();
+    if out.value.dtype() != F {
+        out = plain.apply(Op::Convert(F), &[&out]).unwrap();
+    }
+    out.value.tensor("test").unwrap().to_vec::<f64>()
+}
+
+/// `x + s·v` for `float64` tensors of one shape.
+fn axpy(x: &Tensor, s: f64, v: &Tensor) -> Tensor {
+    let (a, b) = (x.to_vec::<f64>(), v.to_vec::<f64>());
+    Tensor::from_vec(
+        x.shape(),
+        a.iter().zip(&b).map(|(p, q)| p + s * q).collect(),
+    )
+    .unwrap()
+}
+
+/// The largest central difference `|f(x + h·v) - f(x - h·v)| / 2h` over the output elements,
+/// for random `float64` inputs `x` in `[-3, 3)` and a random direction `v`.
+fn max_central_difference(e: &Env, op: &Op, arity: usize, rng: &mut Rng) -> f64 {
+    let h = 1e-6;
+    let sh = [3, 4, 2];
+    let xs: Vec<Tensor> = (0..arity)
+        .map(|_| rand_in(rng, F, &sh, (-3.0, 3.0), (0.0, 0.0)))
         .collect();
-    assert_eq!(excluded, vec![OpKind::Sign, OpKind::Compare]);
-    // `compare` really is cut: no node is recorded.
+    let vs: Vec<Tensor> = (0..arity).map(|_| rand(rng, F, &sh)).collect();
+    let plus: Vec<Tensor> = xs.iter().zip(&vs).map(|(x, v)| axpy(x, h, v)).collect();
+    let minus: Vec<Tensor> = xs.iter().zip(&vs).map(|(x, v)| axpy(x, -h, v)).collect();
+    let (fp, fm) = (values_f64(e, op, &plus), values_f64(e, op, &minus));
+    fp.iter()
+        .zip(&fm)
+        .map(|(a, b)| ((a - b) / (2.0 * h)).abs())
+        .fold(0.0, f64::max)
+}
+
+/// The kinds the rule table excludes from the identity are checked for what their row says,
+/// so a new `Zero` or `Cut` kind needs no edit here: every `Zero` kind records a node whose
+/// VJP reaches its inputs as symbolic zeros and whose JVP is no tangent, and central
+/// differences of it at random `float64` points are exactly 0 (piecewise constant: random
+/// points and a step of 1e-6 stay clear of its jumps; the seed is fixed); every `Cut` kind
+/// records no node. `float64` is where the finite differences run, so a `Zero` kind must admit
+/// it (`sign`'s zero derivative on complex input is the convention JAX follows, not a
+/// derivative of `z/|z|`).
+#[test]
+fn zero_and_cut_kinds_do_what_their_rule_rows_say() {
     let e = engine();
-    let x = Tensor::from_vec(&[2], vec![1.0f64, 2.0]).unwrap();
-    let leaf = Var {
-        value: x.clone().into(),
-        node: Some(Node::leaf(&x.clone().into())),
-    };
-    let out = ctx(&e, true)
-        .apply(Op::Compare(CompareDir::Lt), &[&leaf, &leaf])
-        .unwrap();
-    assert!(out.node.is_none());
+    let mut rng = Rng::new(31);
+    let mut failures = Vec::new();
+    let mut n_zero = 0;
+    let mut n_cut = 0;
+    for kind in OpKind::ALL {
+        let r = row(kind);
+        let zero = match rule(kind) {
+            Rule::Zero => true,
+            Rule::Cut => false,
+            _ => continue,
+        };
+        let arity = usize::try_from(r.arity).unwrap_or(2);
+        let mut applied = 0;
+        for op in probes(kind) {
+            for d in [F, C] {
+                if !r.dtypes.contains(d) {
+                    continue;
+                }
+                let xs: Vec<Tensor> = (0..arity)
+                    .map(|_| rand_in(&mut rng, d, &[3, 4, 2], (-3.0, 3.0), (-3.0, 3.0)))
+                    .collect();
+                let leaves: Vec<Var> = xs
+                    .iter()
+                    .map(|x| Var {
+                        value: x.clone().into(),
+                        node: Some(Node::leaf(&x.clone().into())),
+                    })
+                    .collect();
+                let refs: Vec<&Var> = leaves.iter().collect();
+                // Ordering comparisons reject complex operands: nothing to check there.
+                let Ok(out) = ctx(&e, true).apply(op.clone(), &refs) else {
+                    continue;
+                };
+                applied += 1;
+                let label = format!("{} [{}] {op:?}", r.name, d.name());
+                if !zero {
+                    n_cut += 1;
+                    if out.node.is_some() {
+                        failures.push(format!("{label}: cut, but a node was recorded"));
+                    }
+                    continue;
+                }
+                n_zero += 1;
+                if out.node.is_none() {
+                    failures.push(format!("{label}: zero rule, but no node was recorded"));
+                    continue;
+                }
+                let plain = ctx(&e, false);
+                let nodes: Vec<Arc<Node>> = leaves.iter().filter_map(|v| v.node.clone()).collect();
+                let u = rand(&mut rng, out.value.dtype(), out.value.shape());
+                let cts = vjp_graph(&plain, &out, Var::constant(u), &nodes).unwrap();
+                if cts.iter().any(Option::is_some) {
+                    failures.push(format!("{label}: the VJP reached an input"));
+                }
+                let sources: Vec<(Arc<Node>, Var)> = nodes
+                    .iter()
+                    .map(|n| {
+                        let (dt, s) = n.leaf_meta().unwrap();
+                        (n.clone(), Var::constant(rand(&mut rng, dt, s)))
+                    })
+                    .collect();
+                if jvp_graph(&plain, &out, &sources).unwrap().is_some() {
+                    failures.push(format!("{label}: the JVP produced a tangent"));
+                }
+            }
+            if zero {
+                if !r.dtypes.contains(F) {
+                    failures.push(format!(
+                        "{}: zero rule, but float64 is not admitted",
+                        r.name
+                    ));
+                    continue;
+                }
+                let fd = max_central_difference(&e, &op, arity, &mut rng);
+                if fd != 0.0 {
+                    failures.push(format!(
+                        "{} {op:?}: zero rule, but a central difference is {fd:e}",
+                        r.name
+                    ));
+                }
+            }
+        }
+        if applied == 0 {
+            failures.push(format!(
+                "{}: no probe exercises it (add one to `probes`)",
+                r.name
+            ));
+        }
+    }
+    assert!(n_zero > 0 && n_cut > 0, "zero: {n_zero}, cut: {n_cut}");
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// The finite-difference check of the zero-derivative kinds can fail: `neg` (derivative -1)
+/// has central differences of 1.
+#[test]
+fn sanity_central_differences_see_a_nonzero_derivative() {
+    let e = engine();
+    let fd = max_central_difference(&e, &Op::Unary(UnaryOp::Neg), 1, &mut Rng::new(3));
+    assert!(fd > 0.5, "{fd}");
 }
 
 /// The check can fail: an independent tangent, or a conjugated VJP (the classic convention

@@ -77,6 +77,9 @@ macro_rules! primitive_ops {
             Log1p = log1p, 1, Unary, INEXACT, unary(Log1p);
             /// Error function (real floats only).
             Erf = erf, 1, Unary, REAL_FLOAT, unary(Erf);
+            /// Round to the nearest integer, halfway cases to even (NumPy's `rint`); real and
+            /// imaginary parts separately for complex input.
+            Round = round, 1, Unary, INEXACT, unary(Round);
             /// `x + y`.
             Add = add, 2, Binary, ALL, binary(Add);
             /// `x - y`.

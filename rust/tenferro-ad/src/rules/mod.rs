@@ -158,6 +158,7 @@ const TABLE: [RuleRow; OpKind::COUNT] = [
     row(K::Expm1, holomorphic(e::expm1_deriv)),
     row(K::Log1p, holomorphic(e::log1p_deriv)),
     row(K::Erf, holomorphic(e::erf_deriv)),
+    row(K::Round, Zero),
     row(K::Add, partials(e::add_partials)),
     row(K::Sub, partials(e::sub_partials)),
     row(K::Mul, partials(e::mul_partials)),
