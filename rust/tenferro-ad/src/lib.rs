@@ -335,7 +335,7 @@ fn record_inner(op: &Op, inputs: Vec<Var>, output: Value, capture: bool) -> Var 
         },
     });
     Var {
-        value: output.into(),
+        value: output,
         node: Some(node),
     }
 }
@@ -375,13 +375,13 @@ fn project(node: &Arc<Node>, index: usize, value: Value) -> Var {
         kind: NodeKind::Output {
             index,
             parent: vec![Var {
-                value: value.clone().into(),
+                value: value.clone(),
                 node: Some(node.clone()),
             }],
         },
     });
     Var {
-        value: value.into(),
+        value,
         node: Some(out),
     }
 }
@@ -556,7 +556,7 @@ pub fn vjp_graph(
                 };
                 put(&mut result, node.id, &ct);
                 let out_var = Var {
-                    value: output.clone().into(),
+                    value: output.clone(),
                     node: Some(node.clone()),
                 };
                 let prof = tenferro_runtime::profile::profiler();
@@ -664,7 +664,7 @@ pub fn jvp_graph(ctx: &Ctx<'_>, output: &Var, sources: &[(Arc<Node>, Var)]) -> R
                     continue;
                 }
                 let out_var = Var {
-                    value: output.clone().into(),
+                    value: output.clone(),
                     node: Some(node.clone()),
                 };
                 if let Some(t) = rules::jvp(ctx, op, inputs, &out_var, &ts)? {
