@@ -17,7 +17,9 @@ __all__ = [
     "Runtime",
     "Session",
     "Tensor",
+    "_Graph",
     "_ModeState",
+    "_Trace",
     "_ad_rules",
     "_backward",
     "_catalog",
@@ -346,12 +348,14 @@ class _ModeState:
     @property
     def tracing(self) -> bool: ...
 
+@final
 class _Trace:
     def __new__(cls, runtime: Runtime | None = None) -> _Trace: ...
     def input(self, dtype: Any, shape: list[int]) -> Tensor: ...
     def enter(self) -> Any: ...
     def finish(self, outputs: list[Tensor]) -> _Graph: ...
 
+@final
 class _Graph:
     @property
     def n_inputs(self) -> int: ...
