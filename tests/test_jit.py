@@ -213,3 +213,19 @@ def test_nested_jit_inlines():
     x = tf.asarray(arr((3,)))
     same(outer(x), tf.sin(x) * 2.0)
     assert inner.cache_stats().misses == 0
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_tfim_energy_and_gradient_under_jit_equal_eager(dtype):
+    from tenferro.examples import tfim
+
+    eager = tfim.TfimProblem(sites=8, bond=4, dtype=dtype)
+    jitted = tfim.TfimProblem(sites=8, bond=4, dtype=dtype, jit=True)
+    x = eager.pack(tfim.random_mps(8, 4, seed=3, dtype=dtype))
+    for _ in range(3):  # first call traces, later calls replay
+        e1, g1 = jitted.value_and_grad(x)
+        e0, g0 = eager.value_and_grad(x)
+        assert abs(e1 - e0) <= 1e-12 * abs(e0)
+        np.testing.assert_allclose(g1, g0, rtol=1e-11, atol=1e-13)
+        x = x - 0.01 * g0
+    assert jitted._jitted.cache_stats().misses == 1

@@ -240,6 +240,7 @@ class TfimProblem:
     J: float = 1.0
     dtype: Any = np.float64
     runtime: Any = None
+    jit: bool = False
     shapes: list[tuple[int, int, int]] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -254,6 +255,19 @@ class TfimProblem:
         self.n_complex = self.offsets[-1]
         self.is_complex = self.dtype.kind == "c"
         self.mpo = self.runtime.constant(tfim_mpo(self.g, self.J, self.dtype))
+        # Graph mode: energy and gradient traced once into one program (`tf.jit` of
+        # `tf.func.value_and_grad`), replayed for every evaluation.
+        self._jitted = (
+            tf.jit(tf.func.value_and_grad(self._energy_of, argnums=tuple(range(self.sites))))
+            if self.jit
+            else None
+        )
+
+    def _energy_of(self, *sites: Any) -> Any:
+        num, den = mps_energy(list(sites), self.mpo)
+        if self.is_complex:
+            num, den = tf.real(num), tf.real(den)
+        return num / den
 
     @property
     def size(self) -> int:
@@ -281,6 +295,12 @@ class TfimProblem:
     def value_and_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         """``E(x)`` and ``∂E/∂x`` (float, float64 array of shape ``(size,)``)."""
         rt = self.runtime
+        if self._jitted is not None:
+            e, grads = self._jitted(*[rt.constant(a) for a in self.unpack(x)])
+            g = np.concatenate([np.asarray(t).ravel() for t in grads])
+            if self.is_complex:
+                g = np.concatenate([g.real, g.imag])
+            return float(np.asarray(e)), g
         leaves = [rt.variable(a) for a in self.unpack(x)]
         num, den = mps_energy(leaves, self.mpo)
         if self.is_complex:
@@ -366,6 +386,7 @@ def ground_state(
     engine_threads: int | None = None,
     progress: bool | None = None,
     exact: float | None = None,
+    jit: bool = False,
 ) -> Result:
     """Minimise the MPS energy with L-BFGS until the relative error reaches ``tol``.
 
@@ -388,6 +409,9 @@ def ground_state(
         tqdm progress bar; default: only when stderr is a terminal.
     exact : float, optional
         Reference energy ``E0``; default :func:`exact_energy` (free fermions).
+    jit : bool, optional
+        Evaluate energy and gradient with ``tf.jit(tf.func.value_and_grad(...))`` (traced once,
+        one program for forward and backward) instead of eager recording and ``backward``.
 
     Returns
     -------
@@ -401,7 +425,7 @@ def ground_state(
     e0 = exact_energy(sites, g, J) if exact is None else float(exact)
     engine = tf.CpuEngine(threads=1 if engine_threads is None else engine_threads)
     rt = tf.Runtime()
-    problem = TfimProblem(sites, bond, g, J, dtype, runtime=rt)
+    problem = TfimProblem(sites, bond, g, J, dtype, runtime=rt, jit=jit)
     x0 = problem.pack(random_mps(sites, bond, seed, dtype))
     rel_errors: list[float] = []
     grad_norms: list[float] = []
@@ -493,6 +517,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--plot", metavar="PATH", default=None,
                    help="save a log-scale convergence plot (matplotlib) to PATH")
     p.add_argument("--no-progress", action="store_true", help="no tqdm progress bar")
+    p.add_argument("--jit", action="store_true",
+                   help="graph mode: energy and gradient as one traced program (tf.jit)")
     return p
 
 
@@ -502,7 +528,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     result = ground_state(
         sites=args.sites, bond=args.bond, g=args.g, J=args.J, tol=args.tol, seed=args.seed,
         dtype=args.dtype, engine_threads=args.engine_threads,
-        progress=False if args.no_progress else None,
+        progress=False if args.no_progress else None, jit=args.jit,
     )
     if args.plot:
         save_plot(result, args.plot)
