@@ -24,8 +24,9 @@ develop: venv
 	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(VENV)/bin/maturin develop --release -q
 	$(MAKE) stub
 
-# The uniform Session methods of python/tenferro/_tenferro.pyi from the op table
-# (tools/gen_stub.py; needs the built extension; tests/test_op_table.py fails when it is stale).
+# The uniform Session methods of python/tenferro/_tenferro.pyi and docs/ops.md's catalog table from
+# the op table (tools/gen_stub.py; needs the built extension; tests/test_op_table.py fails when
+# either is stale).
 stub:
 	$(PY) tools/gen_stub.py
 

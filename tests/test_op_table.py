@@ -1,8 +1,9 @@
 """The op table against its Python faces (issue 19, first acceptance line): every primitive of
 the catalog is a method of ``Session`` in the extension and in its stub (``_tenferro.pyi``),
 nothing else on ``Session`` poses as a primitive, and every primitive has a derivative-rule
-row; the stub's generated section (``tools/gen_stub.py``) is what the op table gives today. (The Rust side — every ``OpKind`` has its catalog row and a rule row — is
-``every_kind_has_its_catalog_row_and_a_rule`` in ``tenferro-ad``.)"""
+row; the stub's generated section and docs/ops.md's catalog table (``tools/gen_stub.py``) are
+what the op table gives today. (The Rust side — every ``OpKind`` has its catalog row and a rule
+row — is ``every_kind_has_its_catalog_row_and_a_rule`` in ``tenferro-ad``.)"""
 
 from __future__ import annotations
 
@@ -106,14 +107,12 @@ def test_the_stub_check_can_fail() -> None:
 
 
 OPS_MD = Path(__file__).resolve().parents[1] / "docs" / "ops.md"
-#: The family column of ops.md's catalog table, by catalog family.
-DOC_FAMILY = {"matrix_structure": "structure", "reduction": "reductions"}
 
 
-def _documented_primitives() -> dict[str, set[str]]:
+def _documented_primitives(src: str | None = None) -> dict[str, set[str]]:
     """The identifiers in the code spans of each row of ops.md's "The catalog" table, by the
     row's family column."""
-    src = OPS_MD.read_text()
+    src = OPS_MD.read_text() if src is None else src
     start = src.index("## The catalog")
     end = src.index("\n## ", start + 1) if "\n## " in src[start + 1 :] else len(src)
     rows: dict[str, set[str]] = {}
@@ -126,19 +125,64 @@ def _documented_primitives() -> dict[str, set[str]]:
     return rows
 
 
+def test_committed_ops_md_matches_the_op_table() -> None:
+    """docs/ops.md's catalog table is what tools/gen_stub.py writes from the op table today, so
+    a new primitive needs `make stub`, not a hand edit."""
+    gen = _gen_stub()
+    assert OPS_MD.resolve() == gen.OPS_MD.resolve(), (OPS_MD, gen.OPS_MD)
+    current = OPS_MD.read_text()
+    wanted = gen.expected_ops_md(current)
+    assert wanted == current, "docs/ops.md's catalog table is stale: run `make stub`"
+
+
 def test_ops_md_lists_every_catalog_primitive() -> None:
-    """docs/ops.md's catalog table names every primitive of the op table in its family's row, so
-    a new primitive cannot go undocumented (the table is written by hand)."""
+    """The table (generated) names every primitive of the op table in its family's row, the
+    rows in catalog family order, and nothing that is not a primitive besides the notes'
+    words."""
     documented = _documented_primitives()
+    catalog = _tenferro._catalog()
+    families = list(dict.fromkeys(row[2] for row in catalog))
+    assert list(documented) == ["family", "---", *families], list(documented)
     missing = [
-        f"{name} ({family})"
-        for name, _arity, family, *_ in _tenferro._catalog()
-        if name not in documented.get(DOC_FAMILY.get(family, family), set())
+        f"{name} ({family})" for name, _a, family, *_ in catalog if name not in documented[family]
     ]
-    assert not missing, f"docs/ops.md, \"The catalog\": add {', '.join(missing)}"
+    assert not missing, f"docs/ops.md, \"The catalog\": missing {', '.join(missing)}"
+    names = {row[0] for row in catalog}
+    note_words = {"direction", "EQ", "NE", "LT", "LE", "GT", "GE", "pred", "on_true", "on_false"}
+    note_words |= {"x", "lo", "hi", "tf", "linalg"}
+    for family in families:
+        assert documented[family] - names <= note_words, (family, documented[family] - names)
 
 
 def test_the_ops_md_check_can_fail() -> None:
+    """A table missing a primitive, with one too many, or edited by hand is out of date, and
+    the generated block keeps up with a new primitive and a new family."""
+    gen = _gen_stub()
+    current = OPS_MD.read_text()
+    rows = [(row[0], row[2]) for row in _tenferro._catalog()]
+    # A deleted row.
+    lines = current.splitlines(keepends=True)
+    layout = next(line for line in lines if line.startswith("| layout |"))
+    stale = current.replace(layout, "", 1)
+    assert stale != current and gen.expected_ops_md(stale) == current
+    # A primitive dropped from a row.
+    dropped = current.replace(" erf round`", " round`", 1)
+    assert dropped != current and gen.expected_ops_md(dropped) == current
+    # A new primitive and a new family land in the table without a hand edit.
+    fake = "not_a_primitive"
+    assert fake not in {name for name, _ in rows}
+    extra = gen.update(
+        current,
+        gen.render_ops_table(rows + [(fake, "unary"), ("fake_" + fake, "new_family")]),
+        gen.DOC_BEGIN,
+        gen.DOC_END,
+        gen.OPS_MD,
+    )
+    documented = _documented_primitives(extra)
+    assert fake in documented["unary"] and documented["new_family"] == {"fake_" + fake}
+    assert list(documented)[-1] == "new_family"
+    assert gen.expected_ops_md(extra) == current
+    # The parse sees what it should.
     documented = _documented_primitives()
     assert "erf" in documented["unary"] and "erf" not in documented["binary"]
     assert "compare" in documented["binary"] and "slogdet" in documented["linalg"]
