@@ -229,3 +229,60 @@ def test_tfim_energy_and_gradient_under_jit_equal_eager(dtype):
         np.testing.assert_allclose(g1, g0, rtol=1e-11, atol=1e-13)
         x = x - 0.01 * g0
     assert jitted._jitted.cache_stats().misses == 1
+
+
+def test_a_captured_tensor_that_requires_grad_keeps_its_derivative():
+    # Found by the breaker: the captured variable became a program constant (zero gradient).
+    x = tf.asarray(np.array([1.0, 2.0, 3.0]))
+
+    def outer(w):
+        return tf.jit(lambda a: tf.sum(a * w))(x)
+
+    same(tf.func.grad(outer)(tf.asarray(np.array([1.0, 2.0, 3.0]))), np.array([1.0, 2.0, 3.0]))
+    rt = tf.default_runtime()
+    v = rt.variable(np.array([1.0, 2.0, 3.0]))
+    h = tf.jit(lambda a: a * v)
+    assert h(x).requires_grad
+    # Reached through a helper (not a direct capture): refused or exact, never a silent zero.
+    helper = lambda a: a * v  # noqa: E731
+    y = tf.jit(lambda a: tf.sum(helper(a)))(x)
+    assert y.requires_grad
+    (y + tf.sum(v)).backward()
+    same(v.grad, np.array([2.0, 3.0, 4.0]))
+
+
+def test_scalar_keys_tell_signed_zero_nan_and_int_float_apart():
+    f = tf.jit(lambda x, c: 1.0 / (x * c))
+    x = tf.asarray(np.ones(2))
+    same(f(x, -0.0), np.full(2, -np.inf))
+    same(f(x, 0.0), np.full(2, np.inf))
+    g = tf.jit(lambda x, c: x * c)
+    for _ in range(3):
+        g(x, float("nan"))
+    assert g.cache_stats().misses == 1
+
+
+def test_captured_python_scalars_and_nested_code_are_keyed():
+    global _SCALE, _W
+    _SCALE, _W = 1.0, tf.asarray(np.ones(3))
+    f = tf.jit(lambda a: a * _SCALE)
+    g = tf.jit(lambda a: [a * _W for _ in range(1)][0])
+    x = tf.asarray(np.arange(3.0))
+    same(f(x), np.arange(3.0))
+    same(g(x), np.arange(3.0))
+    _SCALE, _W = 5.0, tf.asarray(np.full(3, 2.0))
+    same(f(x), 5.0 * np.arange(3.0))
+    same(g(x), 2.0 * np.arange(3.0))
+
+
+def test_jit_on_a_method():
+    class Mod:
+        def __init__(self, w):
+            self.w = w
+
+        @tf.jit
+        def fwd(self, a):
+            return a * 2.0
+
+    x = tf.asarray(np.ones(2))
+    same(Mod(1).fwd(x), np.full(2, 2.0))

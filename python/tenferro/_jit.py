@@ -52,7 +52,7 @@ import numpy as np
 
 from . import _tenferro
 from ._tenferro import Tensor
-from .errors import RecompileLimitError, RecompileWarning
+from .errors import RecompileLimitError, RecompileWarning, TraceError
 from .func import _flatten, _TreeDef, _unflatten
 
 __all__ = ["jit", "make_graph", "TracedGraph", "CompiledGraph", "TraceCacheStats"]
@@ -140,25 +140,64 @@ def _is_scalar(x: Any) -> bool:
     return isinstance(x, (bool, int, float, complex, np.generic)) and not isinstance(x, np.ndarray)
 
 
-def _captured_tensors(fun: Callable[..., Any]) -> tuple[Tensor, ...]:
-    """Tensors ``fun`` captures directly: in its closure cells and among the globals it names."""
+def _global_names(code: Any) -> list[str]:
+    """Names ``code`` and the code objects nested in it (comprehensions, inner functions) look
+    up as globals."""
+    names = list(code.co_names)
+    for c in code.co_consts:
+        if hasattr(c, "co_names"):
+            names.extend(_global_names(c))
+    return names
+
+
+def _scalar_key(x: Any) -> Any:
+    """A key that tells apart every Python scalar eager code could tell apart: ``-0.0`` from
+    ``0.0``, ``2`` from ``2.0``, and NaN equal to itself."""
+    if isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, float):
+        return (float, x.hex())
+    if isinstance(x, complex):
+        return (complex, x.real.hex(), x.imag.hex())
+    return (type(x), x)
+
+
+def _captured(fun: Callable[..., Any]) -> tuple[tuple[Tensor, ...], tuple[Any, ...]]:
+    """What ``fun`` captures directly, in its closure cells and among the globals it (or code
+    nested in it) names: tensors (keyed by identity) and Python scalars (keyed by value; graph
+    mode would bake them into the program)."""
     code = getattr(fun, "__code__", None)
     if code is None:
-        return ()
-    out: list[Tensor] = []
+        return (), ()
+    tensors: list[Tensor] = []
+    scalars: list[Any] = []
+    values: list[Any] = []
     for cell in getattr(fun, "__closure__", None) or ():
         try:
-            v = cell.cell_contents
+            values.append(cell.cell_contents)
         except ValueError:
             continue
-        if isinstance(v, Tensor):
-            out.append(v)
     g = getattr(fun, "__globals__", {})
-    for name in code.co_names:
-        v = g.get(name)
+    values.extend(g.get(name) for name in _global_names(code))
+    for v in values:
         if isinstance(v, Tensor):
-            out.append(v)
-    return tuple(out)
+            tensors.append(v)
+        elif _is_scalar(v):
+            scalars.append(_scalar_key(v))
+    return tuple(tensors), tuple(scalars)
+
+
+def _captured_tensors(fun: Callable[..., Any]) -> tuple[Tensor, ...]:
+    return _captured(fun)[0]
+
+
+def _capture_key(fun: Callable[..., Any]) -> tuple[Any, ...]:
+    tensors, scalars = _captured(fun)
+    return (tuple(id(t) for t in tensors), scalars)
+
+
+class _TrackedCapture(Exception):
+    """The traced function used a tensor that requires grad without taking it as an argument."""
 
 
 class _Entry:
@@ -237,7 +276,7 @@ class Jitted:
         if isinstance(x, Tensor):
             return ("T", x.dtype, x.shape)
         if _is_scalar(x):
-            return ("S", type(x), x)
+            return ("S", *_scalar_key(x))
         return ("O", type(x), x)
 
     def _signature(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, list[Any], _TreeDef, Any]:
@@ -251,7 +290,7 @@ class Jitted:
                 tdef,
                 tuple(statics),
                 tuple(self._leaf_key(x) for x in leaves),
-                tuple(id(t) for t in _captured_tensors(self._fun)),
+                _capture_key(self._fun),
                 state.grad_enabled,
             )
             hash(key)
@@ -272,9 +311,15 @@ class Jitted:
         token = tr.enter()
         try:
             out = self._fun(*args, **kwargs)
+        except TraceError as e:
+            if str(e).startswith("jit: ") or ": jit: a tensor that requires grad" in str(e):
+                raise _TrackedCapture from e
+            raise
         finally:
             _tenferro._state_var().reset(token)
         out_leaves, out_tree = _flatten(out)
+        if any(isinstance(x, Tensor) and x.requires_grad and not x._traced for x in out_leaves):
+            raise _TrackedCapture
         outs = [x if isinstance(x, Tensor) else _as_tensor(x, f"jit({self._name})") for x in out_leaves]
         graph = tr.finish(outs)
         in_tree = tdef
@@ -304,7 +349,7 @@ class Jitted:
                     _FLAT,
                     (),
                     tuple([("T", a.dtype, a.shape) for a in args]),
-                    tuple([id(t) for t in _captured_tensors(self._fun)]) if self._captures else (),
+                    _capture_key(self._fun) if self._captures else (),
                     state.grad_enabled,
                 )
                 entry = self._cache.get(key)
@@ -324,6 +369,18 @@ class Jitted:
         inputs = [x for x in leaves if isinstance(x, Tensor)]
         return _unflatten(entry.compiled._out_tree, entry.compiled.run_flat(inputs))
 
+    def _eager(self, leaves: list[Any], tdef: _TreeDef, rebuild: Any) -> Any:
+        self._fallbacks += 1
+        args, kwargs = rebuild(*_unflatten(tdef, leaves))
+        return self._fun(*args, **kwargs)
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        """``@tf.jit`` on a method: the instance is the first (non-tensor, identity-keyed)
+        argument."""
+        if obj is None:
+            return self
+        return functools.partial(self.__call__, obj)
+
     def _plain_rebuild(self, dyn_args: list[Any], dyn_kw: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
         return tuple(dyn_args), {}
 
@@ -339,10 +396,17 @@ class Jitted:
         """Trace, compile and run for a signature not in the cache (or fall back at the limit)."""
         if self._max_traces is not None and self._n_traces >= self._max_traces:
             return self._limit(key, tuple(leaves) if args is None else args, kwargs or {})
+        if any(t.requires_grad for t in _captured_tensors(self._fun)):
+            return self._eager(leaves, tdef, rebuild)
         self._explain(key)
+        try:
+            traced, captured = self._trace_leaves(leaves, tdef, rebuild)
+        except _TrackedCapture:
+            # A tensor that requires grad reached the trace as a constant: its derivative needs
+            # eager recording (grad-of-jit is not built yet). Not cached: it may not recur.
+            return self._eager(leaves, tdef, rebuild)
         self._misses += 1
         self._n_traces += 1
-        traced, captured = self._trace_leaves(leaves, tdef, rebuild)
         compiled = traced.compile()
         entry = _Entry(compiled, captured, traced._graph.nbytes)
         self._cache[key] = entry

@@ -472,6 +472,13 @@ impl Session {
     ) -> Result<(Arc<Runtime>, Outs<Var>)> {
         let name = op.name();
         let trace = mode.trace.as_ref().ok_or_else(|| leaked(name))?;
+        // A tensor with data that requires grad, met by a traced op, would become a constant
+        // of the program and lose its derivative: refuse instead of answering wrong.
+        if operands.iter().any(
+            |o| matches!(o, Operand::Tensor(t) if matches!(t.value, Value::Tensor(_)) && t.is_tracked()),
+        ) {
+            return Err(tracked_capture(name));
+        }
         let runtime = self.runtime_for(first_rt, mode);
         check_members_of(name, operands, &runtime)?;
         let scalars = promote_weak_scalars(op, operands)?;
@@ -770,6 +777,17 @@ pub fn concretization(op: &str, s: &tenferro_runtime::Symbol) -> Error {
              mark the argument static (static_argnames), or run the function without tf.jit",
             s.origin, s.shape, s.dtype
         ),
+    )
+}
+
+/// The error of a tensor that requires grad captured by a traced function (graph mode cannot
+/// differentiate through a constant of the program).
+pub fn tracked_capture(op: &str) -> Error {
+    Error::trace(
+        op,
+        "jit: a tensor that requires grad (a variable, or a tensor under tf.func) is used inside \
+         the traced function without being one of its arguments; its derivative would be lost. \
+         Pass it as an argument of the jitted function",
     )
 }
 
