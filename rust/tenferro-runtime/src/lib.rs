@@ -3,11 +3,13 @@
 //! eager op takes: validate with the catalog, promote operands, execute, contain panics.
 
 mod lending;
+pub mod passes;
 mod plan_cache;
 pub mod profile;
 mod program;
 
 pub use lending::{thread_token, Borrow, Lending};
+pub use passes::{fold_constants, optimize, optimize_for, Pass, PassConfig, PassReport, PassStep};
 pub use plan_cache::{CacheStats, PlanCache};
 pub use program::{Instr, Program, ProgramBuilder, Symbol};
 
