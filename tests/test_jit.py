@@ -286,3 +286,31 @@ def test_jit_on_a_method():
 
     x = tf.asarray(np.ones(2))
     same(Mod(1).fwd(x), np.full(2, 2.0))
+
+
+PASSES = ("dce", "cse", "layout", "fold_transpose", "fold_conj", "final_dce")
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_passes_each_off_and_all_on_give_the_traced_values(dtype):
+    def f(a, b):
+        dead = tf.exp(a)  # noqa: F841  (dead code)
+        c = tf.conj(a).T.T @ b
+        d = tf.conj(a).T.T @ b  # duplicate
+        e = tf.einsum("ij,jk->ik", tf.conj(a), b.T.T)
+        return (c + d) * 0.5 - e + a.reshape(a.shape) @ b
+
+    a, b = tf.asarray(arr((3, 4), dtype)), tf.asarray(arr((4, 2), dtype))
+    traced = tf.jit(f).trace(a, b)
+    plain = traced.compile(**{p: False for p in PASSES})
+    full = traced.compile()
+    assert len(full) < len(plain) == len(traced)
+    counts = [row[2] for row in full.pass_report]
+    assert counts == sorted(counts, reverse=True) and counts[-1] == len(full)
+    want = f(a, b)
+    same(plain(a, b), want, exact=False)
+    same(full(a, b), want, exact=False)
+    for p in PASSES:
+        same(traced.compile(**{p: False})(a, b), want, exact=False)
+    with pytest.raises(TypeError, match="unknown passes"):
+        traced.compile(fuse=True)

@@ -10,7 +10,8 @@ calls with the same signature run the program in Rust, on the engine an eager op
 The signature (cache key) is: the pytree structure of the arguments; for each tensor leaf its
 dtype and shape (NumPy arrays are converted as ``tf.asarray`` would); the values of static
 arguments (``static_argnames`` / ``static_argnums``, compared with ``==``) and of Python scalars;
-the identity of tensors the function captures (closure cells and globals it names); and the
+the identity of tensors and the values of Python scalars the function captures (closure cells
+and globals it or code nested in it names); and the
 grad mode. Past ``max_traces`` signatures one ``tf.errors.RecompileWarning`` names the argument
 that keeps changing and the function runs eagerly (``on_limit="error"`` raises
 ``RecompileLimitError``).
@@ -19,7 +20,11 @@ Differences from the full contract (``graph-mode.md``) in this version, each fal
 correct eager execution rather than a wrong result: calls whose arguments are tracked tensors, or
 made under ``tf.func``'s capture, run eagerly (the ``CompiledCall`` node of grad-of-jit is not
 built yet); Python scalars are part of the key (a new value retraces) instead of weakly typed
-inputs; the optimisation passes are not run yet (``compile()`` keeps the traced program).
+inputs. The optimisation passes run at compile time (dead code, common subexpressions, layout
+simplification, transpose and conj folding into ``dot_general``); constant folding at prepare
+time and in-place reuse are not built yet. Values captured any other way (a tensor attribute, a
+tensor in a captured list, a global of a helper function) are baked into the program as JAX
+does; a tensor that requires grad reached that way makes the call run eagerly.
 
 Examples
 --------
@@ -95,9 +100,16 @@ class TracedGraph:
     def __repr__(self) -> str:
         return f"<TracedGraph {self.name}: {len(self)} instructions, {self._graph.n_inputs} inputs>"
 
-    def compile(self) -> CompiledGraph:
-        """The program ready to run (backend-neutral and immutable)."""
-        return CompiledGraph(self._graph, self._out_tree, self.name)
+    def compile(self, **passes: bool) -> CompiledGraph:
+        """The program after the optimisation passes (``graph-mode.md``, "Passes"): ``dce``,
+        ``cse``, ``layout``, ``fold_transpose``, ``fold_conj``, ``final_dce``, each on unless
+        given as ``False``. The result is backend-neutral and immutable; ``.pass_report`` lists
+        ``(pass, ran, instructions after, rewrites)`` per pass."""
+        unknown = set(passes) - set(_PASSES)
+        if unknown:
+            raise TypeError(f"compile: unknown passes {sorted(unknown)}; known: {list(_PASSES)}")
+        graph, report = self._graph.optimize(**passes)
+        return CompiledGraph(graph, self._out_tree, self.name, [tuple(r) for r in report])
 
 
 class CompiledGraph:
@@ -105,10 +117,11 @@ class CompiledGraph:
     order, static arguments left out) runs it and returns the traced function's output
     structure."""
 
-    def __init__(self, graph: Any, out_tree: _TreeDef, name: str) -> None:
+    def __init__(self, graph: Any, out_tree: _TreeDef, name: str, pass_report: list[tuple[Any, ...]] | None = None) -> None:
         self._graph = graph
         self._out_tree = out_tree
         self.name = name
+        self.pass_report = pass_report or []
 
     def __len__(self) -> int:
         return len(self._graph)
@@ -130,6 +143,9 @@ class CompiledGraph:
 
     def __call__(self, *inputs: Any) -> Any:
         return _unflatten(self._out_tree, self.run_flat(inputs))
+
+
+_PASSES = ("dce", "cse", "layout", "fold_transpose", "fold_conj", "final_dce")
 
 
 def _tracing() -> bool:

@@ -14,8 +14,8 @@ use pyo3::types::PyModule;
 use std::sync::Arc;
 use tenferro_ad::Emitter;
 use tenferro_eager::{EagerTensor, Operand, Runtime, Value, IMPLICIT};
-use tenferro_runtime::Program;
-use tenferro_tensor::{Error, Tensor};
+use tenferro_runtime::{optimize_for, PassConfig, Program};
+use tenferro_tensor::{DType, Error, Tensor};
 
 /// A trace being recorded: ops on its symbolic tensors are appended to a program instead of
 /// executed, while its mode state is set (``enter``).
@@ -23,6 +23,8 @@ use tenferro_tensor::{Error, Tensor};
 pub struct PyTrace {
     emitter: Arc<Emitter>,
     runtime: Arc<Runtime>,
+    /// Dtype and shape of each input, in order (the passes infer every slot from them).
+    inputs: std::sync::Mutex<Vec<(DType, Vec<usize>)>>,
 }
 
 #[pymethods]
@@ -34,6 +36,7 @@ impl PyTrace {
         Ok(PyTrace {
             emitter: Arc::new(Emitter::new()),
             runtime: runtime_arg(py, runtime)?,
+            inputs: std::sync::Mutex::new(Vec::new()),
         })
     }
 
@@ -46,6 +49,10 @@ impl PyTrace {
     ) -> PyResult<PyTensor> {
         let d = dtype_from_py(py, "jit", dtype)?;
         let v = self.emitter.input_value(d, &shape);
+        self.inputs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((d, shape));
         Ok(EagerTensor::new(v, self.runtime.clone(), None).into())
     }
 
@@ -65,8 +72,14 @@ impl PyTrace {
     fn finish(&self, py: Python<'_>, outputs: Vec<Bound<'_, PyTensor>>) -> PyResult<PyGraph> {
         let values: Vec<&Value> = outputs.iter().map(|t| &t.get().value).collect();
         let program = self.emitter.finish_values(&values).py(py)?;
+        let inputs = self
+            .inputs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
         Ok(PyGraph {
             program: Arc::new(program),
+            inputs,
         })
     }
 }
@@ -75,6 +88,8 @@ impl PyTrace {
 #[pyclass(name = "_Graph", module = "tenferro._tenferro", frozen)]
 pub struct PyGraph {
     program: Arc<Program>,
+    /// Dtype and shape of each input.
+    inputs: Vec<(DType, Vec<usize>)>,
 }
 
 #[pymethods]
@@ -136,6 +151,43 @@ impl PyGraph {
         let outs: Vec<String> = p.outputs().iter().map(|s| format!("%{s}")).collect();
         out.push_str(&format!("  return {}\n", outs.join(", ")));
         out
+    }
+
+    /// The program after the optimisation passes of ``graph-mode.md`` (each switchable), and the
+    /// report: one ``(pass, ran, instructions after, rewrites)`` per pass, in order.
+    #[pyo3(signature = (dce=true, cse=true, layout=true, fold_transpose=true, fold_conj=true, final_dce=true))]
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    fn optimize(
+        &self,
+        py: Python<'_>,
+        dce: bool,
+        cse: bool,
+        layout: bool,
+        fold_transpose: bool,
+        fold_conj: bool,
+        final_dce: bool,
+    ) -> PyResult<(PyGraph, Vec<(&'static str, bool, usize, usize)>)> {
+        let config = PassConfig {
+            dce,
+            cse,
+            layout,
+            fold_transpose,
+            fold_conj,
+            final_dce,
+        };
+        let (program, report) = optimize_for(&self.program, &self.inputs, &config).py(py)?;
+        let rows = report
+            .steps
+            .iter()
+            .map(|s| (s.pass.name(), s.ran, s.instrs, s.rewrites))
+            .collect();
+        Ok((
+            PyGraph {
+                program: Arc::new(program),
+                inputs: self.inputs.clone(),
+            },
+            rows,
+        ))
     }
 
     /// Run the program on ``inputs`` (tensors or array-likes, in input order) on the engine an
