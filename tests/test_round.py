@@ -212,3 +212,11 @@ def test_catalog_row_rule_and_faces() -> None:
     assert _testing.ad_rules()["round"] == "zero"
     assert callable(tf.prim.round) and callable(tf.Session.round)
     assert {"round", "around", "rint"} <= set(tf.__all__)
+
+
+def test_builtin_round_and_the_round_method_follow_numpy():
+    a = np.array([0.5, 1.5, 2.5, -0.5, 1.2345])
+    t = tf.asarray(a)
+    np.testing.assert_array_equal(np.asarray(round(t)), np.round(a))
+    np.testing.assert_array_equal(np.asarray(round(t, 2)), np.round(a, 2))
+    np.testing.assert_array_equal(np.asarray(t.round(1)), a.round(1))

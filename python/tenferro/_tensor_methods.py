@@ -240,6 +240,12 @@ def _binary_method(fn: Callable, name: str, reflected: bool) -> Callable:
     return method
 
 
+def _method_round(self: Tensor, ndigits: int | None = None) -> Tensor:
+    """``round(t, ndigits)``: :func:`tenferro.round` with ``decimals=ndigits or 0`` (as
+    ``round(ndarray)``, the result is a tensor)."""
+    return _ew.round(self, 0 if ndigits is None else ndigits)
+
+
 _TENSOR_METHODS: dict[str, Any] = {
     "__repr__": _repr,
     "__str__": _str,
@@ -270,6 +276,9 @@ _TENSOR_METHODS: dict[str, Any] = {
     "sqrt": _ew.sqrt,
     "conj": _ew.conj,
     "conjugate": _ew.conjugate,
+    # ndarray.round / the builtin round(t[, ndigits]): NumPy's round, half to even.
+    "round": _ew.round,
+    "__round__": _method_round,
     "transpose": _method_transpose,
     "swapaxes": _lay.swapaxes,
     "flatten": _method_flatten,
