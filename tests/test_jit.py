@@ -314,3 +314,55 @@ def test_passes_each_off_and_all_on_give_the_traced_values(dtype):
         same(traced.compile(**{p: False})(a, b), want, exact=False)
     with pytest.raises(TypeError, match="unknown passes"):
         traced.compile(fuse=True)
+
+
+def test_the_trace_cache_is_bounded_without_a_trace_limit():
+    from tenferro import _jit
+
+    jf = tf.jit(lambda x: x + 1.0, max_traces=None)
+    for n in range(_jit.MAX_ENTRIES + 40):
+        jf(tf.asarray(np.ones(n % 300 + 1)))
+    s = jf.cache_stats()
+    assert s.entries <= _jit.MAX_ENTRIES and s.evictions >= 40
+    assert s.hits + s.misses + s.fallbacks == _jit.MAX_ENTRIES + 40
+    same(jf(tf.asarray(np.ones(3))), np.full(3, 2.0))  # an evicted signature traces again
+
+
+def test_two_threads_share_one_trace_and_get_equal_results():
+    import threading
+
+    jf = tf.jit(lambda x: tf.sin(x) * 2.0)
+    x = tf.asarray(arr((64,)))
+    jf(x)
+    outs, errs = [], []
+
+    def work():
+        try:
+            for _ in range(200):
+                outs.append(np.asarray(jf(x)))
+        except Exception as e:  # pragma: no cover - reported below
+            errs.append(e)
+
+    ts = [threading.Thread(target=work) for _ in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errs
+    want = np.asarray(tf.sin(x) * 2.0)
+    assert all(np.array_equal(o, want) for o in outs) and len(outs) == 400
+    assert jf.cache_stats().misses == 1
+
+
+def test_einsum_instances_under_jit_equal_eager():
+    import test_einsum_instances as inst
+
+    names = [f for f in inst.FILES if f not in inst.HEAVY]
+    if not names:
+        pytest.skip("einsum instances not found")
+    for name in names:
+        subscripts, ops, path = inst.load(name)
+        ts = [tf.asarray(o) for o in ops]
+        jf = tf.jit(lambda *xs: tf.einsum(subscripts, *xs, optimize=path))
+        got, want = np.asarray(jf(*ts)), np.asarray(tf.einsum(subscripts, *ts, optimize=path))
+        assert inst.rel_error(got, want) <= 1e-13, name

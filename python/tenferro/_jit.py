@@ -146,6 +146,11 @@ class CompiledGraph:
         return _unflatten(self._out_tree, self.run_flat(inputs))
 
 
+# Limits of each jitted function's trace cache (least recently used traces are evicted beyond
+# them; ``cache_stats().evictions`` counts them).
+MAX_ENTRIES = 128
+MAX_RETAINED_BYTES = 64 << 20
+
 _PASSES = ("dce", "cse", "layout", "fold_transpose", "fold_conj", "final_dce")
 
 
@@ -372,6 +377,7 @@ class Jitted:
                 entry = self._cache.get(key)
                 if entry is not None:
                     self._hits += 1
+                    self._cache.move_to_end(key)
                     return _unflatten(entry.compiled._out_tree, entry.compiled._graph.run(list(args)))
                 return self._miss(key, list(args), _flat_tdef(len(args)), self._plain_rebuild)
         key, leaves, tdef, rebuild = self._signature(args, kwargs)
@@ -383,8 +389,18 @@ class Jitted:
         if entry is None:
             return self._miss(key, leaves, tdef, rebuild, args, kwargs)
         self._hits += 1
+        self._cache.move_to_end(key)
         inputs = [x for x in leaves if isinstance(x, Tensor)]
         return _unflatten(entry.compiled._out_tree, entry.compiled.run_flat(inputs))
+
+    def _evict(self) -> None:
+        """Drop least recently used traces beyond the cache limits (``MAX_ENTRIES`` traces,
+        ``MAX_RETAINED_BYTES`` of programs and constants); the newest entry always stays."""
+        total = sum(e.nbytes for e in self._cache.values())
+        while len(self._cache) > 1 and (len(self._cache) > MAX_ENTRIES or total > MAX_RETAINED_BYTES):
+            _, old = self._cache.popitem(last=False)
+            total -= old.nbytes
+            self._evictions += 1
 
     def _eager(self, leaves: list[Any], tdef: _TreeDef, rebuild: Any) -> Any:
         self._fallbacks += 1
@@ -425,9 +441,10 @@ class Jitted:
         self._misses += 1
         self._n_traces += 1
         compiled = traced.compile()
-        entry = _Entry(compiled, captured, traced._graph.nbytes)
+        entry = _Entry(compiled, captured, compiled._graph.nbytes)
         self._cache[key] = entry
         self._last_key = key
+        self._evict()
         inputs = [x for x in leaves if isinstance(x, Tensor)]
         return _unflatten(compiled._out_tree, compiled.run_flat(inputs))
 
