@@ -366,3 +366,22 @@ def test_einsum_instances_under_jit_equal_eager():
         jf = tf.jit(lambda *xs: tf.einsum(subscripts, *xs, optimize=path))
         got, want = np.asarray(jf(*ts)), np.asarray(tf.einsum(subscripts, *ts, optimize=path))
         assert inst.rel_error(got, want) <= 1e-13, name
+
+
+def test_a_broken_engine_raises_and_a_fresh_engine_runs_the_same_graph():
+    from tenferro._testing import panic_on_next_op
+
+    rt = tf.Runtime()
+    jf = tf.jit(lambda x: tf.exp(x) * 2.0)
+    x = rt.constant(arr((4,)))
+    broken = tf.CpuEngine(threads=1)
+    with rt.session(tf.CpuEngine(threads=1)):
+        want = tf.exp(x) * 2.0
+    with rt.session(broken):
+        same(jf(x), want)
+        panic_on_next_op(broken)
+        with pytest.raises(E.EngineBrokenError):
+            jf(x)
+    with rt.session(tf.CpuEngine(threads=1)):
+        same(jf(x), want)
+    assert jf.cache_stats().misses == 1
