@@ -385,3 +385,40 @@ def test_a_broken_engine_raises_and_a_fresh_engine_runs_the_same_graph():
     with rt.session(tf.CpuEngine(threads=1)):
         same(jf(x), want)
     assert jf.cache_stats().misses == 1
+
+
+def test_numpy_scalars_static_scalars_and_wrapped_captures_are_keyed():
+    # Found by the second breaker: each of these shared a cache entry with a different result.
+    x = tf.asarray(np.ones(1, np.float32))
+    jf = tf.jit(lambda a, s: a + s)
+    jf(x, 1e-7)
+    assert np.asarray(jf(x, np.float64(1e-7))).dtype == np.float64
+    xb = tf.asarray(np.array([True, False]))
+    jg = tf.jit(lambda a, n: a + n, static_argnums=1)
+    jg(xb, True)
+    same(jg(xb, 1), xb + 1)
+    z = tf.asarray(np.ones(2))
+    jz = tf.jit(lambda a, c: a * c, static_argnames="c")
+    jz(z, c=0.0)
+    same(jz(z, c=-0.0), np.full(2, -0.0))
+
+    global _G
+    _G = 2.0
+
+    def g(a):
+        return [t * _G for t in (a,)][0]
+
+    jn = tf.jit(g)
+    jn(z)
+    _G = 3.0
+    same(jn(z), np.full(2, 3.0))
+
+    import functools
+
+    def h(a, k):
+        return a * k * _G
+
+    jp = tf.jit(functools.partial(h, k=1.0))
+    jp(z)
+    _G = 5.0
+    same(jp(z), np.full(2, 5.0))

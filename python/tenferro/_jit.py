@@ -24,7 +24,10 @@ inputs. The optimisation passes run at compile time (dead code, common subexpres
 simplification, transpose and conj folding into ``dot_general``); constant folding at prepare
 time and in-place reuse are not built yet. Values captured any other way (a tensor attribute, a
 tensor in a captured list, a global of a helper function) are baked into the program as JAX
-does; a tensor that requires grad reached that way makes the call run eagerly.
+does; a tensor that requires grad reached that way makes the call run eagerly. As in JAX: dict
+arguments reach the traced function with sorted keys (the pytree rules of ``tf.func``), Python
+numbers in the output come back as rank-0 tensors, and an error of a value that nothing uses
+(dead code, removed by the passes) is not raised.
 
 Examples
 --------
@@ -173,10 +176,11 @@ def _global_names(code: Any) -> list[str]:
 
 
 def _scalar_key(x: Any) -> Any:
-    """A key that tells apart every Python scalar eager code could tell apart: ``-0.0`` from
-    ``0.0``, ``2`` from ``2.0``, and NaN equal to itself."""
+    """A key that tells apart every scalar eager code could tell apart: ``-0.0`` from ``0.0``,
+    ``2`` from ``2.0`` and ``True``, ``np.float64(1.5)`` (strongly typed) from ``1.5`` (weak),
+    and NaN equal to itself."""
     if isinstance(x, np.generic):
-        x = x.item()
+        return (type(x), x.tobytes())
     if isinstance(x, float):
         return (float, x.hex())
     if isinstance(x, complex):
@@ -184,29 +188,57 @@ def _scalar_key(x: Any) -> Any:
     return (type(x), x)
 
 
+def _functions(fun: Any, depth: int = 0) -> list[Any]:
+    """``fun`` and the functions it wraps (``functools.partial``, ``functools.wraps``)."""
+    out = [fun]
+    if depth < 4:
+        inner = getattr(fun, "func", None) if isinstance(fun, functools.partial) else getattr(fun, "__wrapped__", None)
+        if inner is not None:
+            out.extend(_functions(inner, depth + 1))
+    return out
+
+
 def _captured(fun: Callable[..., Any]) -> tuple[tuple[Tensor, ...], tuple[Any, ...]]:
-    """What ``fun`` captures directly, in its closure cells and among the globals it (or code
-    nested in it) names: tensors (keyed by identity) and Python scalars (keyed by value; graph
-    mode would bake them into the program)."""
-    code = getattr(fun, "__code__", None)
-    if code is None:
-        return (), ()
+    """What ``fun`` (and what it wraps) captures directly: closure cells, the globals it or code
+    nested in it names, default arguments, a partial's bound arguments — tensors (keyed by
+    identity) and scalars (keyed by value; graph mode would bake them into the program)."""
     tensors: list[Tensor] = []
     scalars: list[Any] = []
     values: list[Any] = []
-    for cell in getattr(fun, "__closure__", None) or ():
-        try:
-            values.append(cell.cell_contents)
-        except ValueError:
+    for f in _functions(fun):
+        if isinstance(f, functools.partial):
+            values.extend(f.args)
+            values.extend(v for _, v in sorted(f.keywords.items()))
             continue
-    g = getattr(fun, "__globals__", {})
-    values.extend(g.get(name) for name in _global_names(code))
+        code = getattr(f, "__code__", None)
+        if code is None:
+            continue
+        for cell in getattr(f, "__closure__", None) or ():
+            try:
+                values.append(cell.cell_contents)
+            except ValueError:
+                continue
+        g = getattr(f, "__globals__", {})
+        values.extend(g.get(name) for name in _global_names(code))
+        values.extend(getattr(f, "__defaults__", None) or ())
+        values.extend(v for _, v in sorted((getattr(f, "__kwdefaults__", None) or {}).items()))
     for v in values:
         if isinstance(v, Tensor):
             tensors.append(v)
         elif _is_scalar(v):
             scalars.append(_scalar_key(v))
     return tuple(tensors), tuple(scalars)
+
+
+def _static_key(v: Any) -> Any:
+    """A static argument's key: compared with ``==`` (``graph-mode.md``), except scalars, which
+    are keyed as dynamic scalars are (so ``True``/``1``/``1.0`` and ``0.0``/``-0.0`` differ), also
+    inside tuples."""
+    if _is_scalar(v):
+        return ("S", *_scalar_key(v))
+    if type(v) is tuple:
+        return tuple(_static_key(x) for x in v)
+    return v
 
 
 def _captured_tensors(fun: Callable[..., Any]) -> tuple[Tensor, ...]:
@@ -264,8 +296,14 @@ class Jitted:
         self._hits = self._misses = self._evictions = self._clears = self._fallbacks = 0
         # No static arguments: positional tensors take the fast path of __call__.
         self._plain = not self._static_names and not self._static_nums
-        code = getattr(fun, "__code__", None)
-        self._captures = code is None or bool(code.co_names) or bool(getattr(fun, "__closure__", None))
+        self._captures = any(
+            getattr(f, "__code__", None) is None
+            or bool(_global_names(f.__code__))
+            or bool(getattr(f, "__closure__", None))
+            or bool(getattr(f, "__defaults__", None))
+            or bool(getattr(f, "__kwdefaults__", None))
+            for f in _functions(fun)
+        )
 
     # -- the signature ---------------------------------------------------------------------
 
@@ -282,6 +320,7 @@ class Jitted:
             (statics if i in static_pos else dyn_args).append((i, a) if i in static_pos else a)
         dyn_kw = {k: v for k, v in kwargs.items() if k not in self._static_names}
         statics.extend(sorted((k, v) for k, v in kwargs.items() if k in self._static_names))
+        statics = [(i, _static_key(v)) for i, v in statics]
         pos_static = {i for i in static_pos if i < len(args)}
 
         def rebuild(new_dyn_args: list[Any], new_dyn_kw: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
