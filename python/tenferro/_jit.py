@@ -165,14 +165,15 @@ def _is_scalar(x: Any) -> bool:
     return isinstance(x, (bool, int, float, complex, np.generic)) and not isinstance(x, np.ndarray)
 
 
-def _global_names(code: Any) -> list[str]:
+@functools.lru_cache(maxsize=1024)
+def _global_names(code: Any) -> tuple[str, ...]:
     """Names ``code`` and the code objects nested in it (comprehensions, inner functions) look
-    up as globals."""
+    up as globals (cached per code object: every call of a jitted function reads them)."""
     names = list(code.co_names)
     for c in code.co_consts:
         if hasattr(c, "co_names"):
             names.extend(_global_names(c))
-    return names
+    return tuple(names)
 
 
 def _scalar_key(x: Any) -> Any:
