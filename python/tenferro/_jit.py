@@ -344,7 +344,6 @@ class Jitted:
     def _signature(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, list[Any], _TreeDef, Any]:
         statics, dyn, rebuild = self._split(args, kwargs)
         leaves, tdef = _flatten(dyn)
-        leaves = [np.asarray(x) if isinstance(x, np.ndarray) else x for x in leaves]
         leaves = [_as_tensor(x) if isinstance(x, np.ndarray) else x for x in leaves]
         state = _tenferro._state_var().get()
         try:

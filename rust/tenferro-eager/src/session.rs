@@ -655,16 +655,22 @@ impl Exec {
         mode: &ModeState,
         host: &dyn Host,
     ) -> Result<Vec<Var>> {
-        let outs = if inputs.iter().any(|v| matches!(v.value, Value::Symbol(_))) {
-            let trace = self.trace.as_ref().ok_or_else(|| leaked(op.name()))?;
-            let values: Vec<&Value> = inputs.iter().map(|v| &v.value).collect();
-            Outs::of(op, trace.emit(op, &values)?)?
-        } else {
-            let vals: Vec<&Tensor> = inputs
-                .iter()
-                .map(|v| v.value.tensor(op.name()))
-                .collect::<Result<_>>()?;
-            self.execute(op, &vals, host)?.map(Value::Tensor)
+        // One pass: the data of every input, or `None` when one is traced (then the op is
+        // emitted into the trace); the op's name is looked up only on the error path.
+        let data: Option<Vec<&Tensor>> = inputs
+            .iter()
+            .map(|v| match &v.value {
+                Value::Tensor(t) => Some(t),
+                Value::Symbol(_) => None,
+            })
+            .collect();
+        let outs = match data {
+            Some(vals) => self.execute(op, &vals, host)?.map(Value::Tensor),
+            None => {
+                let trace = self.trace.as_ref().ok_or_else(|| leaked(op.name()))?;
+                let values: Vec<&Value> = inputs.iter().map(|v| &v.value).collect();
+                Outs::of(op, trace.emit(op, &values)?)?
+            }
         };
         let vars = if mode.records(inputs.iter().any(|v| v.node.is_some())) {
             let owned: Vec<Var> = inputs.iter().map(|v| (*v).clone()).collect();
