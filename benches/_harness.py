@@ -97,6 +97,26 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def _vector_isa() -> str:
+    """The widest vector instruction sets the CPU reports (``avx512f+avx2+fma``, ``neon``, ...)."""
+    flags: set[str] = set()
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith(("flags", "Features")):
+                    flags = set(line.split(":", 1)[1].split())
+                    break
+    except OSError:
+        pass
+    wanted = ("avx512f", "avx2", "fma", "avx", "sse4_2", "sve2", "sve", "asimd", "neon")
+    found = [f for f in wanted if f in flags]
+    if "avx512f" in found:  # the widest x86 set names the machine; drop the implied ones
+        found = [f for f in found if f not in ("avx", "sse4_2")]
+    elif "avx2" in found:
+        found = [f for f in found if f not in ("avx", "sse4_2")]
+    return "+".join(found) or "?"
+
+
 def machine_info(peers: Peers | None = None) -> dict[str, Any]:
     """CPU model, CPU counts, Python and library versions, and the UTC date of the run."""
     try:
@@ -105,6 +125,7 @@ def machine_info(peers: Peers | None = None) -> dict[str, Any]:
         allowed = os.cpu_count()
     info: dict[str, Any] = {
         "cpu": _cpu_model(),
+        "isa": _vector_isa(),
         "machine": platform.machine(),
         "cpus": os.cpu_count(),
         "allowed_cpus": allowed,
@@ -128,7 +149,7 @@ def machine_info(peers: Peers | None = None) -> dict[str, Any]:
 
 def machine_line(info: dict[str, Any] | None = None) -> str:
     info = info or machine_info()
-    return (f"{info['cpu']} ({info['machine']}), {info['allowed_cpus']} of {info['cpus']} CPUs, "
+    return (f"{info['cpu']} ({info['machine']}, {info.get('isa', '?')}), {info['allowed_cpus']} of {info['cpus']} CPUs, "
             f"Python {info['python']}, {info['date']}")
 
 
