@@ -242,6 +242,15 @@ def round_robin(fns: dict[str, Callable[[], Any]], rounds: int, inner: int | dic
     library (a dict), e.g. calibrated to a time budget. ``stat`` combines the rounds:
     ``"median"`` or ``"min"`` (best round).
     """
+    samples = round_robin_samples(fns, rounds, inner, warmup=warmup, sleep=sleep, desc=desc)
+    combine = statistics.median if stat == "median" else min
+    return {lib: combine(s) for lib, s in samples.items()}
+
+
+def round_robin_samples(fns: dict[str, Callable[[], Any]], rounds: int,
+                        inner: int | dict[str, int] = 1, *, warmup: int = 3, sleep: float = SETTLE,
+                        desc: str = "bench") -> dict[str, list[float]]:
+    """:func:`round_robin`'s measurement: seconds per call of each function in every round."""
     calls = inner if isinstance(inner, dict) else {lib: inner for lib in fns}
     for fn in fns.values():  # warm-up: pools, plan caches, JAX tracing and compilation
         for _ in range(warmup):
@@ -260,8 +269,7 @@ def round_robin(fns: dict[str, Callable[[], Any]], rounds: int, inner: int | dic
             finally:
                 gc.enable()
             samples[lib].append(elapsed / calls[lib])
-    combine = statistics.median if stat == "median" else min
-    return {lib: combine(s) for lib, s in samples.items()}
+    return samples
 
 
 # ------------------------------------------------------------------------------------ rows
