@@ -82,6 +82,7 @@ class Case:
     per: int = 1  # divide the measured time by this (per op / per node)
     target_lib: str = "tenferro"  # the column the target is for
     stat: str = "min"  # how the rounds combine (round_robin's stat)
+    jit_label: str = "tf.jit"  # what the tenferro.jit column runs (its rows' case suffix)
     results: dict[str, float] = field(default_factory=dict)
     first: dict[str, float] = field(default_factory=dict)  # ms of the jitted functions' first call
 
@@ -111,7 +112,7 @@ def _same(lib: str, got: Any, want: Any, rtol: float = 1e-12) -> None:
 
 
 def case_tiny(rounds: int) -> Case:
-    case = Case("(x*x).sum().backward(), 8 f64", "us", 21.0)
+    case = Case("(x*x).sum().backward(), 8 f64", "us", 21.0, jit_label="tf.jit(grad)")
     x8 = np.random.default_rng(0).normal(size=8)
     rt = tf.Runtime()
     tx = rt.variable(x8)
@@ -213,7 +214,7 @@ def case_jit_value_and_grad(rounds: int) -> Case:
 
 def case_chain(rounds: int) -> tuple[Case, Case]:
     fwd = Case(f"per recorded op (chain {CHAIN})", "us", 2.0, per=CHAIN)
-    bwd = Case("per backward node", "us", 3.0, per=CHAIN)
+    bwd = Case("per backward node", "us", 3.0, per=CHAIN, jit_label="tf.jit(grad(chain)) per op")
     x8 = np.random.default_rng(1).normal(size=8)
     rt = tf.Runtime()
     tx = rt.variable(x8)
@@ -300,7 +301,7 @@ def tf_mps_norm(tensors: list[Any]) -> Any:
 
 
 def case_mps(rounds: int) -> Case:
-    case = Case(f"MPS norm grad L={SITES} D={BOND} d={PHYS}", "ms", 6.0)
+    case = Case(f"MPS norm grad L={SITES} D={BOND} d={PHYS}", "ms", 6.0, jit_label="tf.jit(grad)")
     data = _mps(2)
     rt = tf.Runtime()
     ts = [rt.variable(a) for a in data]
@@ -427,7 +428,7 @@ def main(argv: list[str] | None = None) -> int:
                                     {"": eager_target, **{p: eager_target for p in PEER_LIBS}})
         if "tenferro.jit" in c.results:
             jit_target = target if c.target_lib == "tenferro.jit" else ""
-            rows += h.rows_from_results(f"{c.name}, tf.jit", c.unit, c.results, ("jax.jit",),
+            rows += h.rows_from_results(f"{c.name}, {c.jit_label}", c.unit, c.results, ("jax.jit",),
                                         {"": jit_target, "jax.jit": jit_target}, ours="tenferro.jit")
     first_rows = [[c.name, c.first.get("tenferro.jit"), c.first.get("jax.jit"),
                    h.ratio(c.first.get("tenferro.jit"), c.first.get("jax.jit"))]

@@ -33,7 +33,7 @@ BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 ORDER = ("bench_tfim", "bench_ad", "bench_ops", "bench_engines", "bench_einsum", "bench_linalg")
 TITLES = {
     "bench_tfim": "Main job: TFIM variational MPS, one energy+gradient evaluation",
-    "bench_ad": "Eager automatic differentiation",
+    "bench_ad": "Automatic differentiation, eager and tf.jit",
     "bench_ops": "Primitive ops and contractions",
     "bench_engines": "Thread scaling of the CPU engine",
     "bench_einsum": "einsum",
