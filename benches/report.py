@@ -238,13 +238,14 @@ def main(argv: list[str] | None = None) -> int:
     headline = [r for r in results if r["bench"] in README_BENCHES] or results
     has_png = chart(headline, png)
     all_png = args.out / "benchmarks_all.png"  # every row
+    drew_all = False
     if kept:  # a chart of some benches only would mislead: keep the previous one
         has_all = all_png.exists()
     else:
-        has_all = len(headline) < len(results) and chart(results, all_png)
+        has_all = drew_all = len(headline) < len(results) and chart(results, all_png)
     md.write_text(markdown(results, png.name if has_png else None, all_png.name if has_all else None,
                            kept))
-    print(f"wrote {md}" + (f", {png}" if has_png else "") + (f", {all_png}" if has_all else ""))
+    print(f"wrote {md}" + (f", {png}" if has_png else "") + (f", {all_png}" if drew_all else ""))
     if args.readme is not None and update_readme(results, args.readme):
         print(f"updated the benchmark table of {args.readme}")
     return 0
