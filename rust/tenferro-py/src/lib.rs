@@ -15,6 +15,7 @@ mod errors;
 mod graph;
 mod host;
 mod imports;
+mod jitcall;
 mod mode;
 mod runtime;
 mod session;
