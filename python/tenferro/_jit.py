@@ -226,7 +226,10 @@ class _Captures:
             if code is None:
                 continue
             g = getattr(f, "__globals__", None) or {}
-            names = tuple(n for n in dict.fromkeys(_global_names(code)) if n in g)
+            # tenferro's own functions (the tf.func wrappers) read module-level functions and
+            # classes of tenferro, never tensors: only their closures and defaults count.
+            own = str(g.get("__name__", "")).startswith("tenferro.")
+            names = () if own else tuple(n for n in dict.fromkeys(_global_names(code)) if n in g)
             # One itemgetter for several names, the name itself for one, None for none.
             get: Any = operator.itemgetter(*names) if len(names) > 1 else (names[0] if names else None)
             plan.append((f, g, len(g), get))

@@ -249,6 +249,5 @@ impl PyGraph {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyTrace>()?;
     m.add_class::<PyGraph>()?;
-    m.add_class::<crate::jitcall::PyCallCache>()?;
     Ok(())
 }

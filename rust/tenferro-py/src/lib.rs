@@ -127,6 +127,7 @@ fn _tenferro(m: &Bound<'_, PyModule>) -> PyResult<()> {
     defaults::register(m)?;
     autodiff::register(m)?;
     graph::register(m)?;
+    m.add_class::<jitcall::PyCallCache>()?;
     m.add_function(wrap_pyfunction!(_catalog, m)?)?;
     m.add_function(wrap_pyfunction!(args::_normalize_axes, m)?)?;
     m.add_function(wrap_pyfunction!(einsum::_einsum, m)?)?;
