@@ -230,7 +230,9 @@ def asarray(obj: Any, dtype: Any = None, copy: bool | None = None) -> Tensor:
     [7.0, 1.0, 2.0]
     """
     if isinstance(obj, Tensor):
-        t = obj
+        # A weakly typed traced scalar (a float argument under tf.jit) becomes strongly typed,
+        # as asarray(0.5) is.
+        t = obj._with_weak(False) if obj._weak else obj
         if dtype is not None and np.dtype(dtype) != t.dtype:
             if copy is False:
                 raise ValueError(f"asarray: copy=False cannot change dtype {t.dtype} to {np.dtype(dtype)}")

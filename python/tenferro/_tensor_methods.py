@@ -224,16 +224,29 @@ def _is_operand(other: Any) -> bool:
     return isinstance(other, (Tensor, np.ndarray, np.generic, list, tuple, *_PY_SCALARS))
 
 
+def _keep_weak(self: Tensor, other: Any, out: Any) -> Any:
+    """Python arithmetic keeps weak typing under ``tf.jit``: an operator on a weakly typed
+    traced scalar and a Python number (or another weak one) gives a weak result, as it gives a
+    Python number eagerly (the Rust operators do the same)."""
+    if not self._weak:
+        return out
+    if type(other) in (bool, int, float, complex) or (isinstance(other, Tensor) and other._weak):
+        if isinstance(out, tuple):
+            return tuple(o._with_weak(True) for o in out)
+        return out._with_weak(True)
+    return out
+
+
 def _binary_method(fn: Callable, name: str, reflected: bool) -> Callable:
     if reflected:
 
         def method(self: Tensor, other: Any) -> Any:
-            return fn(other, self) if _is_operand(other) else NotImplemented
+            return _keep_weak(self, other, fn(other, self)) if _is_operand(other) else NotImplemented
 
     else:
 
         def method(self: Tensor, other: Any) -> Any:
-            return fn(self, other) if _is_operand(other) else NotImplemented
+            return _keep_weak(self, other, fn(self, other)) if _is_operand(other) else NotImplemented
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"``{name}``: :func:`{fn.__name__}` with the operands in {'reflected' if reflected else 'given'} order."

@@ -47,6 +47,11 @@ impl Emitter {
         Value::Symbol(self.lock().input(dtype, shape))
     }
 
+    /// A new rank-0 program input for a weakly typed Python scalar of `dtype`.
+    pub fn weak_input_value(&self, dtype: DType) -> Value {
+        Value::Symbol(self.lock().weak_input(dtype))
+    }
+
     /// A new program input of `dtype` and `shape`, as a value rules can take.
     pub fn input(&self, dtype: DType, shape: &[usize]) -> Var {
         Var::untracked(self.input_value(dtype, shape))

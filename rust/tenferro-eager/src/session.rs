@@ -12,7 +12,9 @@ use tenferro_ops::Op;
 use tenferro_runtime::{apply, apply_multi, Borrow, Engine, Program};
 use tenferro_tensor::dtype::scalar_default_dtype;
 use tenferro_tensor::Tensor;
-use tenferro_tensor::{promote, promote_weak, Complex32, Complex64, DType, Error, Result, Scalar};
+use tenferro_tensor::{
+    promote, promote_weak, Complex32, Complex64, DType, Error, Result, Scalar, ScalarKind,
+};
 
 /// A tensor as the eager core holds it: the value, the runtime it belongs to and, when it was
 /// recorded (or captured by a functional transform), its node.
@@ -64,6 +66,17 @@ impl EagerTensor {
         match &self.value {
             Value::Tensor(t) => Ok(t),
             Value::Symbol(s) => Err(concretization(op, s)),
+        }
+    }
+
+    /// The same tensor (value, runtime, node) with weak typing set to `weak`: Python
+    /// arithmetic on weakly typed traced scalars gives weakly typed results, as it gives Python
+    /// numbers in eager code ([`tenferro_runtime::Symbol::weak`]).
+    pub fn with_weak(&self, weak: bool) -> EagerTensor {
+        EagerTensor {
+            value: self.value.clone().with_weak(weak),
+            runtime: self.runtime.clone(),
+            node: self.node.clone(),
         }
     }
 
@@ -482,10 +495,30 @@ impl Session {
         let runtime = self.runtime_for(first_rt, mode);
         check_members_of(name, operands, &runtime)?;
         let scalars = promote_weak_scalars(op, operands)?;
+        let (data_from, common) = strong_common(op, operands);
         let inputs: Vec<Var> = operands
             .iter()
             .enumerate()
             .map(|(i, o)| match o {
+                Operand::Tensor(t) if t.value.is_weak() => {
+                    let to = weak_operand_dtype(i, data_from, common, t.value.dtype());
+                    let v = t.input_var(mode.capture_trace);
+                    if to == t.value.dtype() {
+                        return Ok(v);
+                    }
+                    // A weak scalar takes the tensors' dtype, as `scalar_tensor` converts a
+                    // Python scalar (`as` casts): one `cast` in the program.
+                    let cast = Op::Cast(to);
+                    let out = Outs::of(&cast, trace.emit(&cast, &[&v.value])?)?;
+                    let out = if mode.records(v.node.is_some()) {
+                        record_outs(&cast, vec![v], out, mode.capture_trace)
+                    } else {
+                        out.map(Var::untracked)
+                    };
+                    out.into_vec()
+                        .pop()
+                        .ok_or_else(|| Error::internal(name, "cast gave no output"))
+                }
                 Operand::Tensor(t) => Ok(t.input_var(mode.capture_trace)),
                 Operand::Array(t) => Ok(Var::constant(t.clone())),
                 Operand::Scalar(_) => scalars
@@ -890,16 +923,7 @@ pub fn promote_weak_scalars(op: &Op, operands: &[Operand<'_>]) -> Result<Vec<Opt
     if !operands.iter().any(|o| matches!(o, Operand::Scalar(_))) {
         return Ok(Vec::new());
     }
-    let data_from = usize::from(matches!(op, Op::Select));
-    let common = operands
-        .iter()
-        .skip(data_from)
-        .filter_map(|o| match o {
-            Operand::Tensor(t) => Some(t.value.dtype()),
-            Operand::Array(t) => Some(t.dtype()),
-            Operand::Scalar(_) => None,
-        })
-        .reduce(promote);
+    let (data_from, common) = strong_common(op, operands);
     operands
         .iter()
         .enumerate()
@@ -923,6 +947,45 @@ pub fn promote_weak_scalars(op: &Op, operands: &[Operand<'_>]) -> Result<Vec<Opt
             Operand::Tensor(_) | Operand::Array(_) => Ok(None),
         })
         .collect()
+}
+
+/// The operands weak scalars adapt to: from which operand on (`select`'s predicate takes no
+/// part), and the promoted dtype of the strongly typed ones (tensors, arrays; not weakly typed
+/// traced scalars), if any.
+fn strong_common(op: &Op, operands: &[Operand<'_>]) -> (usize, Option<DType>) {
+    let data_from = usize::from(matches!(op, Op::Select));
+    let common = operands
+        .iter()
+        .skip(data_from)
+        .filter_map(|o| match o {
+            Operand::Tensor(t) if t.value.is_weak() => None,
+            Operand::Tensor(t) => Some(t.value.dtype()),
+            Operand::Array(t) => Some(t.dtype()),
+            Operand::Scalar(_) => None,
+        })
+        .reduce(promote);
+    (data_from, common)
+}
+
+/// The dtype a weakly typed traced scalar of `dtype` takes as operand `i` of `op` (as a Python
+/// scalar of its kind would: [`promote_weak_scalars`]).
+fn weak_operand_dtype(i: usize, data_from: usize, common: Option<DType>, dtype: DType) -> DType {
+    match (i >= data_from, common) {
+        (true, Some(c)) => promote_weak(c, kind_of(dtype)),
+        _ => dtype,
+    }
+}
+
+fn kind_of(d: DType) -> ScalarKind {
+    if d.is_bool() {
+        ScalarKind::Bool
+    } else if d.is_int() {
+        ScalarKind::Int
+    } else if d.is_complex() {
+        ScalarKind::Complex
+    } else {
+        ScalarKind::Float
+    }
 }
 
 /// A rank-0 tensor of `dtype` holding the Python scalar `s` (complex to real keeps the real

@@ -13,9 +13,9 @@ use pyo3::prelude::*;
 use pyo3::types::PyModule;
 use std::sync::Arc;
 use tenferro_ad::Emitter;
-use tenferro_eager::{EagerTensor, Operand, Runtime, Value, IMPLICIT};
+use tenferro_eager::{scalar_tensor, EagerTensor, Operand, Runtime, Value, IMPLICIT};
 use tenferro_runtime::{optimize_for, PassConfig, Program};
-use tenferro_tensor::{DType, Error, Tensor};
+use tenferro_tensor::{dtype::scalar_default_dtype, DType, Error, Tensor};
 
 /// A trace being recorded: ops on its symbolic tensors are appended to a program instead of
 /// executed, while its mode state is set (``enter``).
@@ -53,6 +53,19 @@ impl PyTrace {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push((d, shape));
+        Ok(EagerTensor::new(v, self.runtime.clone(), None).into())
+    }
+
+    /// A new program input for a weakly typed Python scalar of ``dtype`` (``float64`` for a
+    /// ``float``, ``complex128`` for a ``complex``): a rank-0 traced tensor that takes the
+    /// dtype of the tensors it meets, as the Python number would in eager code.
+    fn weak_input(&self, py: Python<'_>, dtype: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let d = dtype_from_py(py, "jit", dtype)?;
+        let v = self.emitter.weak_input_value(d);
+        self.inputs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((d, Vec::new()));
         Ok(EagerTensor::new(v, self.runtime.clone(), None).into())
     }
 
@@ -196,22 +209,33 @@ impl PyGraph {
     fn run(&self, py: Python<'_>, inputs: Vec<Bound<'_, PyAny>>) -> PyResult<Vec<PyTensor>> {
         let refs: Vec<&Bound<'_, PyAny>> = inputs.iter().collect();
         let ops = operands(py, &refs)?;
+        let state = current_state(py)?;
+        self.run_operands(py, &ops, &state.get().core)
+    }
+}
+
+impl PyGraph {
+    /// Run the program on converted inputs under `mode` (the one run path: `_Graph.run` and
+    /// `tf.jit`'s replay cache). Python scalars are weakly typed inputs at their default dtype.
+    pub(crate) fn run_operands(
+        &self,
+        py: Python<'_>,
+        ops: &[Operand<'_>],
+        mode: &tenferro_eager::ModeState,
+    ) -> PyResult<Vec<PyTensor>> {
         let data = ops
             .iter()
             .map(|o| match o {
                 Operand::Tensor(t) => t.data("jit").cloned(),
                 Operand::Array(t) => Ok(t.clone()),
-                Operand::Scalar(_) => Err(Error::internal(
-                    "jit",
-                    "a compiled graph takes tensors (Python scalars are converted first)",
-                )),
+                // A weakly typed input: the Python number at its default dtype (the trace
+                // converts it to the dtype it meets, as eager code would).
+                Operand::Scalar(s) => scalar_tensor("jit", *s, scalar_default_dtype(s.kind())),
             })
             .collect::<Result<Vec<Tensor>, Error>>()
             .py(py)?;
-        let state = current_state(py)?;
-        let mode = &state.get().core;
         let host = PyHost::new(py);
-        let exec = host.finish(IMPLICIT.prepare("jit", &ops, mode, &host))?;
+        let exec = host.finish(IMPLICIT.prepare("jit", ops, mode, &host))?;
         let outs = host.finish(exec.run_compiled("jit", &self.program, data, &host))?;
         let rt = exec.runtime().clone();
         Ok(outs

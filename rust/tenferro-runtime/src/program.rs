@@ -11,6 +11,7 @@
 
 use crate::Engine;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use tenferro_ops::{infer_outputs, Op};
 use tenferro_tensor::{DType, Error, Result, Tensor};
 
@@ -218,6 +219,10 @@ pub struct Symbol {
     /// What made it: `"input"`, `"constant"`, or the name of the op whose output it is (named
     /// by errors about the value).
     pub origin: &'static str,
+    /// A weakly typed Python scalar (a `float`/`complex` argument of a jitted function, or
+    /// Python arithmetic on one): like a Python scalar operand of an eager op, it takes the
+    /// dtype of the tensors it meets (`ops.md`, "Python scalars"). Only tracing reads it.
+    pub weak: bool,
 }
 
 /// What defines a slot of a program under construction.
@@ -236,8 +241,15 @@ pub struct ProgramBuilder {
     trace: u64,
     defs: Vec<Def>,
     consts: Vec<Tensor>,
+    /// The slot of each constant by the view it is (storage, offset, dtype, shape, strides): a
+    /// tensor used twice (a cotangent a rule reads twice) is one constant, so common
+    /// subexpression elimination sees one slot. The builder holds the storage, so an address
+    /// cannot be reused while it lives.
+    const_slots: std::collections::HashMap<ConstKey, usize>,
     instrs: Vec<Instr>,
 }
+
+type ConstKey = (usize, usize, DType, Vec<usize>, Vec<isize>);
 
 impl Default for ProgramBuilder {
     fn default() -> Self {
@@ -252,6 +264,7 @@ impl ProgramBuilder {
             trace: NEXT_TRACE.fetch_add(1, Ordering::Relaxed),
             defs: Vec::new(),
             consts: Vec::new(),
+            const_slots: std::collections::HashMap::new(),
             instrs: Vec::new(),
         }
     }
@@ -275,6 +288,7 @@ impl ProgramBuilder {
             dtype,
             shape,
             origin,
+            weak: false,
         }
     }
 
@@ -283,11 +297,40 @@ impl ProgramBuilder {
         self.symbol(Def::Input, dtype, shape.to_vec(), "input")
     }
 
+    /// A new rank-0 program input holding a weakly typed Python scalar of `dtype` (`float64`
+    /// for `float`, `complex128` for `complex`; see [`Symbol::weak`]).
+    pub fn weak_input(&mut self, dtype: DType) -> Symbol {
+        Symbol {
+            weak: true,
+            ..self.input(dtype, &[])
+        }
+    }
+
     /// A constant of the program (kept by it; never written by a runner).
+    /// The same view of the same storage given twice is one constant.
     pub fn constant(&mut self, value: Tensor) -> Symbol {
         let (dtype, shape) = (value.dtype(), value.shape().to_vec());
+        let key: ConstKey = (
+            Arc::as_ptr(value.storage()) as *const () as usize,
+            value.offset(),
+            dtype,
+            shape.clone(),
+            value.strides().to_vec(),
+        );
+        if let Some(&slot) = self.const_slots.get(&key) {
+            return Symbol {
+                trace: self.trace,
+                slot,
+                dtype,
+                shape,
+                origin: "constant",
+                weak: false,
+            };
+        }
         self.consts.push(value);
-        self.symbol(Def::Const(self.consts.len() - 1), dtype, shape, "constant")
+        let s = self.symbol(Def::Const(self.consts.len() - 1), dtype, shape, "constant");
+        self.const_slots.insert(key, s.slot);
+        s
     }
 
     fn check(&self, op: &str, s: &Symbol) -> Result<()> {
