@@ -212,3 +212,29 @@ def test_rebound_closure_cells_and_defaults_are_keyed():
     f.__defaults__ = (4.0,)
     _same(jf(x), f(x))
     assert jf.cache_stats().misses == 3
+
+
+def test_a_captured_tensor_over_one_mib_warns_once():
+    big = tf.asarray(np.ones(200_000))  # 1.6 MiB
+    small = tf.asarray(np.ones(10))
+
+    @tf.jit
+    def f(x):
+        return x * big[:3] + small[:3]
+
+    x = tf.asarray(np.zeros(3))
+    with pytest.warns(UserWarning, match="captured tensor .*200000.*MiB"):
+        _same(f(x), np.ones(3))
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _same(f(tf.asarray(np.zeros(3, np.float32))), np.ones(3))  # retrace, no second warning
+
+    @tf.jit
+    def g(x):
+        return x + small[:3]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _same(g(x), np.ones(3))

@@ -156,6 +156,8 @@ class CompiledGraph:
 # them; ``cache_stats().evictions`` counts them).
 MAX_ENTRIES = 128
 MAX_RETAINED_BYTES = 64 << 20
+# A captured tensor larger than this warns once (the cache keeps it alive).
+BIG_CAPTURE_BYTES = 1 << 20
 
 _PASSES = ("dce", "cse", "layout", "fold_transpose", "fold_conj", "final_dce")
 
@@ -344,6 +346,7 @@ class Jitted:
         self._cache: OrderedDict[Any, _Entry] = OrderedDict()
         self._n_traces = 0
         self._warned = False
+        self._warned_big = False
         self._last_key: Any = None
         self._hits = self._misses = self._evictions = self._clears = self._fallbacks = 0
         # No static arguments: positional tensors and floats take the fast paths of __call__
@@ -569,6 +572,7 @@ class Jitted:
         self._misses += 1
         self._n_traces += 1
         compiled = traced.compile()
+        self._warn_big_captures(captured)
         entry = _Entry(compiled, captured, compiled._graph.nbytes)
         self._cache[key] = entry
         self._last_key = key
@@ -576,6 +580,24 @@ class Jitted:
         if args is not None and kwargs is None:
             self._remember(args, compiled)
         return _unflatten(compiled._out_tree, compiled.run_flat(_inputs(leaves)))
+
+    def _warn_big_captures(self, captured: tuple[Tensor, ...]) -> None:
+        """Warn once per function when a captured tensor over 1 MiB became a constant of a
+        program: the trace cache keeps it alive (``graph-mode.md``, "Captured tensors")."""
+        if self._warned_big:
+            return
+        for t in captured:
+            nbytes = t.size * t.dtype.itemsize
+            if nbytes > BIG_CAPTURE_BYTES:
+                self._warned_big = True
+                warnings.warn(
+                    f"jit({self._name}): a captured tensor (shape {tuple(t.shape)}, dtype {t.dtype}, "
+                    f"{nbytes / (1 << 20):.1f} MiB) is a constant of the compiled program and the "
+                    "trace cache keeps it alive; pass it as an argument instead to share it",
+                    UserWarning,
+                    stacklevel=4,
+                )
+                return
 
     def _limit(self, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         change = _describe_change(self._last_key, key)
