@@ -311,7 +311,7 @@ def test_deleting_the_jitted_function_frees_its_entries():
     np.testing.assert_array_equal(np.asarray(jf(x)), want)
     np.testing.assert_array_equal(np.asarray(jf(x)), want)
     (entry,) = jf._cache.values()
-    assert entry.captured == (captured,)
+    assert len(entry.captured) == 1 and entry.captured[0] is captured
     refs = [weakref.ref(entry.compiled), weakref.ref(captured), weakref.ref(jf)]
     del entry, f, jf, captured
     gc.collect()
