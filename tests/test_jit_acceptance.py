@@ -45,7 +45,8 @@ def calls(s: tf.TraceCacheStats) -> int:
 INVALID = [
     ("reshape_size", lambda v: v.reshape(v.size + 1)),
     ("sum_axis", lambda v: tf.sum(v, axis=v.ndim + 1)),
-    ("broadcast", lambda v: v + tf.ones((5, 7) if v.ndim == 0 else v.shape[:-1] + (v.shape[-1] + 2,))),
+    ("broadcast", lambda v: v * tf.ones((2, 3)) + tf.ones((4,)) if v.ndim == 0
+     else v + tf.ones(v.shape[:-1] + (v.shape[-1] + 2,))),
     ("einsum_rank", lambda v: tf.einsum("ij,jk->ik", v, v[..., None])),
     ("matmul", lambda v: v @ tf.ones((7, 5), dtype=v.dtype)),
     ("transpose_axes", lambda v: tf.transpose(v, (0, 0))),
