@@ -566,6 +566,9 @@ class Jitted:
             # A tensor that requires grad reached the trace as a constant: its derivative needs
             # eager recording (grad-of-jit is not built yet). Not cached: it may not recur.
             return self._eager(leaves, tdef, rebuild)
+        except BaseException:
+            self._misses += 1  # a call whose trace raised is a call (hits + misses + fallbacks)
+            raise
         self._misses += 1
         self._n_traces += 1
         compiled = traced.compile()
