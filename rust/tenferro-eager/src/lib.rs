@@ -34,4 +34,5 @@ pub use session::{
     copy_for, promote_weak_scalars, scalar_tensor, DirectHost, EagerTensor, Exec, Host, ModeState,
     Operand, RuleExec, Session, IMPLICIT,
 };
+pub use session::concretization_because;
 pub use tenferro_ad::Value;

@@ -773,15 +773,43 @@ fn any_symbol(operands: &[Operand<'_>]) -> bool {
         .any(|o| matches!(o, Operand::Tensor(t) if matches!(t.value, Value::Symbol(_))))
 }
 
-/// The error of a value request on a traced tensor (graph-mode.md, "Values Python asks for").
+/// The error of a value request on a traced tensor (graph-mode.md, "Values Python asks for");
+/// `TracerLeak` when the tensor's trace has ended.
 pub fn concretization(op: &str, s: &tenferro_runtime::Symbol) -> Error {
+    concretization_because(op, s, None)
+}
+
+/// [`concretization`] with the reason in place of the default one ("it has no values while the
+/// function is traced. Use tf.where ..."): a library function names why it needs values and
+/// what traces instead.
+pub fn concretization_because(op: &str, s: &tenferro_runtime::Symbol, why: Option<&str>) -> Error {
+    let made_by = match s.origin {
+        "input" => "an argument of the traced function".to_string(),
+        "constant" => "a constant".to_string(),
+        o => format!("op {o}"),
+    };
+    if s.trace_ended() {
+        return Error::tracer_leak(
+            op,
+            format!(
+                "a traced tensor (made by {made_by}, shape {:?}, dtype {}) is used after its \
+                 tf.jit trace ended (kept outside the traced function: a global, a list, a \
+                 closure, or a value returned from a trace); return it from the traced \
+                 function instead",
+                s.shape, s.dtype
+            ),
+        );
+    }
+    let why = why.unwrap_or(
+        "it has no values while the function is traced. Use tf.where instead of Python control \
+         flow on values, mark the argument static (static_argnames), or run the function \
+         without tf.jit",
+    );
     Error::concretization(
         op,
         format!(
-            "the tensor is traced by tf.jit (made by {}, shape {:?}, dtype {}): it has no values \
-             while the function is traced. Use tf.where instead of Python control flow on values, \
-             mark the argument static (static_argnames), or run the function without tf.jit",
-            s.origin, s.shape, s.dtype
+            "the tensor is traced by tf.jit (made by {made_by}, shape {:?}, dtype {}): {why}",
+            s.shape, s.dtype
         ),
     )
 }
