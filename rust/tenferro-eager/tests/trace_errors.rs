@@ -25,20 +25,32 @@ fn value_requests_are_concretization_while_the_trace_runs_and_leaks_after_it_end
         Err(Error::Concretization { op, message }) => {
             assert_eq!(op, "buffer protocol");
             assert!(message.contains("made by op sin"), "{message}");
-            assert!(message.contains("shape [2, 3]") && message.contains("dtype float64"), "{message}");
-            assert!(message.contains("tf.where") && message.contains("static_argnames"), "{message}");
+            assert!(
+                message.contains("shape [2, 3]") && message.contains("dtype float64"),
+                "{message}"
+            );
+            assert!(
+                message.contains("tf.where") && message.contains("static_argnames"),
+                "{message}"
+            );
         }
         other => panic!("expected Concretization, got {other:?}"),
     }
     let e = concretization_because("take", symbol(&x), Some("a reason"));
-    assert!(matches!(&e, Error::Concretization { message, .. } if message.ends_with(": a reason") && message.contains("an argument of the traced function")), "{e}");
+    assert!(
+        matches!(&e, Error::Concretization { message, .. } if message.ends_with(": a reason") && message.contains("an argument of the traced function")),
+        "{e}"
+    );
     assert!(!symbol(&y).trace_ended());
     let _program = em.finish_values(&[&y]).unwrap();
     assert!(symbol(&y).trace_ended() && symbol(&x).trace_ended());
     match t.data("__array__") {
         Err(Error::TracerLeak { op, message }) => {
             assert_eq!(op, "__array__");
-            assert!(message.contains("trace ended") && message.contains("made by op sin"), "{message}");
+            assert!(
+                message.contains("trace ended") && message.contains("made by op sin"),
+                "{message}"
+            );
         }
         other => panic!("expected TracerLeak, got {other:?}"),
     }
@@ -53,7 +65,10 @@ fn an_ended_trace_without_a_program_leaks_its_tensors() {
     let em = Emitter::new();
     let x = em.input_value(DType::F32, &[]);
     let t = EagerTensor::new(x.clone(), default_runtime().clone(), None);
-    assert!(matches!(t.data("bool()"), Err(Error::Concretization { .. })));
+    assert!(matches!(
+        t.data("bool()"),
+        Err(Error::Concretization { .. })
+    ));
     em.end();
     em.end(); // idempotent
     assert!(matches!(t.data("bool()"), Err(Error::TracerLeak { .. })));
