@@ -24,6 +24,7 @@ import enum
 import linecache
 import os
 import sys
+from typing import Any
 
 import numpy as np
 
@@ -158,7 +159,10 @@ _PKG_DIRS = tuple(
 def _user_frame() -> tuple[str, int, str, str] | None:
     """``(file, line, function, code text)`` of the innermost frame outside tenferro and NumPy
     (the user's line that asked a traced tensor for values), or ``None``."""
-    f = sys._getframe(2)
+    try:
+        f: Any = sys._getframe(2)
+    except ValueError:  # constructed at the top of the stack
+        return None
     while f is not None:
         filename = f.f_code.co_filename
         if not os.path.abspath(filename).startswith(_PKG_DIRS):

@@ -476,7 +476,7 @@ impl Session {
                 .iter()
                 .find_map(|o| match o {
                     Operand::Tensor(t) => symbol_of(&t.value),
-                    _ => None,
+                    Operand::Array(_) | Operand::Scalar(_) => None,
                 })
                 .map_or_else(|| leaked(name), |s| leaked_symbol(name, s))
         })?;
