@@ -10,6 +10,10 @@ recorded on tracked tensors). Any other key comes here (:func:`advanced_getitem`
 * a boolean mask of ``k`` dimensions is turned into ``k`` integer arrays by ``numpy.nonzero`` on
   the host; a boolean scalar adds an axis of length 1 (``True``) or 0 (``False``);
 * integer scalars next to arrays count as advanced indices (0-d arrays);
+* under ``tf.jit`` index arrays and masks must be concrete (NumPy arrays, captured tensors): a
+  traced mask has a data-dependent output shape and traced indices are bounds-checked on their
+  values, so both raise ``ConcretizationError`` naming the indexing (``tf.where`` and
+  ``tf.take(..., mode="clip"/"wrap")`` trace);
 * the broadcast index axes replace the indexed axes in place when all advanced indices are
   adjacent in the key, else they go first (NumPy's rule, where ``None``, a slice or even an empty
   ``...`` between them separates them).
@@ -276,6 +280,11 @@ def advanced_getitem(t: Tensor, key: Any) -> Tensor:
     IndexError
         For an out-of-range index, a mask of the wrong shape, index arrays that do not broadcast,
         too many indices or an invalid key type (NumPy's messages).
+    ConcretizationError
+        Under ``tf.jit`` for a traced boolean mask (a data-dependent output shape: use
+        ``tf.where``) or traced integer indices (the bounds check reads them: use
+        ``tf.take(..., mode="clip")`` or ``"wrap"``). Concrete index arrays and masks (NumPy
+        arrays, captured tensors) are constants of the program.
     """
     plan = _Plan(tuple(t.shape), key)
     v = t[plan.basic] if plan.basic else t

@@ -713,11 +713,11 @@ def pinv(a: ArrayLike, rtol: Any = None, hermitian: bool = False) -> Tensor:
     Raises
     ------
     ShapeError
-        For inputs of rank < 2.
+        For inputs of rank < 2, or non-square ones with ``hermitian=True``.
     ValueError
         If ``rtol`` does not broadcast to the batch shape.
     LinAlgError
-        For non-finite input or non-convergence.
+        For non-finite input or non-convergence (under ``tf.jit``: from the compiled call).
 
     Examples
     --------

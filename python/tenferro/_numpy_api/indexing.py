@@ -107,7 +107,10 @@ def take(a: ArrayLike, indices: ArrayLike, axis: int | None = None, mode: str = 
     """Elements at the given indices along an axis, as ``numpy.take``.
 
     Lowers to the primitive ``prim.gather``; the indices are read on the host (they never carry
-    gradients). ``axis=None`` takes from the C-order flattened input.
+    gradients). ``axis=None`` takes from the C-order flattened input. Under ``tf.jit`` indices
+    traced by it (no values) take the traced route with ``mode="clip"`` (the clamping
+    ``gather`` itself) and ``mode="wrap"`` (indices reduced modulo the axis length in the
+    program); ``mode="raise"`` needs their values for its bounds check.
 
     Parameters
     ----------
@@ -136,6 +139,9 @@ def take(a: ArrayLike, indices: ArrayLike, axis: int | None = None, mode: str = 
         If ``indices`` are not integers.
     ValueError
         For an unknown ``mode``.
+    ConcretizationError
+        For indices traced by ``tf.jit`` with ``mode="raise"`` (the message suggests
+        ``mode="clip"``/``"wrap"``).
 
     Examples
     --------
