@@ -553,6 +553,42 @@ def test_value_errors_are_raised_by_the_compiled_call_with_the_eager_class_and_m
     assert jf.cache_stats().misses == 1 and jf.cache_stats().hits == 1
 
 
+@pytest.mark.parametrize(
+    "f",
+    [
+        tf.linalg.pinv,
+        lambda x: tf.linalg.pinv(x, hermitian=True),
+        tf.linalg.det,
+        tf.linalg.inv,
+        lambda x: tf.linalg.solve(x, x),
+        tf.linalg.cholesky,
+        tf.linalg.svdvals,
+    ],
+    ids=["pinv", "pinv hermitian", "det", "inv", "solve", "cholesky", "svdvals"],
+)
+def test_non_finite_input_linalg_errors_of_the_compiled_call_equal_eager(f):
+    """Compositions that prefix ``linalg.<name>:`` eagerly get the same prefix from the compiled
+    call (``_trace_errors``)."""
+    a = tf.asarray(np.array([[2.0, np.nan], [0.5, 1.0]]))
+    with pytest.raises(E.LinAlgError) as eager:
+        f(a)
+    jf = tf.jit(f)
+    with pytest.raises(E.LinAlgError) as compiled:
+        jf(a)
+    assert str(compiled.value) == str(eager.value)
+    good = tf.asarray(np.array([[2.0, 0.5], [0.5, 1.0]]))
+    np.testing.assert_allclose(np.asarray(jf(good)), np.asarray(f(good)), rtol=1e-12, atol=1e-12)
+
+
+def test_a_program_with_two_renaming_compositions_of_one_primitive_keeps_the_primitive_message():
+    """``//`` and ``%`` rename the ``div`` primitive's error differently: the compiled call cannot
+    tell which one failed, so it keeps the primitive's own message (never a wrong name)."""
+    a, b = tf.asarray(np.array([3, 4])), tf.asarray(np.array([1, 0]))
+    with pytest.raises(ZeroDivisionError) as compiled:
+        tf.jit(lambda a, b: (a // b, a % b))(a, b)
+    assert str(compiled.value).startswith("div: ")
+
+
 def test_errors_messages_are_regular_expressions_safe():
     """The user's line is appended after the message (a ``match=`` on the message start works)."""
     with pytest.raises(E.ConcretizationError) as ei:

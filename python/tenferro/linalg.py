@@ -764,7 +764,7 @@ def pinv(a: ArrayLike, rtol: Any = None, hermitian: bool = False) -> Tensor:
     traced = x._traced or (isinstance(tol, Tensor) and tol._traced)
     if traced:
         # The route is chosen per matrix inside the program (see Notes).
-        with _named("pinv", "svd"):
+        with _named("pinv", "svdvals", "svd"):
             sv = svdvals(x.detach())
         smax = _red.max(sv, axis=-1, keepdims=True)
         floor = _ew.maximum(tol, math.sqrt(eps)) if isinstance(tol, Tensor) else np.maximum(tol, math.sqrt(eps))
