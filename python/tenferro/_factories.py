@@ -15,6 +15,7 @@ import numpy as np
 from . import _tenferro
 from ._interop import as_supported_ndarray
 from ._tenferro import Runtime, Tensor
+from .errors import ConcretizationError
 
 __all__ = [
     "tensor",
@@ -70,13 +71,15 @@ def _shape(shape: Any) -> list[int]:
             raise TypeError(f"shape entries must be integers, got {d!r}")
         try:
             n = operator.index(d)
+        except ConcretizationError:
+            raise  # a traced tensor (tf.jit): its values are unknown while tracing
         except TypeError:
             raise TypeError(f"shape entries must be integers, got {d!r} in {shape!r}") from None
         if n > sys.maxsize:
             raise ValueError(f"shape {shape!r}: dimension {n} exceeds the maximum {sys.maxsize}")
         return n
 
-    if isinstance(shape, (int, np.integer)):
+    if isinstance(shape, (int, np.integer)) or (isinstance(shape, Tensor) and shape.ndim == 0):
         return [dim(shape)]
     return [dim(d) for d in shape]
 

@@ -62,7 +62,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import _tenferro
+from . import _tenferro, _trace_errors
 from ._tenferro import Tensor
 from .errors import RecompileLimitError, RecompileWarning, TraceError
 from .func import _flatten, _TreeDef, _unflatten
@@ -85,6 +85,9 @@ class TraceCacheStats(NamedTuple):
 class TracedGraph:
     """The primitives one trace issued: inputs and outputs as slots; printable (one line per
     instruction). ``compile()`` gives the :class:`CompiledGraph` that runs it."""
+
+    # How compositions present the value errors of their primitives (``_trace_errors``).
+    _error_rules: dict[Any, Any] | None = None
 
     def __init__(self, graph: Any, in_tree: _TreeDef, out_tree: _TreeDef, name: str) -> None:
         self._graph = graph
@@ -116,6 +119,8 @@ class TracedGraph:
         if unknown:
             raise TypeError(f"compile: unknown passes {sorted(unknown)}; known: {list(_PASSES)}")
         graph, report = self._graph.optimize(**passes)
+        if self._error_rules:
+            graph = _trace_errors.RenamingGraph(graph, self._error_rules)
         return CompiledGraph(graph, self._out_tree, self.name, [tuple(r) for r in report])
 
 
@@ -436,21 +441,34 @@ class Jitted:
         dyn_args, dyn_kw = _unflatten(tdef, traced)
         args, kwargs = rebuild(dyn_args, dyn_kw)
         token = tr.enter()
+        rules: dict[Any, Any] = {}
+        rules_token = _trace_errors.RULES.set(rules)
         try:
             out = self._fun(*args, **kwargs)
         except TraceError as e:
+            tr.end()  # its tensors are leaked tracers from now on (TracerLeakError)
             if str(e).startswith("jit: ") or ": jit: a tensor that requires grad" in str(e):
                 raise _TrackedCapture from e
             raise
+        except BaseException:
+            tr.end()
+            raise
         finally:
             _tenferro._state_var().reset(token)
-        out_leaves, out_tree = _flatten(out)
-        if any(isinstance(x, Tensor) and x.requires_grad and not x._traced for x in out_leaves):
-            raise _TrackedCapture
-        outs = [x if isinstance(x, Tensor) else _as_tensor(x, f"jit({self._name})") for x in out_leaves]
-        graph = tr.finish(outs)
+            _trace_errors.RULES.reset(rules_token)
+        try:
+            out_leaves, out_tree = _flatten(out)
+            if any(isinstance(x, Tensor) and x.requires_grad and not x._traced for x in out_leaves):
+                raise _TrackedCapture
+            outs = [x if isinstance(x, Tensor) else _as_tensor(x, f"jit({self._name})") for x in out_leaves]
+            graph = tr.finish(outs)
+        except BaseException:
+            tr.end()
+            raise
         in_tree = tdef
-        return TracedGraph(graph, in_tree, out_tree, self._name), self._capture.tensors()
+        traced = TracedGraph(graph, in_tree, out_tree, self._name)
+        traced._error_rules = rules
+        return traced, self._capture.tensors()
 
     def trace(self, *args: Any, **kwargs: Any) -> TracedGraph:
         """Trace ``f`` on these arguments (no cache involved) and return the program."""
@@ -569,6 +587,9 @@ class Jitted:
             # A tensor that requires grad reached the trace as a constant: its derivative needs
             # eager recording (grad-of-jit is not built yet). Not cached: it may not recur.
             return self._eager(leaves, tdef, rebuild)
+        except BaseException:
+            self._misses += 1  # a call whose trace raised is a call (hits + misses + fallbacks)
+            raise
         self._misses += 1
         self._n_traces += 1
         compiled = traced.compile()
@@ -723,7 +744,14 @@ def jit(
     ------
     ConcretizationError
         When the traced function asks a traced tensor for values (``bool(x)``, ``float(x)``,
-        ``np.asarray(x)``, ...).
+        ``np.asarray(x)``, ``x.item()``, ``range(x)``, ...), or meets a data-dependent output shape
+        (``x[mask]``) or a value-checked index (``x[idx]`` with a traced ``idx``); the message
+        names the request, the op that made the tensor, its shape and dtype, and the user's line.
+    TracerLeakError
+        When a traced tensor kept past its trace is used (by an op or a value request).
+    ShapeError, DTypeError, AxisError, EinsumError, ...
+        Shape/dtype/parameter errors of the traced ops, while tracing (eager class and message);
+        value errors (``ZeroDivisionError``, ``LinAlgError``) come from the compiled call.
     TypeError, ValueError
         For a non-callable ``fun`` or bad options.
     """

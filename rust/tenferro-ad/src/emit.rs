@@ -107,6 +107,13 @@ impl Emitter {
         builder.finish(&refs)
     }
 
+    /// End the trace without a program (the traced function raised): its symbols are leaked
+    /// tracers from now on, and further emission is refused. Idempotent.
+    pub fn end(&self) {
+        self.ended.store(true, Ordering::Release);
+        self.lock().end();
+    }
+
     /// [`Emitter::finish_values`] of AD values.
     ///
     /// # Errors

@@ -484,7 +484,15 @@ impl Session {
         mode: &ModeState,
     ) -> Result<(Arc<Runtime>, Outs<Var>)> {
         let name = op.name();
-        let trace = mode.trace.as_ref().ok_or_else(|| leaked(name))?;
+        let trace = mode.trace.as_ref().ok_or_else(|| {
+            operands
+                .iter()
+                .find_map(|o| match o {
+                    Operand::Tensor(t) => symbol_of(&t.value),
+                    Operand::Array(_) | Operand::Scalar(_) => None,
+                })
+                .map_or_else(|| leaked(name), |s| leaked_symbol(name, s))
+        })?;
         // A tensor with data that requires grad, met by a traced op, would become a constant
         // of the program and lose its derivative: refuse instead of answering wrong.
         if operands.iter().any(
@@ -700,7 +708,12 @@ impl Exec {
         let outs = match data {
             Some(vals) => self.execute(op, &vals, host)?.map(Value::Tensor),
             None => {
-                let trace = self.trace.as_ref().ok_or_else(|| leaked(op.name()))?;
+                let trace = self.trace.as_ref().ok_or_else(|| {
+                    inputs
+                        .iter()
+                        .find_map(|v| symbol_of(&v.value))
+                        .map_or_else(|| leaked(op.name()), |s| leaked_symbol(op.name(), s))
+                })?;
                 let values: Vec<&Value> = inputs.iter().map(|v| &v.value).collect();
                 Outs::of(op, trace.emit(op, &values)?)?
             }
@@ -806,15 +819,62 @@ fn any_symbol(operands: &[Operand<'_>]) -> bool {
         .any(|o| matches!(o, Operand::Tensor(t) if matches!(t.value, Value::Symbol(_))))
 }
 
-/// The error of a value request on a traced tensor (graph-mode.md, "Values Python asks for").
+/// The error of a value request on a traced tensor (graph-mode.md, "Values Python asks for");
+/// `TracerLeak` when the tensor's trace has ended.
 pub fn concretization(op: &str, s: &tenferro_runtime::Symbol) -> Error {
+    concretization_because(op, s, None)
+}
+
+/// [`concretization`] with the reason in place of the default one ("it has no values while the
+/// function is traced. Use tf.where ..."): a library function names why it needs values and
+/// what traces instead.
+pub fn concretization_because(op: &str, s: &tenferro_runtime::Symbol, why: Option<&str>) -> Error {
+    if s.trace_ended() {
+        return leaked_symbol(op, s);
+    }
+    let made_by = made_by(s);
+    let why = why.unwrap_or(
+        "it has no values while the function is traced. Use tf.where instead of Python control \
+         flow on values, mark the argument static (static_argnames), or run the function \
+         without tf.jit",
+    );
     Error::concretization(
         op,
         format!(
-            "the tensor is traced by tf.jit (made by {}, shape {:?}, dtype {}): it has no values \
-             while the function is traced. Use tf.where instead of Python control flow on values, \
-             mark the argument static (static_argnames), or run the function without tf.jit",
-            s.origin, s.shape, s.dtype
+            "the tensor is traced by tf.jit (made by {made_by}, shape {:?}, dtype {}): {why}",
+            s.shape, s.dtype
+        ),
+    )
+}
+
+/// What made a symbol, for messages.
+fn made_by(s: &tenferro_runtime::Symbol) -> String {
+    match s.origin {
+        "input" => "an argument of the traced function".to_string(),
+        "constant" => "a constant".to_string(),
+        o => format!("op {o}"),
+    }
+}
+
+/// The symbol of a traced value.
+fn symbol_of(v: &Value) -> Option<&tenferro_runtime::Symbol> {
+    match v {
+        Value::Symbol(s) => Some(s),
+        Value::Tensor(_) => None,
+    }
+}
+
+/// The error of a traced tensor used after its trace ended (or outside it), naming it.
+fn leaked_symbol(op: &str, s: &tenferro_runtime::Symbol) -> Error {
+    Error::tracer_leak(
+        op,
+        format!(
+            "a traced tensor (made by {}, shape {:?}, dtype {}) is used after its tf.jit trace \
+             ended (kept outside the traced function: a global, a list, a closure, or a value \
+             carried out of a trace); return it from the traced function instead",
+            made_by(s),
+            s.shape,
+            s.dtype
         ),
     )
 }

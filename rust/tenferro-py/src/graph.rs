@@ -80,6 +80,12 @@ impl PyTrace {
         set_state(py, crate::classes::ModeState { core, sessions })
     }
 
+    /// End the trace without a program (the traced function raised): its tensors are leaked
+    /// tracers afterwards. Idempotent; ``finish`` ends it too.
+    fn end(&self) {
+        self.emitter.end();
+    }
+
     /// End the trace: the program returning ``outputs`` (traced tensors of this trace, or
     /// tensors with data, returned as constants). Its tensors are leaked tracers afterwards.
     fn finish(&self, py: Python<'_>, outputs: Vec<Bound<'_, PyTensor>>) -> PyResult<PyGraph> {

@@ -213,6 +213,21 @@ impl PyTensor {
         self.inner.with_weak(weak).into()
     }
 
+    /// For a traced tensor, the exception a value request (``request``: ``"bool()"``,
+    /// ``"np.asarray"``, a library function ...) raises: ``ConcretizationError`` naming the op
+    /// that made it, its shape and dtype (with ``why`` in place of the default advice), or
+    /// ``TracerLeakError`` when its trace has ended. ``None`` for a tensor with data.
+    #[pyo3(signature = (request, why=None))]
+    fn _value_error(&self, py: Python<'_>, request: &str, why: Option<&str>) -> Option<Py<PyAny>> {
+        match &self.value {
+            tenferro_eager::Value::Symbol(s) => {
+                let e = tenferro_eager::concretization_because(request, s, why);
+                Some(crate::errors::to_pyerr(py, e).into_value(py).into_any())
+            }
+            tenferro_eager::Value::Tensor(_) => None,
+        }
+    }
+
     /// Whether the tensor is compact in the core's column-major layout.
     #[getter]
     fn is_contiguous(&self, py: Python<'_>) -> PyResult<bool> {

@@ -11,7 +11,7 @@ mod program;
 pub use lending::{thread_token, Borrow, Lending};
 pub use passes::{fold_constants, optimize, optimize_for, Pass, PassConfig, PassReport, PassStep};
 pub use plan_cache::{CacheStats, PlanCache};
-pub use program::{Instr, Program, ProgramBuilder, Symbol};
+pub use program::{Instr, Program, ProgramBuilder, Symbol, TraceEnded};
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;

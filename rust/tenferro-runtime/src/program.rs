@@ -10,7 +10,7 @@
 //! that execute steps their own way (the eager core's, which records for AD).
 
 use crate::Engine;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use tenferro_ops::{infer_outputs, Op};
 use tenferro_tensor::{DType, Error, Result, Tensor};
@@ -223,6 +223,27 @@ pub struct Symbol {
     /// Python arithmetic on one): like a Python scalar operand of an eager op, it takes the
     /// dtype of the tensors it meets (`ops.md`, "Python scalars"). Only tracing reads it.
     pub weak: bool,
+    /// Set when its trace ended (shared by the trace's symbols: a leaked tracer is one load).
+    pub ended: TraceEnded,
+}
+
+impl Symbol {
+    /// Whether its trace has ended (the symbol is a leaked tracer).
+    #[inline]
+    pub fn trace_ended(&self) -> bool {
+        self.ended.0.load(Ordering::Acquire)
+    }
+}
+
+/// The end flag of one trace, shared by its builder and every symbol it made. Symbols compare
+/// equal on it when they share it.
+#[derive(Clone, Debug, Default)]
+pub struct TraceEnded(Arc<AtomicBool>);
+
+impl PartialEq for TraceEnded {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 /// What defines a slot of a program under construction.
@@ -239,6 +260,7 @@ enum Def {
 #[derive(Debug)]
 pub struct ProgramBuilder {
     trace: u64,
+    ended: TraceEnded,
     defs: Vec<Def>,
     consts: Vec<Tensor>,
     /// The slot of each constant by the view it is (storage, offset, dtype, shape, strides): a
@@ -262,6 +284,7 @@ impl ProgramBuilder {
     pub fn new() -> ProgramBuilder {
         ProgramBuilder {
             trace: NEXT_TRACE.fetch_add(1, Ordering::Relaxed),
+            ended: TraceEnded::default(),
             defs: Vec::new(),
             consts: Vec::new(),
             const_slots: std::collections::HashMap::new(),
@@ -289,7 +312,14 @@ impl ProgramBuilder {
             shape,
             origin,
             weak: false,
+            ended: self.ended.clone(),
         }
+    }
+
+    /// End the trace without a program (an aborted trace): its symbols are leaked tracers from
+    /// now on ([`Symbol::trace_ended`]). [`ProgramBuilder::finish`] ends it too.
+    pub fn end(&self) {
+        self.ended.0.store(true, Ordering::Release);
     }
 
     /// A new program input (inputs are numbered in the order they are declared).
@@ -325,6 +355,7 @@ impl ProgramBuilder {
                 shape,
                 origin: "constant",
                 weak: false,
+                ended: self.ended.clone(),
             };
         }
         self.consts.push(value);
@@ -379,6 +410,7 @@ impl ProgramBuilder {
     /// # Errors
     /// `Internal` for a symbol of another builder.
     pub fn finish(self, outputs: &[&Symbol]) -> Result<Program> {
+        self.end();
         for s in outputs {
             self.check("program", s)?;
         }
