@@ -55,6 +55,7 @@ import inspect
 import operator
 import os
 import sys
+import threading
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -163,6 +164,8 @@ MAX_ENTRIES = 128
 MAX_RETAINED_BYTES = 64 << 20
 # A captured tensor larger than this warns once (the cache keeps it alive).
 BIG_CAPTURE_BYTES = 1 << 20
+# How long a call waits for another thread's trace of the same signature before tracing itself.
+INFLIGHT_WAIT_S = 10.0
 
 _PASSES = ("dce", "cse", "layout", "fold_transpose", "fold_conj", "final_dce")
 
@@ -352,6 +355,8 @@ class Jitted:
         self._n_traces = 0
         self._warned = False
         self._warned_big = False
+        self._lock = threading.Lock()
+        self._inflight: dict[Any, threading.Event] = {}
         self._last_key: Any = None
         self._hits = self._misses = self._evictions = self._clears = self._fallbacks = 0
         # No static arguments: positional tensors and floats take the fast paths of __call__
@@ -525,7 +530,8 @@ class Jitted:
     def _remember(self, args: tuple[Any, ...], compiled: CompiledGraph) -> None:
         """Let the Rust replay cache serve later calls like ``args`` (positional tensors and
         floats) with ``compiled``."""
-        if self._fast is not None:
+        # A graph whose value errors are reworded (``_trace_errors``) runs from Python.
+        if self._fast is not None and type(compiled._graph) is _tenferro._Graph:
             n = compiled._graph.n_outputs
             probe = [object() for _ in range(n)]
             built = _unflatten(compiled._out_tree, probe)
@@ -580,6 +586,38 @@ class Jitted:
             return self._limit(key, tuple(leaves) if args is None else args, kwargs or {})
         if any(t.requires_grad for t in self._capture.tensors()):
             return self._eager(leaves, tdef, rebuild)
+        # One trace per signature also when threads call at once: a second caller waits for
+        # the first one's program (bounded: a waiter holding an engine the tracer needs delays
+        # it, never deadlocks it; after the wait it traces by itself).
+        with self._lock:
+            entry = self._cache.get(key)
+            busy = self._inflight.get(key) if entry is None else None
+            owner = None
+            if entry is None and busy is None:
+                owner = self._inflight[key] = threading.Event()
+        if busy is not None:
+            busy.wait(INFLIGHT_WAIT_S)
+            entry = self._cache.get(key)
+        if entry is not None:
+            self._hits += 1
+            return _unflatten(entry.compiled._out_tree, entry.compiled.run_flat(_inputs(leaves)))
+        try:
+            return self._trace_and_run(key, leaves, tdef, rebuild, args, kwargs)
+        finally:
+            if owner is not None:
+                with self._lock:
+                    self._inflight.pop(key, None)
+                owner.set()
+
+    def _trace_and_run(
+        self,
+        key: Any,
+        leaves: list[Any],
+        tdef: _TreeDef,
+        rebuild: Any,
+        args: tuple[Any, ...] | None,
+        kwargs: dict[str, Any] | None,
+    ) -> Any:
         self._explain(key)
         try:
             traced, captured = self._trace_leaves(leaves, tdef, rebuild)
@@ -595,9 +633,10 @@ class Jitted:
         compiled = traced.compile()
         self._warn_big_captures(captured)
         entry = _Entry(compiled, captured, compiled._graph.nbytes)
-        self._cache[key] = entry
-        self._last_key = key
-        self._evict()
+        with self._lock:
+            self._cache[key] = entry
+            self._last_key = key
+            self._evict()
         if args is not None and kwargs is None:
             self._remember(args, compiled)
         return _unflatten(compiled._out_tree, compiled.run_flat(_inputs(leaves)))

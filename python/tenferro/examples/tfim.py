@@ -256,19 +256,15 @@ class TfimProblem:
         self.is_complex = self.dtype.kind == "c"
         self.mpo = self.runtime.constant(tfim_mpo(self.g, self.J, self.dtype))
         # Graph mode: energy and gradient traced once into one program (`tf.jit` of
-        # `tf.func.value_and_grad`), replayed for every evaluation; the program also splits
-        # the parameter vector into sites and joins the site gradients (as the jax.jit peer).
+        # `tf.func.value_and_grad`), replayed for every evaluation; the program also joins the
+        # site gradients into one vector.
         self._vg = tf.func.value_and_grad(self._energy_of, argnums=tuple(range(self.sites)))
         self._jitted = tf.jit(self._energy_and_flat_grad) if self.jit else None
 
-    def _energy_and_flat_grad(self, x: Any) -> tuple[Any, Any]:
-        """``E`` and ``∂E/∂x`` of the real parameter vector ``x`` (a tensor; traced under
-        ``tf.jit``): the sites are views of ``x``, differentiated as they are, and their
-        gradients are joined into one vector of ``x``'s layout."""
-        n = self.n_complex
-        flat = x[:n] + 1j * x[n:] if self.is_complex else x
-        o = self.offsets
-        e, grads = self._vg(*[flat[o[k] : o[k + 1]].reshape(s) for k, s in enumerate(self.shapes)])
+    def _energy_and_flat_grad(self, *sites: Any) -> tuple[Any, Any]:
+        """``E`` and ``∂E/∂x`` of the site tensors (traced under ``tf.jit``): the site
+        gradients joined into one vector of the parameter vector's layout."""
+        e, grads = self._vg(*sites)
         g = tf.concatenate([t.reshape(-1) for t in grads])
         if self.is_complex:  # tenferro: ∂E/∂Re z + i ∂E/∂Im z (docs/autodiff.md)
             g = tf.concatenate([tf.real(g), tf.imag(g)])
@@ -307,7 +303,7 @@ class TfimProblem:
         """``E(x)`` and ``∂E/∂x`` (float, float64 array of shape ``(size,)``)."""
         rt = self.runtime
         if self._jitted is not None:
-            e, g = self._jitted(rt.constant(np.asarray(x, dtype=np.float64)))
+            e, g = self._jitted(*[rt.constant(a) for a in self.unpack(x)])
             return float(e), np.asarray(g)
         leaves = [rt.variable(a) for a in self.unpack(x)]
         num, den = mps_energy(leaves, self.mpo)
