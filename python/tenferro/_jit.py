@@ -21,8 +21,8 @@ correct eager execution rather than a wrong result: calls whose arguments are tr
 made under ``tf.func``'s capture, run eagerly (the ``CompiledCall`` node of grad-of-jit is not
 built yet); Python scalars are part of the key (a new value retraces) instead of weakly typed
 inputs. The optimisation passes run at compile time (dead code, common subexpressions, layout
-simplification, transpose and conj folding into ``dot_general``); constant folding at prepare
-time and in-place reuse are not built yet. Values captured any other way (a tensor attribute, a
+simplification, transpose and conj folding into ``dot_general``); constant subgraphs fold at prepare
+time; in-place reuse is not built yet. Values captured any other way (a tensor attribute, a
 tensor in a captured list, a global of a helper function) are baked into the program as JAX
 does; a tensor that requires grad reached that way makes the call run eagerly. As in JAX: dict
 arguments reach the traced function with sorted keys (the pytree rules of ``tf.func``), Python
@@ -53,6 +53,7 @@ import inspect
 import os
 import sys
 import warnings
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -126,6 +127,10 @@ class CompiledGraph:
         self._out_tree = out_tree
         self.name = name
         self.pass_report = pass_report or []
+        # Set by ``ctx.compile_graph``: the argument structure and non-tensor leaves it traced
+        # (calls then take the function's arguments; see ``_graph_context.flat_inputs``).
+        self._in_tree: _TreeDef | None = None
+        self._leaf_keys: tuple[Any, ...] = ()
 
     def __len__(self) -> int:
         return len(self._graph)
@@ -145,7 +150,11 @@ class CompiledGraph:
             )
         return list(self._graph.run(list(inputs)))
 
-    def __call__(self, *inputs: Any) -> Any:
+    def __call__(self, *inputs: Any, **kwinputs: Any) -> Any:
+        if self._in_tree is not None:
+            from ._graph_context import flat_inputs
+
+            return _unflatten(self._out_tree, self.run_flat(flat_inputs(self, inputs, kwinputs)))
         return _unflatten(self._out_tree, self.run_flat(inputs))
 
 
@@ -297,6 +306,7 @@ class Jitted:
         self._hits = self._misses = self._evictions = self._clears = self._fallbacks = 0
         # No static arguments: positional tensors take the fast path of __call__.
         self._plain = not self._static_names and not self._static_nums
+        _LIVE.add(self)
         self._captures = any(
             getattr(f, "__code__", None) is None
             or bool(_global_names(f.__code__))
@@ -526,6 +536,9 @@ class Jitted:
 
 # The fast path's key tag (distinct from any pytree key) and its argument structure.
 _FLAT = object()
+
+# Every live jitted function, held weakly (``tf.clear_caches()`` clears their caches).
+_LIVE: weakref.WeakSet[Jitted] = weakref.WeakSet()
 
 
 @functools.lru_cache(maxsize=64)
