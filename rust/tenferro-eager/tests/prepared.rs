@@ -134,7 +134,10 @@ fn plans_are_cached_per_engine_kind_and_thread_setting() {
             .unwrap();
         assert_eq!(plan.program().instrs().len(), 2);
     }
-    assert_eq!(builds, 1, "prepared once, then served from the engine's cache");
+    assert_eq!(
+        builds, 1,
+        "prepared once, then served from the engine's cache"
+    );
     let s = serial.plan_cache().stats_for(PREPARED_GRAPH_TAG);
     assert_eq!((s.entries, s.hits, s.misses), (1, 2, 1));
     assert!(s.retained_bytes > 0);

@@ -148,7 +148,11 @@ impl PyExecutionContext {
 
     /// Statistics of the prepared graph plans in the engine's plan cache (``tf.CacheStats``).
     fn _prepared_graph_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let s = self.core.engine().plan_cache().stats_for(PREPARED_GRAPH_TAG);
+        let s = self
+            .core
+            .engine()
+            .plan_cache()
+            .stats_for(PREPARED_GRAPH_TAG);
         imports::get(py)?.cache_stats.bind(py).call1((
             s.entries,
             s.retained_bytes,

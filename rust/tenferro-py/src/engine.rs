@@ -19,7 +19,8 @@ pub(crate) fn cpu_supports(kind: tenferro_ops::OpKind) -> bool {
 
 /// Every CPU engine the binding built, held weakly (``tf.clear_caches()`` clears their plan
 /// caches); dead entries are pruned on each registration.
-static ENGINES: std::sync::Mutex<Vec<std::sync::Weak<CpuEngine>>> = std::sync::Mutex::new(Vec::new());
+static ENGINES: std::sync::Mutex<Vec<std::sync::Weak<CpuEngine>>> =
+    std::sync::Mutex::new(Vec::new());
 
 fn register_engine(e: &Arc<CpuEngine>) {
     let mut v = ENGINES.lock().unwrap_or_else(|e| e.into_inner());

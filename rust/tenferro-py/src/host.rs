@@ -137,9 +137,7 @@ struct DetachedHost<'a> {
 impl Host for DetachedHost<'_> {
     fn checkpoint(&self, op: &str) -> Result<()> {
         match self.flag {
-            Some(f) if f.load(Ordering::Relaxed) => Err(Error::Interrupted {
-                op: op.to_string(),
-            }),
+            Some(f) if f.load(Ordering::Relaxed) => Err(Error::Interrupted { op: op.to_string() }),
             _ => Ok(()),
         }
     }

@@ -19,8 +19,8 @@ pub const PREPARED_GRAPH_TAG: i64 = -0x4752_4150; // "GRAP"
 
 /// The plan-cache key of program `program_id` prepared on `engine`: tag, id, engine kind, and
 /// thread setting (a serial engine and a pooled one get separate plans).
-pub fn prepared_key(program_id: u64, engine: &dyn Engine) -> Vec<i64> {
-    vec![
+pub fn prepared_key(program_id: u64, engine: &dyn Engine) -> [i64; 4] {
+    [
         PREPARED_GRAPH_TAG,
         program_id as i64,
         kind_code(engine.kind()),
@@ -67,8 +67,8 @@ impl PreparedGraph {
                 format!("the engine is broken by an earlier panic ({reason}); create a new engine"),
             ));
         }
-        let foldable = !program.consts().is_empty()
-            || program.instrs().iter().any(|i| i.inputs.is_empty());
+        let foldable =
+            !program.consts().is_empty() || program.instrs().iter().any(|i| i.inputs.is_empty());
         let folded = if !foldable {
             // Nothing is constant-only without a constant or an instruction of no operands.
             program.clone()
