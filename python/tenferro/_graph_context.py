@@ -126,6 +126,26 @@ def compile_graph(self: ExecutionContext, f_or_traced: Any, *example_args: Any, 
     Notes
     -----
     Compiling reads only the op catalog: no engine is borrowed and nothing runs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import tenferro as tf
+    >>> ctx = tf.ExecutionContext(tf.CpuEngine(threads=1))
+    >>> x = np.linspace(0.0, 1.0, 8)                   # NumPy inputs are adopted
+    >>> cg = ctx.compile_graph(lambda v: tf.sin(v) * v, x)
+    >>> ctx.compile_graph(lambda v: v, x) is not cg
+    True
+    >>> out = ctx.run_graph(cg, x)                      # prepared on this engine, then run
+    >>> bool(np.allclose(np.asarray(out), np.sin(x) * x))
+    True
+    >>> _ = ctx.run_graph(cg, x)                        # the prepared plan is reused
+    >>> s = ctx.graph_cache_stats()
+    >>> (s["compiled"].entries, s["prepared"].misses, s["prepared"].hits)
+    (2, 1, 1)
+    >>> ctx.reset_graph_runtime()
+    >>> ctx.graph_cache_stats()["prepared"].entries
+    0
     """
     comp = _compiler(self)
     if isinstance(f_or_traced, TracedGraph):
