@@ -48,8 +48,12 @@ test: develop lint rust-test py-test stubtest
 
 # The main job: variational MPS ground state of the transverse-field Ising chain (defaults:
 # 16 sites, bond 8, g = 1, tol 1e-6, seed 0); exits non-zero when the tolerance is not reached.
+# In graph mode (--jit: energy and gradient traced once by tf.jit, one program per evaluation):
+# faster end to end, trace included (2 shared cores, 5 interleaved runs each, medians: 1.0 s
+# against 1.4 s from the first evaluation to convergence, 4.1 s against 4.7 s for the whole
+# process; the same energy and 621 evaluations); drop --jit for the eager run.
 demo: develop
-	$(PY) examples/tfim_ground_state.py --plot tfim_convergence.png
+	$(PY) examples/tfim_ground_state.py --jit --plot tfim_convergence.png
 
 # The other runnable examples (each exits non-zero when its check fails).
 examples: develop

@@ -97,6 +97,26 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def _vector_isa() -> str:
+    """The widest vector instruction sets the CPU reports (``avx512f+avx2+fma``, ``neon``, ...)."""
+    flags: set[str] = set()
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith(("flags", "Features")):
+                    flags = set(line.split(":", 1)[1].split())
+                    break
+    except OSError:
+        pass
+    wanted = ("avx512f", "avx2", "fma", "avx", "sse4_2", "sve2", "sve", "asimd", "neon")
+    found = [f for f in wanted if f in flags]
+    if "avx512f" in found:  # the widest x86 set names the machine; drop the implied ones
+        found = [f for f in found if f not in ("avx", "sse4_2")]
+    elif "avx2" in found:
+        found = [f for f in found if f not in ("avx", "sse4_2")]
+    return "+".join(found) or "?"
+
+
 def machine_info(peers: Peers | None = None) -> dict[str, Any]:
     """CPU model, CPU counts, Python and library versions, and the UTC date of the run."""
     try:
@@ -105,6 +125,7 @@ def machine_info(peers: Peers | None = None) -> dict[str, Any]:
         allowed = os.cpu_count()
     info: dict[str, Any] = {
         "cpu": _cpu_model(),
+        "isa": _vector_isa(),
         "machine": platform.machine(),
         "cpus": os.cpu_count(),
         "allowed_cpus": allowed,
@@ -128,7 +149,7 @@ def machine_info(peers: Peers | None = None) -> dict[str, Any]:
 
 def machine_line(info: dict[str, Any] | None = None) -> str:
     info = info or machine_info()
-    return (f"{info['cpu']} ({info['machine']}), {info['allowed_cpus']} of {info['cpus']} CPUs, "
+    return (f"{info['cpu']} ({info['machine']}, {info.get('isa', '?')}), {info['allowed_cpus']} of {info['cpus']} CPUs, "
             f"Python {info['python']}, {info['date']}")
 
 
@@ -221,11 +242,34 @@ def round_robin(fns: dict[str, Callable[[], Any]], rounds: int, inner: int | dic
     library (a dict), e.g. calibrated to a time budget. ``stat`` combines the rounds:
     ``"median"`` or ``"min"`` (best round).
     """
+    samples = round_robin_samples(fns, rounds, inner, warmup=warmup, sleep=sleep, desc=desc)
+    combine = statistics.median if stat == "median" else min
+    return {lib: combine(s) for lib, s in samples.items()}
+
+
+def round_robin_samples(fns: dict[str, Callable[[], Any]], rounds: int,
+                        inner: int | dict[str, int] = 1, *, warmup: int = 3, sleep: float = SETTLE,
+                        desc: str = "bench") -> dict[str, list[float]]:
+    """:func:`round_robin`'s measurement: seconds per call of each function in every round."""
     calls = inner if isinstance(inner, dict) else {lib: inner for lib in fns}
     for fn in fns.values():  # warm-up: pools, plan caches, JAX tracing and compilation
         for _ in range(warmup):
             fn()
+    # Everything alive now (modules, JAX's caches, the benchmark's data) is moved out of the
+    # collector's reach: the collection before each timed block then takes microseconds instead
+    # of ~0.1 s with JAX imported (the timed blocks themselves run with the collector off).
+    gc.collect()
+    gc.freeze()
     samples: dict[str, list[float]] = {lib: [] for lib in fns}
+    try:
+        _timed_rounds(fns, rounds, calls, sleep, desc, samples)
+    finally:
+        gc.unfreeze()  # no lasting effect on the process
+    return samples
+
+
+def _timed_rounds(fns: dict[str, Callable[[], Any]], rounds: int, calls: dict[str, int],
+                  sleep: float, desc: str, samples: dict[str, list[float]]) -> None:
     for _ in progress(range(rounds), rounds, desc):
         for lib, fn in fns.items():
             time.sleep(sleep)
@@ -239,8 +283,6 @@ def round_robin(fns: dict[str, Callable[[], Any]], rounds: int, inner: int | dic
             finally:
                 gc.enable()
             samples[lib].append(elapsed / calls[lib])
-    combine = statistics.median if stat == "median" else min
-    return {lib: combine(s) for lib, s in samples.items()}
 
 
 # ------------------------------------------------------------------------------------ rows

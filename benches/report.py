@@ -9,12 +9,19 @@ bars left of 1 mean tenferro is faster; throughput ratios are inverted so the sa
 ``docs/benchmarks_all.png`` for every row.
 The headline benches' tables also replace the text between ``<!-- bench:begin -->`` and
 ``<!-- bench:end -->`` in ``README.md``. ``make bench`` runs it last; ``python benches/report.py`` re-runs it alone.
+
+A results file may carry extra tables (``"tables": [{"title", "columns", "rows"}]``, e.g. the
+graph-mode first-call and pass-ablation tables of ``bench_tfim``) and the bench's printed target
+verdicts (``"verdicts": [str]``); both follow the bench's main table. A bench without a results
+file keeps its section of the existing ``docs/benchmarks.md`` (so re-running one bench and the
+report updates that bench's section only); ``benchmarks_all.png`` is then left as it is.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,7 +33,7 @@ BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 ORDER = ("bench_tfim", "bench_ad", "bench_ops", "bench_engines", "bench_einsum", "bench_linalg")
 TITLES = {
     "bench_tfim": "Main job: TFIM variational MPS, one energy+gradient evaluation",
-    "bench_ad": "Eager automatic differentiation",
+    "bench_ad": "Automatic differentiation, eager and tf.jit",
     "bench_ops": "Primitive ops and contractions",
     "bench_engines": "Thread scaling of the CPU engine",
     "bench_einsum": "einsum",
@@ -54,7 +61,26 @@ def _speed_ratio(row: dict[str, Any]) -> float | None:
     return 1.0 / r if row.get("higher_is_better") else r
 
 
-def markdown(results: list[dict[str, Any]], png_name: str | None, all_png_name: str | None = None) -> str:
+def existing_sections(md: Path) -> dict[str, str]:
+    """The per-bench sections of an existing ``benchmarks.md``, keyed by bench name (from the
+    ``(`benches/NAME.py`)`` of each ``## `` heading)."""
+    if not md.exists():
+        return {}
+    sections: dict[str, str] = {}
+    name, lines = None, []
+    for line in md.read_text().splitlines() + ["## end"]:
+        if line.startswith("## "):
+            if name is not None:
+                sections[name] = "\n".join(lines).rstrip() + "\n"
+            m = re.search(r"\(`benches/(\w+)\.py`\)", line)
+            name, lines = (m.group(1) if m else None), [line]
+        elif name is not None:
+            lines.append(line)
+    return sections
+
+
+def markdown(results: list[dict[str, Any]], png_name: str | None, all_png_name: str | None = None,
+             kept: dict[str, str] | None = None) -> str:
     out = [
         "# Benchmarks",
         "",
@@ -70,14 +96,39 @@ def markdown(results: list[dict[str, Any]], png_name: str | None, all_png_name: 
                 f"tenferro faster)]({png_name})", ""]
     if all_png_name:
         out += [f"Every row of every bench as one chart: [{all_png_name}]({all_png_name}).", ""]
-    for res in results:
+    by_name = {res["bench"]: res for res in results}
+    kept = {k: v for k, v in (kept or {}).items() if k not in by_name}
+    names = [n for n in ORDER if n in by_name or n in kept]
+    names += sorted(n for n in [*by_name, *kept] if n not in ORDER)
+    for name in names:
+        if name in kept:
+            out += [kept[name]]
+            continue
+        res = by_name[name]
         m = res.get("machine", {})
         title = TITLES.get(res["bench"], res["bench"])
         out += [f"## {title} (`benches/{res['bench']}.py`)", ""]
         out += [f"Machine: {_machine(m)}.", ""]
         out += _table(res["rows"])
         out.append("")
+        for extra in res.get("tables", []):
+            out += [f"**{extra['title']}**", ""]
+            out += _extra_table(extra["columns"], extra["rows"])
+            out.append("")
+        if res.get("verdicts"):
+            out += ["Targets (as the bench printed them):", ""]
+            out += [f"- {v}" for v in res["verdicts"]]
+            out.append("")
     return "\n".join(out)
+
+
+def _extra_table(columns: list[str], rows: list[list[Any]]) -> list[str]:
+    out = ["| " + " | ".join(columns) + " |",
+           "| " + " | ".join(["---"] + ["---:"] * (len(columns) - 1)) + " |"]
+    for r in rows:
+        cells = [_fmt(v) if isinstance(v, (int, float)) else ("" if v is None else str(v)) for v in r]
+        out.append("| " + " | ".join(cells) + " |")
+    return out
 
 
 def _table(rows: list[dict[str, Any]]) -> list[str]:
@@ -93,7 +144,8 @@ def _table(rows: list[dict[str, Any]]) -> list[str]:
 
 def _machine(m: dict[str, Any]) -> str:
     libs = ", ".join(f"{k} {m[k]}" for k in ("tenferro", "numpy", "jax", "torch") if k in m)
-    return (f"{m.get('cpu', '?')} ({m.get('machine', '?')}), {m.get('allowed_cpus', '?')} of "
+    isa = f", {m['isa']}" if m.get("isa") else ""
+    return (f"{m.get('cpu', '?')} ({m.get('machine', '?')}{isa}), {m.get('allowed_cpus', '?')} of "
             f"{m.get('cpus', '?')} CPUs usable; Python {m.get('python', '?')}; {libs}; "
             f"run {m.get('date', '?')}")
 
@@ -176,14 +228,24 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no results in {args.results}: run the benches first", file=sys.stderr)
         return 1
     args.out.mkdir(parents=True, exist_ok=True)
+    md = args.out / "benchmarks.md"
+    names = {r["bench"] for r in results}
+    kept = {k: v for k, v in existing_sections(md).items() if k not in names}
+    if kept:
+        print(f"no results for {', '.join(sorted(kept))}: their sections of {md} are kept",
+              file=sys.stderr)
     png = args.out / "benchmarks.png"  # the headline benches (README)
     headline = [r for r in results if r["bench"] in README_BENCHES] or results
     has_png = chart(headline, png)
     all_png = args.out / "benchmarks_all.png"  # every row
-    has_all = len(headline) < len(results) and chart(results, all_png)
-    md = args.out / "benchmarks.md"
-    md.write_text(markdown(results, png.name if has_png else None, all_png.name if has_all else None))
-    print(f"wrote {md}" + (f", {png}" if has_png else "") + (f", {all_png}" if has_all else ""))
+    drew_all = False
+    if kept:  # a chart of some benches only would mislead: keep the previous one
+        has_all = all_png.exists()
+    else:
+        has_all = drew_all = len(headline) < len(results) and chart(results, all_png)
+    md.write_text(markdown(results, png.name if has_png else None, all_png.name if has_all else None,
+                           kept))
+    print(f"wrote {md}" + (f", {png}" if has_png else "") + (f", {all_png}" if drew_all else ""))
     if args.readme is not None and update_readme(results, args.readme):
         print(f"updated the benchmark table of {args.readme}")
     return 0

@@ -59,3 +59,28 @@ def test_report_renders_results(bench_modules, tmp_path) -> None:
     assert (out / "benchmarks.png").read_bytes()[:4] == b"\x89PNG"
     text = readme.read_text()
     assert "old" not in text and "0.02×" in text and text.endswith("<!-- bench:end -->\noutro\n")
+
+
+def test_report_extra_tables_verdicts_and_kept_sections(bench_modules, tmp_path) -> None:
+    """Extra tables and verdicts of a results file follow its table; a bench without a results
+    file keeps its section of the existing page (re-running one bench updates only its section)."""
+    harness, report = bench_modules
+    rows = [harness.Row("TFIM N=16, tf.jit", "ms", 1.0, "jax.jit", 2.0, "<= 1.1x")]
+    tables = [{"title": "pass ablation", "columns": ["passes", "instructions", "ms"],
+               "rows": [["all passes", 205, 1.25], ["no cse", 230, None]]}]
+    path = harness.write_results("bench_tfim", rows, extra={"tables": tables,
+                                                            "verdicts": ["tf.jit 0.5x -> met"]})
+    assert json.loads(path.read_text())["machine"]["isa"]
+    out = tmp_path / "docs"
+    out.mkdir()
+    old = ("# Benchmarks\n\nintro\n\n## Old TFIM (`benches/bench_tfim.py`)\n\nstale tfim\n\n"
+           "## Einsum (`benches/bench_einsum.py`)\n\n| einsum row |\n")
+    (out / "benchmarks.md").write_text(old)
+    assert report.main(["--results", str(path.parent), "--out", str(out), "--readme",
+                        str(tmp_path / "absent.md")]) == 0
+    md = (out / "benchmarks.md").read_text()
+    assert "stale tfim" not in md and "| TFIM N=16, tf.jit | ms | 1 | jax.jit | 2 | 0.5× | <= 1.1x |" in md
+    assert "**pass ablation**" in md and "| all passes | 205 | 1.25 |" in md and "| no cse | 230 |  |" in md
+    assert "- tf.jit 0.5x -> met" in md
+    assert "## Einsum (`benches/bench_einsum.py`)\n\n| einsum row |" in md
+    assert md.index("bench_tfim.py") < md.index("bench_einsum.py")  # ORDER kept

@@ -354,20 +354,6 @@ def test_two_threads_share_one_trace_and_get_equal_results():
     assert jf.cache_stats().misses == 1
 
 
-def test_einsum_instances_under_jit_equal_eager():
-    import test_einsum_instances as inst
-
-    names = [f for f in inst.FILES if f not in inst.HEAVY]
-    if not names:
-        pytest.skip("einsum instances not found")
-    for name in names:
-        subscripts, ops, path = inst.load(name)
-        ts = [tf.asarray(o) for o in ops]
-        jf = tf.jit(lambda *xs: tf.einsum(subscripts, *xs, optimize=path))
-        got, want = np.asarray(jf(*ts)), np.asarray(tf.einsum(subscripts, *ts, optimize=path))
-        assert inst.rel_error(got, want) <= 1e-13, name
-
-
 def test_a_broken_engine_raises_and_a_fresh_engine_runs_the_same_graph():
     from tenferro._testing import panic_on_next_op
 

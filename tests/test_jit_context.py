@@ -62,19 +62,22 @@ def test_pytree_arguments_and_outputs() -> None:
     ctx = _ctx()
     a, b = RNG.standard_normal(5), RNG.standard_normal(5)
 
-    def g(d, scale):
-        return {"s": d["u"] * scale + d["v"], "n": [tf.sum(d["u"] * d["v"])]}
+    def g(d, scale, n):
+        return {"s": d["u"] * scale + d["v"] * n, "n": [tf.sum(d["u"] * d["v"])]}
 
     d = {"u": _t(ctx, a), "v": _t(ctx, b)}
-    cg = ctx.compile_graph(g, d, 2.0)
-    out = ctx.run_graph(cg, d, 2.0)
-    np.testing.assert_allclose(np.asarray(out["s"]), a * 2.0 + b, rtol=1e-15)
+    cg = ctx.compile_graph(g, d, 2.0, 3)
+    out = ctx.run_graph(cg, d, 2.0, 3)
+    np.testing.assert_allclose(np.asarray(out["s"]), a * 2.0 + b * 3, rtol=1e-15)
     np.testing.assert_allclose(float(out["n"][0]), float(np.sum(a * b)), rtol=1e-13)
-    # The scalar is baked into the program: another value is refused, not silently ignored.
+    # A float is a weakly typed input: another value runs the same graph.
+    np.testing.assert_allclose(np.asarray(ctx.run_graph(cg, d, -1.5, 3)["s"]), a * -1.5 + b * 3, rtol=1e-15)
+    assert ctx.graph_cache_stats()["prepared"].misses == 1
+    # An int is baked into the program: another value is refused, not silently ignored.
     with pytest.raises(ValueError, match="differ from those the graph was compiled for"):
-        ctx.run_graph(cg, d, 3.0)
-    # The tensor leaves in order work too.
-    flat = ctx.run_graph(cg, d["u"], d["v"])
+        ctx.run_graph(cg, d, 2.0, 4)
+    # The inputs in order work too (the tensor leaves, then the float).
+    flat = ctx.run_graph(cg, d["u"], d["v"], 2.0)
     np.testing.assert_array_equal(np.asarray(flat["s"]), np.asarray(out["s"]))
 
 

@@ -3,7 +3,8 @@ primitives through the NumPy-named functions, on inputs of every float/complex d
 zero-size shapes, C/F-ordered and strided layouts; ``tf.jit(p)`` equals eager ``p`` bit for bit
 without contractions or reductions and to 1e-13 (f64/c128) / 1e-5 (f32/c64) with them, with the
 same NaN/inf pattern — with all passes on and with each pass off; ``tf.jit(value_and_grad(p))``
-equals eager on real programs. Derandomised (hypothesis ``derandomize=True``)."""
+and ``tf.jit(hessian(p))`` equal eager on
+the same programs, real and complex (a real loss: ``sum |y|²``). Derandomised (hypothesis ``derandomize=True``)."""
 
 from __future__ import annotations
 
@@ -114,16 +115,67 @@ def test_random_programs_equal_eager(steps, d, shape, lay, seed):
         check_equal(traced.compile(**{off: False})(*xs), want, exact and off != "fold_transpose", d)
 
 
-@settings(derandomize=True, max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(steps=programs(), shape=st.sampled_from([(3,), (2, 2), (3, 3)]), seed=st.integers(0, 2**16))
-def test_random_value_and_grad_under_jit_equal_eager(steps, shape, seed):
+def real_loss(p):
+    """A real scalar loss of the program's output (complex: ``sum |y|²``, as ``autodiff.md``'s
+    Hermitian convention differentiates real losses of complex values)."""
+
+    def loss(a, b):
+        y = p(a, b)
+        return tf.sum(tf.real(tf.conj(y) * y)) if y.dtype.kind == "c" else tf.sum(y * y)
+
+    return loss
+
+
+def tolerance_dtype(d):
+    return np.float64 if np.dtype(d) in (np.float64, np.complex128) else np.float32
+
+
+@settings(derandomize=True, max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=programs(), d=st.sampled_from(DTYPES), shape=st.sampled_from([(), (3,), (2, 2), (3, 3)]),
+       lay=st.integers(0, 2), seed=st.integers(0, 2**16))
+def test_random_value_and_grad_under_jit_equal_eager(steps, d, shape, lay, seed):
     rng = np.random.default_rng(seed)
-    xs = [tf.asarray(rng.standard_normal(shape)) for _ in range(2)]
-    p = build(steps)
-    loss = lambda a, b: tf.sum(p(a, b) * p(a, b))  # noqa: E731  (real scalar)
-    vg = tf.func.value_and_grad(loss, argnums=(0, 1))
+
+    def make():
+        a = rng.standard_normal(shape) + (1j * rng.standard_normal(shape) if np.dtype(d).kind == "c" else 0)
+        return tf.asarray(layout(np.asarray(a, dtype=d), lay))
+
+    xs = [make(), make()]
+    vg = tf.func.value_and_grad(real_loss(build(steps)), argnums=(0, 1))
     v0, g0 = vg(*xs)
-    v1, g1 = tf.jit(vg)(*xs)
-    check_equal(v1, v0, False, np.float64)
+    jvg = tf.jit(vg)
+    v1, g1 = jvg(*xs)
+    assert np.asarray(v1).dtype == np.asarray(v0).dtype and np.asarray(v0).dtype.kind == "f"
+    check_equal(v1, v0, False, tolerance_dtype(d))
     for a, b in zip(g1, g0):
-        check_equal(a, b, False, np.float64)
+        check_equal(a, b, False, tolerance_dtype(d))
+    assert (jvg.cache_stats().misses, jvg.cache_stats().fallbacks) == (1, 0)
+
+
+@settings(derandomize=True, max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=programs(), d=st.sampled_from(DTYPES), shape=st.sampled_from([(), (3,), (2, 2)]),
+       seed=st.integers(0, 2**16))
+def test_random_hessian_under_jit_equal_eager(steps, d, shape, seed):
+    """``tf.jit(hessian(loss))`` equals eager ``hessian(loss)``; complex programs are
+    differentiated through the real and imaginary parts of their first input (``hessian`` of a
+    real loss of real arguments ``re``, ``im``; the complex input is ``re + 1j * im``)."""
+    rng = np.random.default_rng(seed)
+    real = np.float64 if np.dtype(d) in (np.float64, np.complex128) else np.float32
+    loss = real_loss(build(steps))
+    if np.dtype(d).kind == "c":
+        b = tf.asarray((rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(d))
+        args = [tf.asarray(rng.standard_normal(shape).astype(real)) for _ in range(2)] + [b]
+        f = lambda re, im, b: loss(re + 1j * im, b)  # noqa: E731
+        h = tf.func.hessian(f, argnums=(0, 1))
+    else:
+        args = [tf.asarray(rng.standard_normal(shape).astype(d)) for _ in range(2)]
+        h = tf.func.hessian(loss, argnums=0)
+    want = h(*args)
+    jh = tf.jit(h)
+    got = jh(*args)
+    assert (jh.cache_stats().misses, jh.cache_stats().fallbacks) == (1, 0)
+    flat_w, flat_g = tf.func._flatten(want)[0], tf.func._flatten(got)[0]
+    assert len(flat_w) == len(flat_g) and len(flat_w) in (1, 4)
+    for a, b in zip(flat_g, flat_w):
+        assert np.asarray(b).shape == shape + shape
+        check_equal(a, b, False, real)

@@ -15,6 +15,7 @@ import numpy as np
 from . import _tenferro
 from ._interop import as_supported_ndarray
 from ._tenferro import Runtime, Tensor
+from .errors import ConcretizationError
 
 __all__ = [
     "tensor",
@@ -70,13 +71,15 @@ def _shape(shape: Any) -> list[int]:
             raise TypeError(f"shape entries must be integers, got {d!r}")
         try:
             n = operator.index(d)
+        except ConcretizationError:
+            raise  # a traced tensor (tf.jit): its values are unknown while tracing
         except TypeError:
             raise TypeError(f"shape entries must be integers, got {d!r} in {shape!r}") from None
         if n > sys.maxsize:
             raise ValueError(f"shape {shape!r}: dimension {n} exceeds the maximum {sys.maxsize}")
         return n
 
-    if isinstance(shape, (int, np.integer)):
+    if isinstance(shape, (int, np.integer)) or (isinstance(shape, Tensor) and shape.ndim == 0):
         return [dim(shape)]
     return [dim(d) for d in shape]
 
@@ -230,7 +233,9 @@ def asarray(obj: Any, dtype: Any = None, copy: bool | None = None) -> Tensor:
     [7.0, 1.0, 2.0]
     """
     if isinstance(obj, Tensor):
-        t = obj
+        # A weakly typed traced scalar (a float argument under tf.jit) becomes strongly typed,
+        # as asarray(0.5) is.
+        t = obj._with_weak(False) if obj._weak else obj
         if dtype is not None and np.dtype(dtype) != t.dtype:
             if copy is False:
                 raise ValueError(f"asarray: copy=False cannot change dtype {t.dtype} to {np.dtype(dtype)}")

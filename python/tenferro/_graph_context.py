@@ -176,13 +176,15 @@ def compile_graph(self: ExecutionContext, f_or_traced: Any, *example_args: Any, 
     cg = traced.compile()
     cg._in_tree = tdef
     cg._leaf_keys = tuple(Jitted._leaf_key(x) for x in leaves if not isinstance(x, Tensor))
+    # (Python floats and complexes are weakly typed inputs: keyed by type only.)
     comp.put(key, cg, captured)
     return cg
 
 
 def flat_inputs(cg: CompiledGraph, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
-    """The tensor inputs of a call of ``cg``: the tensor leaves of ``args``/``kwargs`` when they
-    have the compiled function's structure (its non-tensor leaves must equal the traced ones:
+    """The inputs of a call of ``cg``: the tensor leaves (and the Python floats and complexes,
+    weakly typed inputs) of ``args``/``kwargs`` when they have the compiled function's
+    structure (its other leaves — ``bool``/``int``, static values — must equal the traced ones:
     they are baked into the program), else ``args`` as the flat list of inputs.
 
     Raises
@@ -199,7 +201,7 @@ def flat_inputs(cg: CompiledGraph, args: tuple[Any, ...], kwargs: dict[str, Any]
                     f"{cg.name}: non-tensor arguments {keys} differ from those the graph was compiled "
                     f"for {cg._leaf_keys} (they are constants of the program); compile again for them"
                 )
-            return [x for x in leaves if isinstance(x, (Tensor, np.ndarray))]
+            return [x for x in leaves if isinstance(x, (Tensor, np.ndarray)) or type(x) in _jit._WEAK]
     if kwargs:
         raise TypeError(f"{cg.name}: keyword arguments need the compiled function's structure")
     return list(args)

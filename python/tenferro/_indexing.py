@@ -10,6 +10,10 @@ recorded on tracked tensors). Any other key comes here (:func:`advanced_getitem`
 * a boolean mask of ``k`` dimensions is turned into ``k`` integer arrays by ``numpy.nonzero`` on
   the host; a boolean scalar adds an axis of length 1 (``True``) or 0 (``False``);
 * integer scalars next to arrays count as advanced indices (0-d arrays);
+* under ``tf.jit`` index arrays and masks must be concrete (NumPy arrays, captured tensors): a
+  traced mask has a data-dependent output shape and traced indices are bounds-checked on their
+  values, so both raise ``ConcretizationError`` naming the indexing (``tf.where`` and
+  ``tf.take(..., mode="clip"/"wrap")`` trace);
 * the broadcast index axes replace the indexed axes in place when all advanced indices are
   adjacent in the key, else they go first (NumPy's rule, where ``None``, a slice or even an empty
   ``...`` between them separates them).
@@ -79,6 +83,8 @@ def _is_int_scalar(item: Any) -> bool:
 def _as_index_array(item: Any) -> np.ndarray:
     """An integer or boolean index array from a tensor, an ndarray or a nested sequence."""
     if isinstance(item, Tensor):
+        if item._traced:
+            raise _traced_index_error(item)
         arr = np.asarray(item)
     elif isinstance(item, np.ndarray):
         arr = item
@@ -94,9 +100,35 @@ def _as_index_array(item: Any) -> np.ndarray:
     return arr
 
 
+def _traced_index_error(item: Tensor) -> Exception:
+    """The ``ConcretizationError`` of a tensor index traced by ``tf.jit`` (``TracerLeakError``
+    for a leaked one): a boolean mask selects a data-dependent number of elements; integer
+    indices are bounds-checked on their values (``IndexError``), which the clamping ``gather``
+    of a traced index would not do."""
+    if item.dtype == np.bool_:
+        return item._value_error(
+            "boolean mask indexing x[mask]",
+            "boolean mask indexing has a data-dependent output shape (the number of true "
+            "elements), which a traced program cannot have. Use tf.where(mask, x, fill) to keep "
+            "the shape (e.g. tf.where(mask, x, 0).sum() for a masked sum), or run the function "
+            "without tf.jit",
+        )
+    return item._value_error(
+        "integer-array indexing x[idx]",
+        "indexing with a tensor reads the indices for its bounds check (IndexError) and for "
+        "negative indices, and a traced tensor has no values. Use tf.take(x, idx, axis=..., "
+        'mode="clip") or mode="wrap", which trace (out-of-range indices are clamped or wrapped '
+        "instead of raising), pass the indices as a concrete array or a static argument, or run "
+        "the function without tf.jit",
+    )
+
+
 def _host_key(key: Any) -> Any:
     """The key with tensors replaced by NumPy arrays (for NumPy's own indexing)."""
     items = key if isinstance(key, tuple) else (key,)
+    for k in items:
+        if isinstance(k, Tensor) and k._traced:
+            raise _traced_index_error(k)
     out = tuple(np.asarray(k) if isinstance(k, Tensor) else k for k in items)
     return out if isinstance(key, tuple) else out[0]
 
@@ -248,6 +280,11 @@ def advanced_getitem(t: Tensor, key: Any) -> Tensor:
     IndexError
         For an out-of-range index, a mask of the wrong shape, index arrays that do not broadcast,
         too many indices or an invalid key type (NumPy's messages).
+    ConcretizationError
+        Under ``tf.jit`` for a traced boolean mask (a data-dependent output shape: use
+        ``tf.where``) or traced integer indices (the bounds check reads them: use
+        ``tf.take(..., mode="clip")`` or ``"wrap"``). Concrete index arrays and masks (NumPy
+        arrays, captured tensors) are constants of the program.
     """
     plan = _Plan(tuple(t.shape), key)
     v = t[plan.basic] if plan.basic else t

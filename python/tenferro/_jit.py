@@ -9,8 +9,11 @@ calls with the same signature run the program in Rust, on the engine an eager op
 
 The signature (cache key) is: the pytree structure of the arguments; for each tensor leaf its
 dtype and shape (NumPy arrays are converted as ``tf.asarray`` would); the values of static
-arguments (``static_argnames`` / ``static_argnums``, compared with ``==``) and of Python scalars;
-the identity of tensors and the values of Python scalars the function captures (closure cells
+arguments (``static_argnames`` / ``static_argnums``, compared with ``==``) and of Python ``bool``
+and ``int`` arguments (they usually drive control flow); the type, not the value, of Python
+``float`` and ``complex`` arguments, which are weakly typed rank-0 inputs (a new value never
+retraces; they take the dtype of the tensors they meet, as the Python number would); the
+identity of tensors and the values of Python scalars the function captures (closure cells
 and globals it or code nested in it names); and the
 grad mode. Past ``max_traces`` signatures one ``tf.errors.RecompileWarning`` names the argument
 that keeps changing and the function runs eagerly (``on_limit="error"`` raises
@@ -19,8 +22,7 @@ that keeps changing and the function runs eagerly (``on_limit="error"`` raises
 Differences from the full contract (``graph-mode.md``) in this version, each falling back to
 correct eager execution rather than a wrong result: calls whose arguments are tracked tensors, or
 made under ``tf.func``'s capture, run eagerly (the ``CompiledCall`` node of grad-of-jit is not
-built yet); Python scalars are part of the key (a new value retraces) instead of weakly typed
-inputs. The optimisation passes run at compile time (dead code, common subexpressions, layout
+built yet); Python ``bool``/``int`` arguments are part of the key (see above). The optimisation passes run at compile time (dead code, common subexpressions, layout
 simplification, transpose and conj folding into ``dot_general``); constant subgraphs fold at prepare
 time; in-place reuse is not built yet. Values captured any other way (a tensor attribute, a
 tensor in a captured list, a global of a helper function) are baked into the program as JAX
@@ -50,6 +52,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import operator
 import os
 import sys
 import warnings
@@ -60,7 +63,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import _tenferro
+from . import _tenferro, _trace_errors
 from ._tenferro import Tensor
 from .errors import RecompileLimitError, RecompileWarning, TraceError
 from .func import _flatten, _TreeDef, _unflatten
@@ -83,6 +86,9 @@ class TraceCacheStats(NamedTuple):
 class TracedGraph:
     """The primitives one trace issued: inputs and outputs as slots; printable (one line per
     instruction). ``compile()`` gives the :class:`CompiledGraph` that runs it."""
+
+    # How compositions present the value errors of their primitives (``_trace_errors``).
+    _error_rules: dict[Any, Any] | None = None
 
     def __init__(self, graph: Any, in_tree: _TreeDef, out_tree: _TreeDef, name: str) -> None:
         self._graph = graph
@@ -114,6 +120,8 @@ class TracedGraph:
         if unknown:
             raise TypeError(f"compile: unknown passes {sorted(unknown)}; known: {list(_PASSES)}")
         graph, report = self._graph.optimize(**passes)
+        if self._error_rules:
+            graph = _trace_errors.RenamingGraph(graph, self._error_rules)
         return CompiledGraph(graph, self._out_tree, self.name, [tuple(r) for r in report])
 
 
@@ -208,36 +216,93 @@ def _functions(fun: Any, depth: int = 0) -> list[Any]:
     return out
 
 
-def _captured(fun: Callable[..., Any]) -> tuple[tuple[Tensor, ...], tuple[Any, ...]]:
-    """What ``fun`` (and what it wraps) captures directly: closure cells, the globals it or code
-    nested in it names, default arguments, a partial's bound arguments — tensors (keyed by
-    identity) and scalars (keyed by value; graph mode would bake them into the program)."""
-    tensors: list[Tensor] = []
-    scalars: list[Any] = []
-    values: list[Any] = []
-    for f in _functions(fun):
-        if isinstance(f, functools.partial):
-            values.extend(f.args)
-            values.extend(v for _, v in sorted(f.keywords.items()))
-            continue
-        code = getattr(f, "__code__", None)
-        if code is None:
-            continue
-        for cell in getattr(f, "__closure__", None) or ():
-            try:
-                values.append(cell.cell_contents)
-            except ValueError:
+class _Captures:
+    """What a function (and what it wraps) captures directly — closure cells, the globals it or
+    code nested in it names, default arguments, a partial's bound arguments — read on every call
+    of a jitted function, cheaply: each function's global names that exist are resolved once
+    (again when its module gains or loses names) and read with one ``itemgetter``, and the key
+    (tensors by identity, scalars by value; graph mode bakes both into the program) is rebuilt
+    only when some value is not the very object it was at the previous call (those values are
+    held, so their identities cannot be reused by new objects)."""
+
+    def __init__(self, fun: Callable[..., Any]) -> None:
+        self._fun = fun
+        self._plan: list[tuple[Any, ...]] | None = None
+        self._last: tuple[tuple[Any, ...], tuple[Any, ...]] | None = None
+
+    def _build(self) -> list[tuple[Any, ...]]:
+        plan: list[tuple[Any, ...]] = []
+        for f in _functions(self._fun):
+            if isinstance(f, functools.partial):
+                plan.append((f, None, 0, None))
                 continue
-        g = getattr(f, "__globals__", {})
-        values.extend(g.get(name) for name in _global_names(code))
-        values.extend(getattr(f, "__defaults__", None) or ())
-        values.extend(v for _, v in sorted((getattr(f, "__kwdefaults__", None) or {}).items()))
-    for v in values:
-        if isinstance(v, Tensor):
-            tensors.append(v)
-        elif _is_scalar(v):
-            scalars.append(_scalar_key(v))
-    return tuple(tensors), tuple(scalars)
+            code = getattr(f, "__code__", None)
+            if code is None:
+                continue
+            g = getattr(f, "__globals__", None) or {}
+            # tenferro's own functions (the tf.func wrappers) read module-level functions and
+            # classes of tenferro, never tensors: only their closures and defaults count.
+            own = str(g.get("__name__", "")).startswith("tenferro.")
+            names = () if own else tuple(n for n in dict.fromkeys(_global_names(code)) if n in g)
+            # One itemgetter for several names, the name itself for one, None for none.
+            get: Any = operator.itemgetter(*names) if len(names) > 1 else (names[0] if names else None)
+            plan.append((f, g, len(g), get))
+        self._plan = plan
+        return plan
+
+    def values(self) -> tuple[Any, ...]:
+        """The captured values, in a fixed order."""
+        for attempt in (0, 1):
+            plan = self._plan if self._plan is not None else self._build()
+            out: list[Any] = []
+            stale = False
+            for f, g, n, get in plan:
+                if g is None:
+                    out.extend(f.args)
+                    out.extend(v for _, v in sorted(f.keywords.items()))
+                    continue
+                if len(g) != n and attempt == 0:
+                    stale = True
+                    break
+                for cell in f.__closure__ or ():
+                    try:
+                        out.append(cell.cell_contents)
+                    except ValueError:
+                        out.append(None)
+                try:
+                    if callable(get):
+                        out.extend(get(g))
+                    elif get:
+                        out.append(g[get])
+                except KeyError:
+                    if attempt == 0:
+                        stale = True
+                        break
+                out.extend(f.__defaults__ or ())
+                kw = f.__kwdefaults__
+                if kw:
+                    out.extend(v for _, v in sorted(kw.items()))
+            if not stale:
+                return tuple(out)
+            self._plan = None
+        return tuple(out)
+
+    def key(self) -> tuple[Any, ...]:
+        """The captured part of the signature: identities of tensors, keys of scalars."""
+        vals = self.values()
+        last = self._last
+        if last is not None and len(last[0]) == len(vals) and all(map(operator.is_, vals, last[0])):
+            return last[1]
+        key = (
+            tuple(id(v) for v in vals if isinstance(v, Tensor)),
+            tuple(_scalar_key(v) for v in vals if _is_scalar(v)),
+        )
+        self._last = (vals, key)
+        return key
+
+    def tensors(self) -> tuple[Tensor, ...]:
+        """The captured tensors."""
+        return tuple(v for v in self.values() if isinstance(v, Tensor))
 
 
 def _static_key(v: Any) -> Any:
@@ -249,15 +314,6 @@ def _static_key(v: Any) -> Any:
     if type(v) is tuple:
         return tuple(_static_key(x) for x in v)
     return v
-
-
-def _captured_tensors(fun: Callable[..., Any]) -> tuple[Tensor, ...]:
-    return _captured(fun)[0]
-
-
-def _capture_key(fun: Callable[..., Any]) -> tuple[Any, ...]:
-    tensors, scalars = _captured(fun)
-    return (tuple(id(t) for t in tensors), scalars)
 
 
 class _TrackedCapture(Exception):
@@ -304,8 +360,11 @@ class Jitted:
         self._warned = False
         self._last_key: Any = None
         self._hits = self._misses = self._evictions = self._clears = self._fallbacks = 0
-        # No static arguments: positional tensors take the fast path of __call__.
+        # No static arguments: positional tensors and floats take the fast paths of __call__
+        # (the replay cache in Rust, then a flat key here).
         self._plain = not self._static_names and not self._static_nums
+        self._fast = _tenferro._CallCache() if self._plain else None
+        self._capture = _Captures(fun)
         _LIVE.add(self)
         self._captures = any(
             getattr(f, "__code__", None) is None
@@ -347,6 +406,8 @@ class Jitted:
     def _leaf_key(x: Any) -> Any:
         if isinstance(x, Tensor):
             return ("T", x.dtype, x.shape)
+        if type(x) in _WEAK:
+            return ("W", type(x))
         if _is_scalar(x):
             return ("S", *_scalar_key(x))
         return ("O", type(x), x)
@@ -361,7 +422,7 @@ class Jitted:
                 tdef,
                 tuple(statics),
                 tuple(self._leaf_key(x) for x in leaves),
-                _capture_key(self._fun),
+                self._capture.key(),
                 state.grad_enabled,
             )
             hash(key)
@@ -376,25 +437,45 @@ class Jitted:
     def _trace_leaves(self, leaves: list[Any], tdef: _TreeDef, rebuild: Any) -> tuple[TracedGraph, tuple[Tensor, ...]]:
         first = next((x for x in leaves if isinstance(x, Tensor)), None)
         tr = _tenferro._Trace(_tenferro._current_runtime(first))
-        traced = [tr.input(x.dtype, list(x.shape)) if isinstance(x, Tensor) else x for x in leaves]
+        traced = [
+            tr.input(x.dtype, list(x.shape))
+            if isinstance(x, Tensor)
+            else tr.weak_input(_WEAK[type(x)])
+            if type(x) in _WEAK
+            else x
+            for x in leaves
+        ]
         dyn_args, dyn_kw = _unflatten(tdef, traced)
         args, kwargs = rebuild(dyn_args, dyn_kw)
         token = tr.enter()
+        rules: dict[Any, Any] = {}
+        rules_token = _trace_errors.RULES.set(rules)
         try:
             out = self._fun(*args, **kwargs)
         except TraceError as e:
+            tr.end()  # its tensors are leaked tracers from now on (TracerLeakError)
             if str(e).startswith("jit: ") or ": jit: a tensor that requires grad" in str(e):
                 raise _TrackedCapture from e
             raise
+        except BaseException:
+            tr.end()
+            raise
         finally:
             _tenferro._state_var().reset(token)
-        out_leaves, out_tree = _flatten(out)
-        if any(isinstance(x, Tensor) and x.requires_grad and not x._traced for x in out_leaves):
-            raise _TrackedCapture
-        outs = [x if isinstance(x, Tensor) else _as_tensor(x, f"jit({self._name})") for x in out_leaves]
-        graph = tr.finish(outs)
+            _trace_errors.RULES.reset(rules_token)
+        try:
+            out_leaves, out_tree = _flatten(out)
+            if any(isinstance(x, Tensor) and x.requires_grad and not x._traced for x in out_leaves):
+                raise _TrackedCapture
+            outs = [x if isinstance(x, Tensor) else _as_tensor(x, f"jit({self._name})") for x in out_leaves]
+            graph = tr.finish(outs)
+        except BaseException:
+            tr.end()
+            raise
         in_tree = tdef
-        return TracedGraph(graph, in_tree, out_tree, self._name), _captured_tensors(self._fun)
+        traced = TracedGraph(graph, in_tree, out_tree, self._name)
+        traced._error_rules = rules
+        return traced, self._capture.tensors()
 
     def trace(self, *args: Any, **kwargs: Any) -> TracedGraph:
         """Trace ``f`` on these arguments (no cache involved) and return the program."""
@@ -408,27 +489,34 @@ class Jitted:
             print(f"tenferro.jit({self._name}): cache miss: {_describe_change(self._last_key, key)}", file=sys.stderr)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs and self._fast is not None:
+            # One crossing: key, lookup and run in Rust (None: not cached or not servable).
+            r = self._fast.call(args, self._capture.key() if self._captures else None)
+            if r is not None:
+                # A tensor, a tuple of tensors, or (tree, outputs) to unflatten.
+                return _unflatten(*r) if type(r) is tuple and r and type(r[0]) is _TreeDef else r
         state = _tenferro._state_var().get()
         if state.tracing:
             # Nested tf.jit: the inner function's ops join the outer trace.
             return self._fun(*args, **kwargs)
-        if not kwargs and self._plain and all(type(a) is Tensor for a in args):
-            # Fast path: positional tensors only (the key holds the same information as the
-            # general one, in a flat form of its own).
-            if not any(a.requires_grad for a in args) and not state.capture_trace:
+        if not kwargs and self._plain and all(type(a) in _FAST for a in args):
+            # Fast path: positional tensors and Python floats only (the key holds the same
+            # information as the general one, in a flat form of its own).
+            if not any(type(a) is Tensor and a.requires_grad for a in args) and not state.capture_trace:
                 key = (
                     _FLAT,
                     (),
-                    tuple([("T", a.dtype, a.shape) for a in args]),
-                    _capture_key(self._fun) if self._captures else (),
+                    tuple([("T", a.dtype, a.shape) if type(a) is Tensor else _WEAK_KEY for a in args]),
+                    self._capture.key() if self._captures else (),
                     state.grad_enabled,
                 )
                 entry = self._cache.get(key)
                 if entry is not None:
                     self._hits += 1
                     self._cache.move_to_end(key)
+                    self._remember(args, entry.compiled)
                     return _unflatten(entry.compiled._out_tree, entry.compiled._graph.run(list(args)))
-                return self._miss(key, list(args), _flat_tdef(len(args)), self._plain_rebuild)
+                return self._miss(key, list(args), _flat_tdef(len(args)), self._plain_rebuild, args)
         key, leaves, tdef, rebuild = self._signature(args, kwargs)
         if state.capture_trace or any(isinstance(x, Tensor) and x.requires_grad for x in leaves):
             # Derivatives of a compiled call (a CompiledCall node) are not built yet: run eagerly.
@@ -439,8 +527,23 @@ class Jitted:
             return self._miss(key, leaves, tdef, rebuild, args, kwargs)
         self._hits += 1
         self._cache.move_to_end(key)
-        inputs = [x for x in leaves if isinstance(x, Tensor)]
-        return _unflatten(entry.compiled._out_tree, entry.compiled.run_flat(inputs))
+        return _unflatten(entry.compiled._out_tree, entry.compiled.run_flat(_inputs(leaves)))
+
+    def _remember(self, args: tuple[Any, ...], compiled: CompiledGraph) -> None:
+        """Let the Rust replay cache serve later calls like ``args`` (positional tensors and
+        floats) with ``compiled``."""
+        if self._fast is not None:
+            n = compiled._graph.n_outputs
+            probe = [object() for _ in range(n)]
+            built = _unflatten(compiled._out_tree, probe)
+            if n == 1 and built is probe[0]:
+                out = "one"
+            elif type(built) is tuple and len(built) == n and all(map(operator.is_, built, probe)):
+                out = "tuple"
+            else:
+                out = "tree"
+            key = self._capture.key() if self._captures else None
+            self._fast.insert(args, key, compiled._graph, out, compiled._out_tree)
 
     def _evict(self) -> None:
         """Drop least recently used traces beyond the cache limits (``MAX_ENTRIES`` traces,
@@ -450,6 +553,9 @@ class Jitted:
             _, old = self._cache.popitem(last=False)
             total -= old.nbytes
             self._evictions += 1
+            if self._fast is not None:
+                # The replay cache keeps no recency: it refills from the calls that follow.
+                self._fast.clear()
 
     def _eager(self, leaves: list[Any], tdef: _TreeDef, rebuild: Any) -> Any:
         self._fallbacks += 1
@@ -475,10 +581,11 @@ class Jitted:
         args: tuple[Any, ...] | None = None,
         kwargs: dict[str, Any] | None = None,
     ) -> Any:
-        """Trace, compile and run for a signature not in the cache (or fall back at the limit)."""
+        """Trace, compile and run for a signature not in the cache (or fall back at the limit).
+        ``args`` without ``kwargs`` is a fast-path call (then remembered by the replay cache)."""
         if self._max_traces is not None and self._n_traces >= self._max_traces:
             return self._limit(key, tuple(leaves) if args is None else args, kwargs or {})
-        if any(t.requires_grad for t in _captured_tensors(self._fun)):
+        if any(t.requires_grad for t in self._capture.tensors()):
             return self._eager(leaves, tdef, rebuild)
         self._explain(key)
         try:
@@ -487,6 +594,9 @@ class Jitted:
             # A tensor that requires grad reached the trace as a constant: its derivative needs
             # eager recording (grad-of-jit is not built yet). Not cached: it may not recur.
             return self._eager(leaves, tdef, rebuild)
+        except BaseException:
+            self._misses += 1  # a call whose trace raised is a call (hits + misses + fallbacks)
+            raise
         self._misses += 1
         self._n_traces += 1
         compiled = traced.compile()
@@ -494,8 +604,9 @@ class Jitted:
         self._cache[key] = entry
         self._last_key = key
         self._evict()
-        inputs = [x for x in leaves if isinstance(x, Tensor)]
-        return _unflatten(compiled._out_tree, compiled.run_flat(inputs))
+        if args is not None and kwargs is None:
+            self._remember(args, compiled)
+        return _unflatten(compiled._out_tree, compiled.run_flat(_inputs(leaves)))
 
     def _limit(self, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         change = _describe_change(self._last_key, key)
@@ -516,7 +627,7 @@ class Jitted:
         return TraceCacheStats(
             entries=len(self._cache),
             retained_bytes=sum(e.nbytes for e in self._cache.values()),
-            hits=self._hits,
+            hits=self._hits + (self._fast.hits if self._fast is not None else 0),
             misses=self._misses,
             evictions=self._evictions,
             clears=self._clears,
@@ -526,6 +637,8 @@ class Jitted:
     def clear_cache(self) -> None:
         """Drop every trace (the function stays usable; the trace limit starts over)."""
         self._cache.clear()
+        if self._fast is not None:
+            self._fast.clear()
         self._n_traces = 0
         self._warned = False
         self._clears += 1
@@ -536,6 +649,19 @@ class Jitted:
 
 # The fast path's key tag (distinct from any pytree key) and its argument structure.
 _FLAT = object()
+_FAST = (Tensor, float)
+_WEAK_KEY = ("W", float)
+
+# Python numbers traced as weakly typed rank-0 inputs (``graph-mode.md``): a new value never
+# retraces. ``bool`` and ``int`` stay part of the key by value: they drive Python control flow
+# (loop counts, shapes, indices) far more often than arithmetic, where specialising on them
+# keeps such functions traceable.
+_WEAK = {float: "float64", complex: "complex128"}
+
+
+def _inputs(leaves: list[Any]) -> list[Any]:
+    """The program inputs among the flattened argument leaves: tensors and weak scalars."""
+    return [x for x in leaves if isinstance(x, Tensor) or type(x) in _WEAK]
 
 # Every live jitted function, held weakly (``tf.clear_caches()`` clears their caches).
 _LIVE: weakref.WeakSet[Jitted] = weakref.WeakSet()
@@ -573,6 +699,8 @@ def _describe_change(old: Any, new: Any) -> str:
 def _fmt(k: Any) -> str:
     if k[0] == "T":
         return f"tensor {k[1]}{list(k[2])}"
+    if k[0] == "W":
+        return f"weakly typed {k[1].__name__}"
     return f"{k[1].__name__} {k[2]!r}"
 
 
@@ -607,7 +735,14 @@ def jit(
     ------
     ConcretizationError
         When the traced function asks a traced tensor for values (``bool(x)``, ``float(x)``,
-        ``np.asarray(x)``, ...).
+        ``np.asarray(x)``, ``x.item()``, ``range(x)``, ...), or meets a data-dependent output shape
+        (``x[mask]``) or a value-checked index (``x[idx]`` with a traced ``idx``); the message
+        names the request, the op that made the tensor, its shape and dtype, and the user's line.
+    TracerLeakError
+        When a traced tensor kept past its trace is used (by an op or a value request).
+    ShapeError, DTypeError, AxisError, EinsumError, ...
+        Shape/dtype/parameter errors of the traced ops, while tracing (eager class and message);
+        value errors (``ZeroDivisionError``, ``LinAlgError``) come from the compiled call.
     TypeError, ValueError
         For a non-callable ``fun`` or bad options.
     """

@@ -43,10 +43,31 @@ def _repr(self: Tensor) -> str:
 
 
 def _str(self: Tensor) -> str:
+    if self._traced:
+        return _repr(self)  # print() inside a traced function shows shape and dtype
     return str(np.asarray(self))
 
 
+def _no_values(self: Tensor, request: str) -> None:
+    """Raise ``ConcretizationError`` (``TracerLeakError`` for a leaked tracer) when ``self`` is
+    traced: ``request`` asks for its values (``graph-mode.md``, "Values Python asks for")."""
+    if self._traced:
+        raise self._value_error(request)
+
+
+def _format(self: Tensor, spec: str) -> str:
+    """``format(t, spec)``: an empty spec is ``str(t)``; a 0-d tensor formats its element as
+    NumPy does; other specs raise ``TypeError`` (as ``ndarray.__format__``)."""
+    if not spec:
+        return _str(self)
+    if self.ndim != 0:
+        return object.__format__(self, spec)  # TypeError, as ndarray's
+    _no_values(self, f"format(tensor, {spec!r})")
+    return format(np.asarray(self).item(), spec)
+
+
 def _array(self: Tensor, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+    _no_values(self, "__array__ (np.asarray / np.array)")
     a = np.asarray(memoryview(self))
     if dtype is not None and np.dtype(dtype) != a.dtype:
         if copy is False:
@@ -60,21 +81,20 @@ def _array(self: Tensor, dtype: Any = None, copy: bool | None = None) -> np.ndar
 def _scalar(self: Tensor, kind: str) -> Any:
     if self.ndim != 0:
         raise TypeError(f"only 0-dimensional tensors can be converted to Python scalars (got shape {self.shape}) in {kind}()")
+    _no_values(self, f"{kind}()")
     return np.asarray(self).item()
 
 
 def _float(self: Tensor) -> float:
-    v = _scalar(self, "float")
-    if isinstance(v, complex):
+    if self.dtype.kind == "c" and self.ndim == 0:
         raise TypeError("float() of a complex tensor; take .real first")
-    return float(v)
+    return float(_scalar(self, "float"))
 
 
 def _int(self: Tensor) -> int:
-    v = _scalar(self, "int")
-    if isinstance(v, complex):
+    if self.dtype.kind == "c" and self.ndim == 0:
         raise TypeError("int() of a complex tensor; take .real first")
-    return int(v)
+    return int(_scalar(self, "int"))
 
 
 def _complex(self: Tensor) -> complex:
@@ -83,6 +103,7 @@ def _complex(self: Tensor) -> complex:
 
 def _bool(self: Tensor) -> bool:
     if self.size == 1:
+        _no_values(self, "bool()")
         return bool(np.asarray(self).item())
     if self.size == 0:
         raise ValueError("The truth value of an empty tensor is ambiguous. Use t.size > 0 to check that a tensor is not empty.")
@@ -92,6 +113,7 @@ def _bool(self: Tensor) -> bool:
 def _index(self: Tensor) -> int:
     if self.ndim != 0 or self.dtype.kind != "i":
         raise TypeError("only integer scalar tensors can be converted to a scalar index")
+    _no_values(self, "__index__ (use as an integer: range(t), seq[t], a shape)")
     return int(np.asarray(self).item())
 
 
@@ -103,19 +125,33 @@ def _iter(self: Tensor) -> Any:
 
 
 def item(self: Tensor) -> Any:
-    """The single element as a Python scalar (``ValueError`` unless ``size == 1``)."""
+    """The single element as a Python scalar.
+
+    Raises
+    ------
+    ValueError
+        Unless ``size == 1``.
+    ConcretizationError
+        On a tensor traced by ``tf.jit`` (it has no values; ``TracerLeakError`` after its trace
+        ended).
+    """
     if self.size != 1:
         raise ValueError("can only convert a tensor of size 1 to a Python scalar")
+    _no_values(self, "item()")
     return np.asarray(self).item()
 
 
 def tolist(self: Tensor) -> Any:
-    """Nested Python lists of the elements (``numpy.ndarray.tolist``)."""
+    """Nested Python lists of the elements (``numpy.ndarray.tolist``; ``ConcretizationError``
+    on a tensor traced by ``tf.jit``)."""
+    _no_values(self, "tolist()")
     return np.asarray(self).tolist()
 
 
 def numpy(self: Tensor) -> np.ndarray:
-    """A zero-copy, read-only NumPy view of the tensor."""
+    """A zero-copy, read-only NumPy view of the tensor (``ConcretizationError`` on a tensor
+    traced by ``tf.jit``)."""
+    _no_values(self, "numpy()")
     return np.asarray(self)
 
 
@@ -225,16 +261,29 @@ def _is_operand(other: Any) -> bool:
     return isinstance(other, (Tensor, np.ndarray, np.generic, list, tuple, *_PY_SCALARS))
 
 
+def _keep_weak(self: Tensor, other: Any, out: Any) -> Any:
+    """Python arithmetic keeps weak typing under ``tf.jit``: an operator on a weakly typed
+    traced scalar and a Python number (or another weak one) gives a weak result, as it gives a
+    Python number eagerly (the Rust operators do the same)."""
+    if not self._weak:
+        return out
+    if type(other) in (bool, int, float, complex) or (isinstance(other, Tensor) and other._weak):
+        if isinstance(out, tuple):
+            return tuple(o._with_weak(True) for o in out)
+        return out._with_weak(True)
+    return out
+
+
 def _binary_method(fn: Callable, name: str, reflected: bool) -> Callable:
     if reflected:
 
         def method(self: Tensor, other: Any) -> Any:
-            return fn(other, self) if _is_operand(other) else NotImplemented
+            return _keep_weak(self, other, fn(other, self)) if _is_operand(other) else NotImplemented
 
     else:
 
         def method(self: Tensor, other: Any) -> Any:
-            return fn(self, other) if _is_operand(other) else NotImplemented
+            return _keep_weak(self, other, fn(self, other)) if _is_operand(other) else NotImplemented
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"``{name}``: :func:`{fn.__name__}` with the operands in {'reflected' if reflected else 'given'} order."
@@ -250,6 +299,7 @@ def _method_round(self: Tensor, ndigits: int | None = None) -> Tensor:
 _TENSOR_METHODS: dict[str, Any] = {
     "__repr__": _repr,
     "__str__": _str,
+    "__format__": _format,
     "__array__": _array,
     "__array_ufunc__": _array_ufunc,
     "__array_priority__": 1000.0,

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import AxisError, ShapeError
+from .errors import AxisError, ConcretizationError, ShapeError
 
 __all__ = [
     "CacheStats",
@@ -128,6 +128,8 @@ def _ints(cls: str, field: str, value: Any) -> tuple[int, ...]:
             raise TypeError(f"{cls}: {field} must hold ints, got {value!r}")
         try:
             out.append(operator.index(v))
+        except ConcretizationError:
+            raise  # a traced tensor (tf.jit) as a parameter: its value is unknown while tracing
         except TypeError:
             raise TypeError(f"{cls}: {field} must hold ints, got {value!r}") from None
     return tuple(out)

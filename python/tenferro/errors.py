@@ -21,6 +21,10 @@ True
 from __future__ import annotations
 
 import enum
+import linecache
+import os
+import sys
+from typing import Any
 
 import numpy as np
 
@@ -146,11 +150,51 @@ class InternalError(TenferroError, RuntimeError):
     serve). Never the user's fault: please report it with the traceback."""
 
 
-class ConcretizationError(TenferroError, TypeError):
+# The package directories whose frames are not "the user's line" of a tracing error.
+_PKG_DIRS = tuple(
+    os.path.dirname(os.path.abspath(f)) + os.sep for f in (__file__, np.__file__) if f is not None
+)
+
+
+def _user_frame() -> tuple[str, int, str, str] | None:
+    """``(file, line, function, code text)`` of the innermost frame outside tenferro and NumPy
+    (the user's line that asked a traced tensor for values), or ``None``."""
+    try:
+        f: Any = sys._getframe(2)
+    except ValueError:  # constructed at the top of the stack
+        return None
+    while f is not None:
+        filename = f.f_code.co_filename
+        if not os.path.abspath(filename).startswith(_PKG_DIRS):
+            code = linecache.getline(filename, f.f_lineno).strip()
+            return filename, f.f_lineno, f.f_code.co_name, code
+        f = f.f_back
+    return None
+
+
+class _UserLine:
+    """Appends the user's source line (the innermost frame outside tenferro and NumPy) to the
+    message, and keeps it as ``.source = (file, line, function, code)`` (``None`` if none)."""
+
+    source: tuple[str, int, str, str] | None
+
+    def __init__(self, message: str = "", *args: object) -> None:
+        self.source = _user_frame() if message and "\n  at " not in message else None
+        if self.source is not None:
+            filename, line, func, code = self.source
+            message = f"{message}\n  at {filename}:{line} in {func}: {code}"
+        super().__init__(message, *args)
+
+
+class ConcretizationError(_UserLine, TenferroError, TypeError):
     """A traced tensor (``tf.jit``: shape and dtype, no values) was asked for its values
-    (``bool()``, ``float()``, ``.item()``, ``np.asarray``, ...). The message names the op that made
-    the tensor, its shape and dtype, and points to ``tf.where``, ``static_argnames`` or running
-    without ``tf.jit`` (``graph-mode.md``, "Values Python asks for")."""
+    (``bool()``, ``int()``, ``float()``, ``complex()``, ``.item()``, ``.tolist()``, ``np.asarray``,
+    ``__array__``, the buffer protocol, ``__index__``, a format spec), or a library function
+    whose route or output shape depends on values met one (boolean-mask indexing, ``take`` with
+    ``mode="raise"``). The message names the request, the op that made the tensor, its shape and
+    dtype, and the user's source line (``file:line in function: code``; also ``.source``), and
+    points to ``tf.where``, ``static_argnames`` or running without ``tf.jit`` (``graph-mode.md``,
+    "Values Python asks for")."""
 
 
 class TraceError(TenferroError, RuntimeError):
@@ -158,8 +202,10 @@ class TraceError(TenferroError, RuntimeError):
     use ``tf.func`` inside a traced function."""
 
 
-class TracerLeakError(TenferroError, RuntimeError):
-    """A traced tensor used after its trace ended (kept outside the traced function)."""
+class TracerLeakError(_UserLine, TenferroError, RuntimeError):
+    """A traced tensor used after its trace ended (kept outside the traced function: a global,
+    a list, a closure, a returned value), by an op or a value request. The message names the op
+    that made it, its shape and dtype, and the user's source line (also ``.source``)."""
 
 
 class RecompileLimitError(TenferroError, RuntimeError):

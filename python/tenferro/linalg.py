@@ -58,6 +58,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from . import _trace_errors
 from . import prim as _p
 from ._factories import asarray
 from ._numpy_api import elementwise as _ew
@@ -179,9 +180,14 @@ def _batch_first(t: Tensor, core: int) -> Tensor:
 
 
 @contextlib.contextmanager
-def _named(op: str) -> Iterator[None]:
+def _named(op: str, *primitives: str) -> Iterator[None]:
     """Prefix ``linalg.<op>:`` to a :class:`LinAlgError` raised by the primitives a composition
-    runs (``inv`` runs ``solve``), so the message names the function the user called."""
+    runs (``inv`` runs ``solve``), so the message names the function the user called. Under
+    ``tf.jit`` the errors of ``primitives`` come from the compiled call, which applies the same
+    prefix (``_trace_errors``)."""
+    for prim in primitives:
+        if prim != op:
+            _trace_errors.rename(LinAlgError, prim, "prefix", f"linalg.{op}: ")
     try:
         yield
     except LinAlgError as e:
@@ -536,7 +542,7 @@ def _solve_like(op: str, a: ArrayLike, b: ArrayLike, run: Any) -> Tensor:
         )
     x, y = _common(x, y)
     x, y = _broadcast_batch(op, x, y)
-    with _named(op):
+    with _named(op, "triangular_solve" if op == "triangular_solve" else "solve"):
         res = run(_core(x), _core(y))
     out = _batch_first(res, 2)
     return out[..., 0] if vector else out
@@ -656,13 +662,13 @@ def det(a: ArrayLike) -> Tensor:
     >>> round(float(tf.linalg.det(tf.asarray([[1.0, 2.0], [3.0, 4.0]]))), 12)
     -2.0
     """
-    with _named("det"):
+    with _named("det", "slogdet"):
         s, logabs = slogdet(_matrix("det", a, square=True))
     return _ew.multiply(s, _ew.exp(logabs))
 
 
-def pinv(a: ArrayLike, rtol: Any = None) -> Tensor:
-    """Moore–Penrose pseudo-inverse, as ``numpy.linalg.pinv(a, rtol=rtol)``.
+def pinv(a: ArrayLike, rtol: Any = None, hermitian: bool = False) -> Tensor:
+    """Moore–Penrose pseudo-inverse, as ``numpy.linalg.pinv(a, rtol=rtol, hermitian=hermitian)``.
 
     Parameters
     ----------
@@ -672,7 +678,13 @@ def pinv(a: ArrayLike, rtol: Any = None) -> Tensor:
         Singular values at or below ``rtol * max(S)`` are treated as zero; an array broadcasts
         against the batch axes (NumPy's ``rtol[..., newaxis]``). The default is
         ``max(m, n) * finfo(dtype).eps``: NumPy's ``rtol=None`` and the array API's default
-        (a bare ``numpy.linalg.pinv(a)`` still uses the legacy ``rcond=1e-15``).
+        (a bare ``numpy.linalg.pinv(a)`` still uses the legacy ``rcond=1e-15``). A tensor
+        (also one traced by ``tf.jit``) is used as a tensor.
+    hermitian : bool
+        ``a`` is Hermitian (only its lower triangle is read, as NumPy's ``eigh``): the
+        pseudo-inverse is ``U·diag(1/λ)·Uᴴ`` over the eigenvalues of :func:`eigh` with
+        ``|λ| > rtol·max|λ|`` (NumPy's formula; derivatives through :func:`eigh`'s broadened
+        rules).
 
     Returns
     -------
@@ -693,14 +705,19 @@ def pinv(a: ArrayLike, rtol: Any = None) -> Tensor:
     matrix of the batch, on the singular values. Second derivatives at rank-deficient matrices
     meet the broadened ``1/s`` at ``s = 0`` and are not reliable there.
 
+    Under ``tf.jit`` the choice cannot read the singular values at trace time: the traced
+    program computes both routes and selects per matrix with ``where`` on the same test
+    (the QR route runs on the identity in place of a matrix that takes the SVD route), so the
+    values equal eager ones.
+
     Raises
     ------
     ShapeError
-        For inputs of rank < 2.
+        For inputs of rank < 2, or non-square ones with ``hermitian=True``.
     ValueError
         If ``rtol`` does not broadcast to the batch shape.
     LinAlgError
-        For non-finite input or non-convergence.
+        For non-finite input or non-convergence (under ``tf.jit``: from the compiled call).
 
     Examples
     --------
@@ -716,18 +733,47 @@ def pinv(a: ArrayLike, rtol: Any = None) -> Tensor:
     eps = float(np.finfo(x.dtype).eps)
     if rtol is None:
         rtol = max(m, n) * eps
-    tol = np.asarray(rtol, dtype=np.float64)
-    if tol.ndim:
-        tol = tol[..., None]
+    tol: Any
+    if isinstance(rtol, Tensor):
+        tol = _lay.expand_dims(rtol, -1) if rtol.ndim else rtol
+        tol_batch = tuple(rtol.shape)
+    else:
+        tol = np.asarray(rtol, dtype=np.float64)
+        if tol.ndim:
+            tol = tol[..., None]
+        tol_batch = tuple(tol.shape[:-1]) if tol.ndim else ()
+    if tol_batch:
         try:
-            fits = np.broadcast_shapes(tol.shape[:-1], batch) == batch
+            fits = np.broadcast_shapes(tol_batch, batch) == batch
         except ValueError:
             fits = False
         if not fits:
-            raise ValueError(f"linalg.pinv: rtol of shape {tol.shape[:-1]} does not broadcast to the batch shape {batch}")
+            raise ValueError(f"linalg.pinv: rtol of shape {tol_batch} does not broadcast to the batch shape {batch}")
     if min(m, n) == 0:
         # Zeros of shape (..., n, m), in `a`'s runtime and attached to it (zero derivative).
         return _ew.multiply(_swap(x), 0)
+    if hermitian:
+        if m != n:
+            raise ShapeError(f"linalg.pinv: hermitian=True needs square matrices, got shape {tuple(x.shape)}")
+        with _named("pinv", "eigh"):
+            w, u = eigh(x)
+            aw = _ew.abs(w)
+            keep = _ew.greater(aw, _ew.multiply(_red.max(aw, axis=-1, keepdims=True), tol))
+            winv = _ix.where(keep, _ew.divide(1.0, _ix.where(keep, w, 1.0)), 0.0)
+            return _lin.matmul(_ew.multiply(u, _lay.expand_dims(winv, -2)), _ew.conj(_swap(u)))
+    traced = x._traced or (isinstance(tol, Tensor) and tol._traced)
+    if traced:
+        # The route is chosen per matrix inside the program (see Notes).
+        with _named("pinv", "svdvals", "svd"):
+            sv = svdvals(x.detach())
+        smax = _red.max(sv, axis=-1, keepdims=True)
+        floor = _ew.maximum(tol, math.sqrt(eps)) if isinstance(tol, Tensor) else np.maximum(tol, math.sqrt(eps))
+        well = _red.all(_ew.greater(sv, _ew.multiply(floor, smax)), axis=-1)
+        mask = _lay.expand_dims(well, (-2, -1))
+        stand_in = _eye_like(x, tuple(x.shape))
+        return _ix.where(mask, _pinv_qr(_ix.where(mask, x, stand_in)), _pinv_svd(x, tol, eps))
+    if isinstance(tol, Tensor):
+        tol = np.asarray(tol, dtype=np.float64)
     with _named("pinv"):
         sv = np.asarray(svdvals(x.detach()))  # the routes are chosen on values only
     smax = sv.max(axis=-1, keepdims=True)
@@ -772,18 +818,34 @@ def _pinv_svd(x: Tensor, tol: np.ndarray, eps: float) -> Tensor:
     p = _lin.matmul(_ew.multiply(v, _lay.expand_dims(sinv, -2)), _ew.conj(_swap(u)))
     if not _p._SESSION._records(x):
         return p
+    if s._traced:
+        # Under tf.jit: the same expression with the test on the values inside the program.
+        kept_t = _ew.greater(keep, 0)
+        smax_t = s[..., :1]
+        smallest = _red.min(_ix.where(kept_t, s, np.inf), axis=-1, keepdims=True)
+        smooth_t = _lay.expand_dims(
+            _ew.logical_and(_red.any(kept_t, axis=-1, keepdims=True), _ew.greater(smallest, _ew.multiply(eps**0.25, smax_t))),
+            -1,
+        )
+        return _pinv_smooth(x, v, keep, p, _ew.square(smax_t), smooth_t)
     sv, kept = np.asarray(s.detach()), np.asarray(keep.detach()) > 0
     smax = sv[..., :1]
     smallest_kept = np.where(kept, sv, np.inf).min(axis=-1, keepdims=True)
     smooth = (kept.any(axis=-1, keepdims=True) & (smallest_kept > eps**0.25 * smax))[..., None]
     if not smooth.any():
         return p
+    return _pinv_smooth(x, v, keep, p, (smax**2)[..., None], smooth)
+
+
+def _pinv_smooth(x: Tensor, v: Tensor, keep: Tensor, p: Tensor, smax2: Any, smooth: Any) -> Tensor:
+    """``p`` with the derivative of the rank-``r`` expression where ``smooth`` (see
+    :func:`_pinv_svd`); ``smax2`` is ``max(s)²`` of shape ``(..., 1, 1)``."""
     vk = _ew.multiply(v, _lay.expand_dims(keep, -2))
     proj = _lin.matmul(vk, _ew.conj(_swap(vk)))
     eye = _eye_like(x, tuple(proj.shape))
     xr = _lin.matmul(x, proj)
     xrh = _ew.conj(_swap(xr))
-    gram = _ew.add(_lin.matmul(xrh, xr), _ew.multiply(_ew.subtract(eye, proj), (smax**2)[..., None]))
+    gram = _ew.add(_lin.matmul(xrh, xr), _ew.multiply(_ew.subtract(eye, proj), smax2))
     g = solve(_ix.where(smooth, gram, eye), xrh)
     return _ix.where(smooth, _ew.add(p.detach(), _ew.subtract(g, g.detach())), p)
 

@@ -59,8 +59,17 @@ def _operands(x1: ArrayLike, x2: ArrayLike) -> tuple[Any, Any]:
 
 
 def _result_dtype(*operands: Any) -> np.dtype:
-    """NumPy 2 result dtype of tensors and weak Python scalars (the lattice of ops.md)."""
-    return np.result_type(*[o.dtype if isinstance(o, Tensor) else o for o in operands])
+    """NumPy 2 result dtype of tensors and weak Python scalars (the lattice of ops.md); a weakly
+    typed traced scalar (a float argument under ``tf.jit``) counts as the Python number it
+    stands for."""
+    return np.result_type(*[_dtype_or_weak(o) if isinstance(o, Tensor) else o for o in operands])
+
+
+_WEAK_STANDIN = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
+
+
+def _dtype_or_weak(t: Tensor) -> Any:
+    return _WEAK_STANDIN[t.dtype.kind] if t._weak else t.dtype
 
 
 def _unchanged(x: Tensor) -> Tensor:

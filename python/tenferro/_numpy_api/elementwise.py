@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _trace_errors
 from .. import prim as _p
 from .._factories import zeros
 from .._tenferro import Tensor
@@ -121,11 +122,14 @@ def _int_floor_divmod(op: str, a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
     ``b`` have opposite signs, the floor quotient is ``q - 1`` and the remainder ``r + b``.
     Division by zero raises ``ZeroDivisionError`` (from the primitives).
     """
+    message = f"{op}: integer division or modulo by zero"
+    _trace_errors.rename(ZeroDivisionError, "div", "replace", message)  # under tf.jit
+    _trace_errors.rename(ZeroDivisionError, "rem", "replace", message)
     try:
         q = _p.div(a, b)
         r = _p.rem(a, b)
     except ZeroDivisionError as err:
-        raise ZeroDivisionError(f"{op}: integer division or modulo by zero") from err
+        raise ZeroDivisionError(message) from err
     adjust = _p.compare(r, 0, "NE") & (_p.compare(r, 0, "LT") ^ _p.compare(b, 0, "LT"))
     return _p.select(adjust, _p.sub(q, 1), q), _p.select(adjust, _p.add(r, b), r)
 

@@ -22,6 +22,7 @@ from ._common import (
     _result_dtype,
     _to_common,
 )
+from .elementwise import remainder
 from .layout import ravel
 
 __all__ = [
@@ -106,7 +107,10 @@ def take(a: ArrayLike, indices: ArrayLike, axis: int | None = None, mode: str = 
     """Elements at the given indices along an axis, as ``numpy.take``.
 
     Lowers to the primitive ``prim.gather``; the indices are read on the host (they never carry
-    gradients). ``axis=None`` takes from the C-order flattened input.
+    gradients). ``axis=None`` takes from the C-order flattened input. Under ``tf.jit`` indices
+    traced by it (no values) take the traced route with ``mode="clip"`` (the clamping
+    ``gather`` itself) and ``mode="wrap"`` (indices reduced modulo the axis length in the
+    program); ``mode="raise"`` needs their values for its bounds check.
 
     Parameters
     ----------
@@ -135,6 +139,9 @@ def take(a: ArrayLike, indices: ArrayLike, axis: int | None = None, mode: str = 
         If ``indices`` are not integers.
     ValueError
         For an unknown ``mode``.
+    ConcretizationError
+        For indices traced by ``tf.jit`` with ``mode="raise"`` (the message suggests
+        ``mode="clip"``/``"wrap"``).
 
     Examples
     --------
@@ -151,6 +158,8 @@ def take(a: ArrayLike, indices: ArrayLike, axis: int | None = None, mode: str = 
         ax = 0
     else:
         (ax,) = _normalize_axes("take", axis, x.ndim)
+    if isinstance(indices, Tensor) and indices._traced:
+        return _take_traced(x, indices, ax, mode)
     idx = _host_indices("take", indices)
     n = x.shape[ax]
     if mode == "raise":
@@ -164,4 +173,28 @@ def take(a: ArrayLike, indices: ArrayLike, axis: int | None = None, mode: str = 
         idx = np.mod(idx, n) if mode == "wrap" else np.clip(idx, 0, _b.max(n - 1, 0))
     else:
         raise ValueError(f"take: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+    return _take_gather(x, idx, ax)
+
+
+def _take_traced(x: Tensor, idx: Tensor, ax: int, mode: str) -> Tensor:
+    """``take`` with indices traced by ``tf.jit``: ``mode="clip"`` is the clamping ``gather``
+    itself and ``mode="wrap"`` reduces the indices modulo the axis length first; ``"raise"``
+    needs the values for its bounds check and raises ``ConcretizationError``."""
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"take: indices must be integers, got dtype {idx.dtype} (cannot cast safely to int64)")
+    n = x.shape[ax]
+    if mode == "raise":
+        raise idx._value_error(
+            "take",
+            'mode="raise" reads the indices for its bounds check (IndexError), and a traced '
+            'tensor has no values. Use take(..., mode="clip") or mode="wrap", which trace (out-of-'
+            "range indices are clamped or wrapped instead of raising), pass the indices as a "
+            "concrete array, or run the function without tf.jit",
+        )
+    if mode not in ("wrap", "clip"):
+        raise ValueError(f"take: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+    if n == 0 and idx.size:
+        raise IndexError("cannot do a non-empty take from an empty axes.")
+    if mode == "wrap" and n:
+        idx = remainder(idx, n)  # NumPy's floor modulo: in [0, n) for n > 0
     return _take_gather(x, idx, ax)

@@ -47,6 +47,11 @@ impl Emitter {
         Value::Symbol(self.lock().input(dtype, shape))
     }
 
+    /// A new rank-0 program input for a weakly typed Python scalar of `dtype`.
+    pub fn weak_input_value(&self, dtype: DType) -> Value {
+        Value::Symbol(self.lock().weak_input(dtype))
+    }
+
     /// A new program input of `dtype` and `shape`, as a value rules can take.
     pub fn input(&self, dtype: DType, shape: &[usize]) -> Var {
         Var::untracked(self.input_value(dtype, shape))
@@ -106,6 +111,13 @@ impl Emitter {
         let builder = std::mem::take(&mut *b);
         self.ended.store(true, Ordering::Release);
         builder.finish(&refs)
+    }
+
+    /// End the trace without a program (the traced function raised): its symbols are leaked
+    /// tracers from now on, and further emission is refused. Idempotent.
+    pub fn end(&self) {
+        self.ended.store(true, Ordering::Release);
+        self.lock().end();
     }
 
     /// [`Emitter::finish_values`] of AD values.

@@ -83,6 +83,19 @@ impl Value {
         self.shape().iter().product()
     }
 
+    /// Whether this is a weakly typed traced Python scalar ([`Symbol::weak`]).
+    pub fn is_weak(&self) -> bool {
+        matches!(self, Value::Symbol(s) if s.weak)
+    }
+
+    /// The same value with weak typing set to `weak` (a symbol; data is always strongly typed).
+    pub fn with_weak(self, weak: bool) -> Value {
+        match self {
+            Value::Symbol(s) => Value::Symbol(Symbol { weak, ..s }),
+            t => t,
+        }
+    }
+
     /// The data, for an executing context.
     ///
     /// # Errors

@@ -15,7 +15,8 @@ use tenferro_tensor::{Error, Result, Scalar};
 /// # Errors
 /// `DType` for integer and bool values (only float and complex tensors can be tracked).
 pub fn variable(runtime: &Arc<Runtime>, value: impl Into<Value>) -> Result<EagerTensor> {
-    let value = value.into();
+    // A tracked leaf is strongly typed, as `rt.variable(0.5)` is in eager code.
+    let value = value.into().with_weak(false);
     if !value.dtype().is_inexact() {
         return Err(Error::dtype(
             "variable",

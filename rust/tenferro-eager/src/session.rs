@@ -12,7 +12,9 @@ use tenferro_ops::Op;
 use tenferro_runtime::{apply, apply_multi, Borrow, Engine, Program};
 use tenferro_tensor::dtype::scalar_default_dtype;
 use tenferro_tensor::Tensor;
-use tenferro_tensor::{promote, promote_weak, Complex32, Complex64, DType, Error, Result, Scalar};
+use tenferro_tensor::{
+    promote, promote_weak, Complex32, Complex64, DType, Error, Result, Scalar, ScalarKind,
+};
 
 /// A tensor as the eager core holds it: the value, the runtime it belongs to and, when it was
 /// recorded (or captured by a functional transform), its node.
@@ -64,6 +66,17 @@ impl EagerTensor {
         match &self.value {
             Value::Tensor(t) => Ok(t),
             Value::Symbol(s) => Err(concretization(op, s)),
+        }
+    }
+
+    /// The same tensor (value, runtime, node) with weak typing set to `weak`: Python
+    /// arithmetic on weakly typed traced scalars gives weakly typed results, as it gives Python
+    /// numbers in eager code ([`tenferro_runtime::Symbol::weak`]).
+    pub fn with_weak(&self, weak: bool) -> EagerTensor {
+        EagerTensor {
+            value: self.value.clone().with_weak(weak),
+            runtime: self.runtime.clone(),
+            node: self.node.clone(),
         }
     }
 
@@ -471,7 +484,15 @@ impl Session {
         mode: &ModeState,
     ) -> Result<(Arc<Runtime>, Outs<Var>)> {
         let name = op.name();
-        let trace = mode.trace.as_ref().ok_or_else(|| leaked(name))?;
+        let trace = mode.trace.as_ref().ok_or_else(|| {
+            operands
+                .iter()
+                .find_map(|o| match o {
+                    Operand::Tensor(t) => symbol_of(&t.value),
+                    Operand::Array(_) | Operand::Scalar(_) => None,
+                })
+                .map_or_else(|| leaked(name), |s| leaked_symbol(name, s))
+        })?;
         // A tensor with data that requires grad, met by a traced op, would become a constant
         // of the program and lose its derivative: refuse instead of answering wrong.
         if operands.iter().any(
@@ -482,10 +503,30 @@ impl Session {
         let runtime = self.runtime_for(first_rt, mode);
         check_members_of(name, operands, &runtime)?;
         let scalars = promote_weak_scalars(op, operands)?;
+        let (data_from, common) = strong_common(op, operands);
         let inputs: Vec<Var> = operands
             .iter()
             .enumerate()
             .map(|(i, o)| match o {
+                Operand::Tensor(t) if t.value.is_weak() => {
+                    let to = weak_operand_dtype(i, data_from, common, t.value.dtype());
+                    let v = t.input_var(mode.capture_trace);
+                    if to == t.value.dtype() {
+                        return Ok(v);
+                    }
+                    // A weak scalar takes the tensors' dtype, as `scalar_tensor` converts a
+                    // Python scalar (`as` casts): one `cast` in the program.
+                    let cast = Op::Cast(to);
+                    let out = Outs::of(&cast, trace.emit(&cast, &[&v.value])?)?;
+                    let out = if mode.records(v.node.is_some()) {
+                        record_outs(&cast, vec![v], out, mode.capture_trace)
+                    } else {
+                        out.map(Var::untracked)
+                    };
+                    out.into_vec()
+                        .pop()
+                        .ok_or_else(|| Error::internal(name, "cast gave no output"))
+                }
                 Operand::Tensor(t) => Ok(t.input_var(mode.capture_trace)),
                 Operand::Array(t) => Ok(Var::constant(t.clone())),
                 Operand::Scalar(_) => scalars
@@ -667,7 +708,12 @@ impl Exec {
         let outs = match data {
             Some(vals) => self.execute(op, &vals, host)?.map(Value::Tensor),
             None => {
-                let trace = self.trace.as_ref().ok_or_else(|| leaked(op.name()))?;
+                let trace = self.trace.as_ref().ok_or_else(|| {
+                    inputs
+                        .iter()
+                        .find_map(|v| symbol_of(&v.value))
+                        .map_or_else(|| leaked(op.name()), |s| leaked_symbol(op.name(), s))
+                })?;
                 let values: Vec<&Value> = inputs.iter().map(|v| &v.value).collect();
                 Outs::of(op, trace.emit(op, &values)?)?
             }
@@ -773,15 +819,62 @@ fn any_symbol(operands: &[Operand<'_>]) -> bool {
         .any(|o| matches!(o, Operand::Tensor(t) if matches!(t.value, Value::Symbol(_))))
 }
 
-/// The error of a value request on a traced tensor (graph-mode.md, "Values Python asks for").
+/// The error of a value request on a traced tensor (graph-mode.md, "Values Python asks for");
+/// `TracerLeak` when the tensor's trace has ended.
 pub fn concretization(op: &str, s: &tenferro_runtime::Symbol) -> Error {
+    concretization_because(op, s, None)
+}
+
+/// [`concretization`] with the reason in place of the default one ("it has no values while the
+/// function is traced. Use tf.where ..."): a library function names why it needs values and
+/// what traces instead.
+pub fn concretization_because(op: &str, s: &tenferro_runtime::Symbol, why: Option<&str>) -> Error {
+    if s.trace_ended() {
+        return leaked_symbol(op, s);
+    }
+    let made_by = made_by(s);
+    let why = why.unwrap_or(
+        "it has no values while the function is traced. Use tf.where instead of Python control \
+         flow on values, mark the argument static (static_argnames), or run the function \
+         without tf.jit",
+    );
     Error::concretization(
         op,
         format!(
-            "the tensor is traced by tf.jit (made by {}, shape {:?}, dtype {}): it has no values \
-             while the function is traced. Use tf.where instead of Python control flow on values, \
-             mark the argument static (static_argnames), or run the function without tf.jit",
-            s.origin, s.shape, s.dtype
+            "the tensor is traced by tf.jit (made by {made_by}, shape {:?}, dtype {}): {why}",
+            s.shape, s.dtype
+        ),
+    )
+}
+
+/// What made a symbol, for messages.
+fn made_by(s: &tenferro_runtime::Symbol) -> String {
+    match s.origin {
+        "input" => "an argument of the traced function".to_string(),
+        "constant" => "a constant".to_string(),
+        o => format!("op {o}"),
+    }
+}
+
+/// The symbol of a traced value.
+fn symbol_of(v: &Value) -> Option<&tenferro_runtime::Symbol> {
+    match v {
+        Value::Symbol(s) => Some(s),
+        Value::Tensor(_) => None,
+    }
+}
+
+/// The error of a traced tensor used after its trace ended (or outside it), naming it.
+fn leaked_symbol(op: &str, s: &tenferro_runtime::Symbol) -> Error {
+    Error::tracer_leak(
+        op,
+        format!(
+            "a traced tensor (made by {}, shape {:?}, dtype {}) is used after its tf.jit trace \
+             ended (kept outside the traced function: a global, a list, a closure, or a value \
+             carried out of a trace); return it from the traced function instead",
+            made_by(s),
+            s.shape,
+            s.dtype
         ),
     )
 }
@@ -890,16 +983,7 @@ pub fn promote_weak_scalars(op: &Op, operands: &[Operand<'_>]) -> Result<Vec<Opt
     if !operands.iter().any(|o| matches!(o, Operand::Scalar(_))) {
         return Ok(Vec::new());
     }
-    let data_from = usize::from(matches!(op, Op::Select));
-    let common = operands
-        .iter()
-        .skip(data_from)
-        .filter_map(|o| match o {
-            Operand::Tensor(t) => Some(t.value.dtype()),
-            Operand::Array(t) => Some(t.dtype()),
-            Operand::Scalar(_) => None,
-        })
-        .reduce(promote);
+    let (data_from, common) = strong_common(op, operands);
     operands
         .iter()
         .enumerate()
@@ -923,6 +1007,45 @@ pub fn promote_weak_scalars(op: &Op, operands: &[Operand<'_>]) -> Result<Vec<Opt
             Operand::Tensor(_) | Operand::Array(_) => Ok(None),
         })
         .collect()
+}
+
+/// The operands weak scalars adapt to: from which operand on (`select`'s predicate takes no
+/// part), and the promoted dtype of the strongly typed ones (tensors, arrays; not weakly typed
+/// traced scalars), if any.
+fn strong_common(op: &Op, operands: &[Operand<'_>]) -> (usize, Option<DType>) {
+    let data_from = usize::from(matches!(op, Op::Select));
+    let common = operands
+        .iter()
+        .skip(data_from)
+        .filter_map(|o| match o {
+            Operand::Tensor(t) if t.value.is_weak() => None,
+            Operand::Tensor(t) => Some(t.value.dtype()),
+            Operand::Array(t) => Some(t.dtype()),
+            Operand::Scalar(_) => None,
+        })
+        .reduce(promote);
+    (data_from, common)
+}
+
+/// The dtype a weakly typed traced scalar of `dtype` takes as operand `i` of `op` (as a Python
+/// scalar of its kind would: [`promote_weak_scalars`]).
+fn weak_operand_dtype(i: usize, data_from: usize, common: Option<DType>, dtype: DType) -> DType {
+    match (i >= data_from, common) {
+        (true, Some(c)) => promote_weak(c, kind_of(dtype)),
+        _ => dtype,
+    }
+}
+
+fn kind_of(d: DType) -> ScalarKind {
+    if d.is_bool() {
+        ScalarKind::Bool
+    } else if d.is_int() {
+        ScalarKind::Int
+    } else if d.is_complex() {
+        ScalarKind::Complex
+    } else {
+        ScalarKind::Float
+    }
 }
 
 /// A rank-0 tensor of `dtype` holding the Python scalar `s` (complex to real keeps the real

@@ -18,11 +18,11 @@ use pyo3::types::PyModule;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tenferro_ad::Emitter;
-use tenferro_eager::{EagerTensor, Exec, Operand, Runtime, Value, IMPLICIT};
+use tenferro_eager::{scalar_tensor, EagerTensor, Exec, Operand, Runtime, Value, IMPLICIT};
 use tenferro_runtime::{
     optimize_for, prepared_key, Engine, PassConfig, PreparedGraph, Program, PREPARED_GRAPH_TAG,
 };
-use tenferro_tensor::{DType, Error, Tensor};
+use tenferro_tensor::{dtype::scalar_default_dtype, DType, Error, Tensor};
 
 /// Ids of graphs (the prepared-plan key): process-unique, never reused, so a cached plan can
 /// only ever serve the program it was prepared from.
@@ -67,6 +67,19 @@ impl PyTrace {
         Ok(EagerTensor::new(v, self.runtime.clone(), None).into())
     }
 
+    /// A new program input for a weakly typed Python scalar of ``dtype`` (``float64`` for a
+    /// ``float``, ``complex128`` for a ``complex``): a rank-0 traced tensor that takes the
+    /// dtype of the tensors it meets, as the Python number would in eager code.
+    fn weak_input(&self, py: Python<'_>, dtype: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let d = dtype_from_py(py, "jit", dtype)?;
+        let v = self.emitter.weak_input_value(d);
+        self.inputs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((d, Vec::new()));
+        Ok(EagerTensor::new(v, self.runtime.clone(), None).into())
+    }
+
     /// ``tensor``'s value as a constant of the program, returned as a traced tensor: ops on it
     /// are recorded (constant-only subgraphs, folded when the program is prepared for an
     /// engine) instead of run while tracing.
@@ -85,6 +98,12 @@ impl PyTrace {
         core.trace = Some(self.emitter.clone());
         let sessions = st.sessions.iter().map(|s| s.clone_ref(py)).collect();
         set_state(py, crate::classes::ModeState { core, sessions })
+    }
+
+    /// End the trace without a program (the traced function raised): its tensors are leaked
+    /// tracers afterwards. Idempotent; ``finish`` ends it too.
+    fn end(&self) {
+        self.emitter.end();
     }
 
     /// End the trace: the program returning ``outputs`` (traced tensors of this trace, or
@@ -185,16 +204,15 @@ impl Drop for PyGraph {
     }
 }
 
-/// The data of graph inputs (tensors with data, or adopted arrays; Python scalars are refused).
+/// The data of graph inputs: tensors with data, adopted arrays, and Python scalars (weakly
+/// typed inputs) at their default dtype (the trace converts them to the dtype they meet, as
+/// eager code would).
 pub(crate) fn input_data(py: Python<'_>, ops: &[Operand<'_>]) -> PyResult<Vec<Tensor>> {
     ops.iter()
         .map(|o| match o {
             Operand::Tensor(t) => t.data("jit").cloned(),
             Operand::Array(t) => Ok(t.clone()),
-            Operand::Scalar(_) => Err(Error::internal(
-                "jit",
-                "a compiled graph takes tensors (Python scalars are converted first)",
-            )),
+            Operand::Scalar(s) => scalar_tensor("jit", *s, scalar_default_dtype(s.kind())),
         })
         .collect::<Result<Vec<Tensor>, Error>>()
         .py(py)
@@ -322,17 +340,8 @@ impl PyGraph {
     fn run(&self, py: Python<'_>, inputs: Vec<Bound<'_, PyAny>>) -> PyResult<Vec<PyTensor>> {
         let refs: Vec<&Bound<'_, PyAny>> = inputs.iter().collect();
         let ops = operands(py, &refs)?;
-        let data = input_data(py, &ops)?;
         let state = current_state(py)?;
-        let mode = &state.get().core;
-        let host = PyHost::new(py);
-        let exec = host.finish(IMPLICIT.prepare("jit", &ops, mode, &host))?;
-        let outs = run_graph_data(py, self, &exec, data, &host)?;
-        let rt = exec.runtime().clone();
-        Ok(outs
-            .into_iter()
-            .map(|t| EagerTensor::of_data(t, rt.clone(), None).into())
-            .collect())
+        self.run_operands(py, &ops, &state.get().core)
     }
 
     /// ``(instructions, folded)`` of this graph's prepared plan on ``engine`` (prepared now if
@@ -346,6 +355,28 @@ impl PyGraph {
         let e = engine.get().engine();
         let plan = self.prepared(py, e.as_ref()).py(py)?;
         Ok((plan.program().instrs().len(), plan.folded()))
+    }
+}
+
+impl PyGraph {
+    /// Run the program on converted inputs under `mode` on the engine an eager op would use
+    /// (`_Graph.run` and `tf.jit`'s replay cache; [`run_graph_data`] is the one run path).
+    /// Python scalars are weakly typed inputs at their default dtype.
+    pub(crate) fn run_operands(
+        &self,
+        py: Python<'_>,
+        ops: &[Operand<'_>],
+        mode: &tenferro_eager::ModeState,
+    ) -> PyResult<Vec<PyTensor>> {
+        let data = input_data(py, ops)?;
+        let host = PyHost::new(py);
+        let exec = host.finish(IMPLICIT.prepare("jit", ops, mode, &host))?;
+        let outs = run_graph_data(py, self, &exec, data, &host)?;
+        let rt = exec.runtime().clone();
+        Ok(outs
+            .into_iter()
+            .map(|t| EagerTensor::of_data(t, rt.clone(), None).into())
+            .collect())
     }
 }
 

@@ -15,6 +15,7 @@ mod errors;
 mod graph;
 mod host;
 mod imports;
+mod jitcall;
 mod mode;
 mod runtime;
 mod session;
@@ -126,6 +127,7 @@ fn _tenferro(m: &Bound<'_, PyModule>) -> PyResult<()> {
     defaults::register(m)?;
     autodiff::register(m)?;
     graph::register(m)?;
+    m.add_class::<jitcall::PyCallCache>()?;
     m.add_function(wrap_pyfunction!(_catalog, m)?)?;
     m.add_function(wrap_pyfunction!(args::_normalize_axes, m)?)?;
     m.add_function(wrap_pyfunction!(einsum::_einsum, m)?)?;

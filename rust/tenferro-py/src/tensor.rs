@@ -46,8 +46,28 @@ fn binop(
     }
     let me = slf.as_any();
     let args = if reflected { [other, me] } else { [me, other] };
-    let out = apply1(py, &IMPLICIT, &op, &args)?;
+    let out = keep_weak(slf.get(), Some(other), apply1(py, &IMPLICIT, &op, &args)?);
     Ok(Bound::new(py, out)?.into_any().unbind())
+}
+
+/// Python arithmetic keeps weak typing (graph mode): an operator on a weakly typed traced
+/// scalar (a ``float``/``complex`` argument of a jitted function) and a Python scalar or
+/// another weak one gives a weak result, as the same arithmetic on Python numbers gives a
+/// Python number eagerly; any strongly typed operand makes the result strong. Functions
+/// (``tf.sin(s)``) give strong results, as they do on Python numbers.
+fn keep_weak(me: &PyTensor, other: Option<&Bound<'_, PyAny>>, out: PyTensor) -> PyTensor {
+    if !me.value.is_weak() {
+        return out;
+    }
+    let other_weak = other.is_none_or(|o| match o.cast::<PyTensor>() {
+        Ok(t) => t.get().value.is_weak(),
+        Err(_) => matches!(weak_scalar(o), Ok(Some(_))),
+    });
+    if other_weak {
+        out.with_weak(true).into()
+    } else {
+        out
+    }
 }
 
 /// NumPy's dtype kind of an operand (`'b'`, `'i'`, `'u'`, `'f'`, `'c'`): of a tensor, a NumPy
@@ -107,6 +127,7 @@ fn truediv_op(
     } else {
         apply1(py, &IMPLICIT, &Op::Binary(BinaryOp::Div), &[a, b])?
     };
+    let out = keep_weak(slf.get(), Some(other), out);
     Ok(Bound::new(py, out)?.into_any().unbind())
 }
 
@@ -177,6 +198,34 @@ impl PyTensor {
     #[getter]
     fn _traced(&self) -> bool {
         matches!(self.value, tenferro_eager::Value::Symbol(_))
+    }
+
+    /// Whether this is a weakly typed traced scalar (a ``float``/``complex`` argument of a
+    /// ``tf.jit`` function, or Python arithmetic on one): it takes the dtype of the tensors it
+    /// meets, as a Python number does.
+    #[getter]
+    fn _weak(&self) -> bool {
+        self.value.is_weak()
+    }
+
+    /// This tensor with weak typing set to ``weak`` (same value and derivative record).
+    fn _with_weak(&self, weak: bool) -> PyTensor {
+        self.inner.with_weak(weak).into()
+    }
+
+    /// For a traced tensor, the exception a value request (``request``: ``"bool()"``,
+    /// ``"np.asarray"``, a library function ...) raises: ``ConcretizationError`` naming the op
+    /// that made it, its shape and dtype (with ``why`` in place of the default advice), or
+    /// ``TracerLeakError`` when its trace has ended. ``None`` for a tensor with data.
+    #[pyo3(signature = (request, why=None))]
+    fn _value_error(&self, py: Python<'_>, request: &str, why: Option<&str>) -> Option<Py<PyAny>> {
+        match &self.value {
+            tenferro_eager::Value::Symbol(s) => {
+                let e = tenferro_eager::concretization_because(request, s, why);
+                Some(crate::errors::to_pyerr(py, e).into_value(py).into_any())
+            }
+            tenferro_eager::Value::Tensor(_) => None,
+        }
     }
 
     /// Whether the tensor is compact in the core's column-major layout.
@@ -307,23 +356,25 @@ impl PyTensor {
     }
 
     fn __neg__(slf: &Bound<'_, Self>) -> PyResult<PyTensor> {
-        apply1(
+        let out = apply1(
             slf.py(),
             &IMPLICIT,
             &Op::Unary(UnaryOp::Neg),
             &[slf.as_any()],
-        )
+        )?;
+        Ok(keep_weak(slf.get(), None, out))
     }
     fn __pos__(slf: &Bound<'_, Self>) -> PyResult<Py<Self>> {
         crate::autodiff::_unchanged(slf.py(), slf)
     }
     fn __abs__(slf: &Bound<'_, Self>) -> PyResult<PyTensor> {
-        apply1(
+        let out = apply1(
             slf.py(),
             &IMPLICIT,
             &Op::Unary(UnaryOp::Abs),
             &[slf.as_any()],
-        )
+        )?;
+        Ok(keep_weak(slf.get(), None, out))
     }
 
     fn __richcmp__(

@@ -13,7 +13,7 @@ pub use lending::{thread_token, Borrow, Lending};
 pub use passes::{fold_constants, optimize, optimize_for, Pass, PassConfig, PassReport, PassStep};
 pub use plan_cache::{CacheStats, PlanCache};
 pub use prepared::{prepared_key, PreparedGraph, PREPARED_GRAPH_TAG};
-pub use program::{Instr, Program, ProgramBuilder, Symbol};
+pub use program::{Instr, Program, ProgramBuilder, Symbol, TraceEnded};
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;

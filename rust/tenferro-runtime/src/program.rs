@@ -10,7 +10,8 @@
 //! that execute steps their own way (the eager core's, which records for AD).
 
 use crate::Engine;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use tenferro_ops::{infer_outputs, Op};
 use tenferro_tensor::{DType, Error, Result, Tensor};
 
@@ -218,6 +219,31 @@ pub struct Symbol {
     /// What made it: `"input"`, `"constant"`, or the name of the op whose output it is (named
     /// by errors about the value).
     pub origin: &'static str,
+    /// A weakly typed Python scalar (a `float`/`complex` argument of a jitted function, or
+    /// Python arithmetic on one): like a Python scalar operand of an eager op, it takes the
+    /// dtype of the tensors it meets (`ops.md`, "Python scalars"). Only tracing reads it.
+    pub weak: bool,
+    /// Set when its trace ended (shared by the trace's symbols: a leaked tracer is one load).
+    pub ended: TraceEnded,
+}
+
+impl Symbol {
+    /// Whether its trace has ended (the symbol is a leaked tracer).
+    #[inline]
+    pub fn trace_ended(&self) -> bool {
+        self.ended.0.load(Ordering::Acquire)
+    }
+}
+
+/// The end flag of one trace, shared by its builder and every symbol it made. Symbols compare
+/// equal on it when they share it.
+#[derive(Clone, Debug, Default)]
+pub struct TraceEnded(Arc<AtomicBool>);
+
+impl PartialEq for TraceEnded {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 /// What defines a slot of a program under construction.
@@ -234,10 +260,18 @@ enum Def {
 #[derive(Debug)]
 pub struct ProgramBuilder {
     trace: u64,
+    ended: TraceEnded,
     defs: Vec<Def>,
     consts: Vec<Tensor>,
+    /// The slot of each constant by the view it is (storage, offset, dtype, shape, strides): a
+    /// tensor used twice (a cotangent a rule reads twice) is one constant, so common
+    /// subexpression elimination sees one slot. The builder holds the storage, so an address
+    /// cannot be reused while it lives.
+    const_slots: std::collections::HashMap<ConstKey, usize>,
     instrs: Vec<Instr>,
 }
+
+type ConstKey = (usize, usize, DType, Vec<usize>, Vec<isize>);
 
 impl Default for ProgramBuilder {
     fn default() -> Self {
@@ -250,8 +284,10 @@ impl ProgramBuilder {
     pub fn new() -> ProgramBuilder {
         ProgramBuilder {
             trace: NEXT_TRACE.fetch_add(1, Ordering::Relaxed),
+            ended: TraceEnded::default(),
             defs: Vec::new(),
             consts: Vec::new(),
+            const_slots: std::collections::HashMap::new(),
             instrs: Vec::new(),
         }
     }
@@ -275,7 +311,15 @@ impl ProgramBuilder {
             dtype,
             shape,
             origin,
+            weak: false,
+            ended: self.ended.clone(),
         }
+    }
+
+    /// End the trace without a program (an aborted trace): its symbols are leaked tracers from
+    /// now on ([`Symbol::trace_ended`]). [`ProgramBuilder::finish`] ends it too.
+    pub fn end(&self) {
+        self.ended.0.store(true, Ordering::Release);
     }
 
     /// A new program input (inputs are numbered in the order they are declared).
@@ -283,11 +327,41 @@ impl ProgramBuilder {
         self.symbol(Def::Input, dtype, shape.to_vec(), "input")
     }
 
+    /// A new rank-0 program input holding a weakly typed Python scalar of `dtype` (`float64`
+    /// for `float`, `complex128` for `complex`; see [`Symbol::weak`]).
+    pub fn weak_input(&mut self, dtype: DType) -> Symbol {
+        Symbol {
+            weak: true,
+            ..self.input(dtype, &[])
+        }
+    }
+
     /// A constant of the program (kept by it; never written by a runner).
+    /// The same view of the same storage given twice is one constant.
     pub fn constant(&mut self, value: Tensor) -> Symbol {
         let (dtype, shape) = (value.dtype(), value.shape().to_vec());
+        let key: ConstKey = (
+            Arc::as_ptr(value.storage()) as *const () as usize,
+            value.offset(),
+            dtype,
+            shape.clone(),
+            value.strides().to_vec(),
+        );
+        if let Some(&slot) = self.const_slots.get(&key) {
+            return Symbol {
+                trace: self.trace,
+                slot,
+                dtype,
+                shape,
+                origin: "constant",
+                weak: false,
+                ended: self.ended.clone(),
+            };
+        }
         self.consts.push(value);
-        self.symbol(Def::Const(self.consts.len() - 1), dtype, shape, "constant")
+        let s = self.symbol(Def::Const(self.consts.len() - 1), dtype, shape, "constant");
+        self.const_slots.insert(key, s.slot);
+        s
     }
 
     fn check(&self, op: &str, s: &Symbol) -> Result<()> {
@@ -336,6 +410,7 @@ impl ProgramBuilder {
     /// # Errors
     /// `Internal` for a symbol of another builder.
     pub fn finish(self, outputs: &[&Symbol]) -> Result<Program> {
+        self.end();
         for s in outputs {
             self.check("program", s)?;
         }

@@ -1,0 +1,243 @@
+//! `tf.jit`'s replay path (`graph-mode.md`: "same signature: one crossing into Rust"): a jitted
+//! function's compiled graphs keyed by what its positional arguments are — each tensor's dtype
+//! and shape, each Python float as a weakly typed input — and the grad mode, looked up and run
+//! in one call. `tenferro._jit.Jitted` owns the full cache (pytrees, static arguments, limits,
+//! statistics) and fills this one for the calls it can serve; anything else (a keyword
+//! argument, a tracked tensor, a call inside a trace or a functional transform) answers `None`
+//! and takes the Python path.
+
+use crate::classes::PyTensor;
+use crate::graph::PyGraph;
+use crate::mode::current_state;
+use pyo3::prelude::*;
+use pyo3::types::{PyFloat, PyTuple};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use tenferro_eager::Operand;
+use tenferro_tensor::{DType, Scalar};
+
+/// What one positional argument is, for the key.
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+enum ArgKey {
+    Tensor(DType, Vec<usize>),
+    /// A Python `float`: a weakly typed rank-0 input (its value is not part of the key).
+    Float,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+struct CallKey {
+    grad_enabled: bool,
+    args: Vec<ArgKey>,
+}
+
+struct Entry {
+    /// What `Jitted` computed from the function's captured values when it traced (compared
+    /// with `==` against the current one; `None` for a function that captures nothing).
+    captured: Py<PyAny>,
+    graph: Py<PyGraph>,
+    out: Out,
+}
+
+/// The output structure of a jitted function.
+enum Out {
+    /// One tensor, returned as is.
+    One,
+    /// A flat tuple of tensors, returned as a tuple.
+    Tuple,
+    /// Anything else: `(tree, outputs)` is returned and `Jitted` unflattens it.
+    Tree(Py<PyAny>),
+}
+
+impl Out {
+    fn clone_ref(&self, py: Python<'_>) -> Out {
+        match self {
+            Out::One => Out::One,
+            Out::Tuple => Out::Tuple,
+            Out::Tree(t) => Out::Tree(t.clone_ref(py)),
+        }
+    }
+}
+
+/// The replay cache of one jitted function (see the module docs).
+#[pyclass(name = "_CallCache", module = "tenferro._tenferro", frozen)]
+pub struct PyCallCache {
+    entries: Mutex<HashMap<CallKey, Vec<Entry>>>,
+    hits: AtomicU64,
+}
+
+/// The key of `args` under the current mode, or `None` when this cache does not serve the call.
+fn call_key(args: &Bound<'_, PyTuple>, grad_enabled: bool) -> Option<CallKey> {
+    let mut keys = Vec::with_capacity(args.len());
+    for a in args.iter() {
+        if let Ok(t) = a.cast::<PyTensor>() {
+            let t = t.get();
+            if t.is_tracked() {
+                return None;
+            }
+            keys.push(ArgKey::Tensor(t.value.dtype(), t.value.shape().to_vec()));
+        } else if a.is_exact_instance_of::<PyFloat>() {
+            keys.push(ArgKey::Float);
+        } else {
+            return None;
+        }
+    }
+    Some(CallKey {
+        grad_enabled,
+        args: keys,
+    })
+}
+
+fn same_capture(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> bool {
+    a.is(b) || a.eq(b).unwrap_or(false)
+}
+
+#[pymethods]
+impl PyCallCache {
+    #[new]
+    fn new() -> Self {
+        PyCallCache {
+            entries: Mutex::new(HashMap::new()),
+            hits: AtomicU64::new(0),
+        }
+    }
+
+    /// Run the compiled graph stored for ``args`` (a tuple of tensors and Python floats) and
+    /// ``captured``: the output tensor, or ``(out_tree, outputs)``; ``None`` when there is no
+    /// such entry or the call is not one this cache serves.
+    fn call(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        captured: &Bound<'_, PyAny>,
+    ) -> PyResult<Option<Py<PyAny>>> {
+        let state = current_state(py)?;
+        let mode = &state.get().core;
+        if mode.trace.is_some() || mode.capture_trace {
+            return Ok(None);
+        }
+        let Some(key) = call_key(args, mode.grad_enabled) else {
+            return Ok(None);
+        };
+        // Candidates are cloned out before any Python comparison runs (never call into
+        // Python while holding the lock).
+        let candidates: Vec<(Py<PyAny>, Py<PyGraph>, Out)> = {
+            let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+            match entries.get(&key) {
+                Some(es) => es
+                    .iter()
+                    .map(|e| {
+                        (
+                            e.captured.clone_ref(py),
+                            e.graph.clone_ref(py),
+                            e.out.clone_ref(py),
+                        )
+                    })
+                    .collect(),
+                None => return Ok(None),
+            }
+        };
+        let Some((_, graph, out)) = candidates
+            .into_iter()
+            .find(|(c, _, _)| same_capture(c.bind(py), captured))
+        else {
+            return Ok(None);
+        };
+        let items: Vec<Bound<'_, PyAny>> = args.iter().collect();
+        let mut ops = Vec::with_capacity(items.len());
+        for a in &items {
+            if let Ok(t) = a.cast::<PyTensor>() {
+                ops.push(Operand::Tensor(&t.get().inner));
+            } else {
+                ops.push(Operand::Scalar(Scalar::Float(a.extract()?)));
+            }
+        }
+        let outs = graph.get().run_operands(py, &ops, mode)?;
+        self.hits.fetch_add(1, Ordering::Relaxed);
+        let mut outs: Vec<Py<PyAny>> = outs
+            .into_iter()
+            .map(|t| Ok(Bound::new(py, t)?.into_any().unbind()))
+            .collect::<PyResult<_>>()?;
+        Ok(Some(match out {
+            Out::One if outs.len() == 1 => outs.swap_remove(0),
+            Out::One | Out::Tuple => PyTuple::new(py, outs)?.into_any().unbind(),
+            Out::Tree(tree) => (tree, outs).into_pyobject(py)?.into_any().unbind(),
+        }))
+    }
+
+    /// Store ``graph`` for calls like ``args`` under the current grad mode and ``captured``;
+    /// ``out`` is ``"one"`` (the function returns one tensor), ``"tuple"`` (a flat tuple of
+    /// tensors) or ``"tree"`` (anything else; then ``out_tree`` is its tree, and calls return
+    /// ``(out_tree, outputs)``). Returns whether the call is one this cache serves (else
+    /// nothing is stored).
+    #[pyo3(signature = (args, captured, graph, out, out_tree=None))]
+    fn insert(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        captured: &Bound<'_, PyAny>,
+        graph: Py<PyGraph>,
+        out: &str,
+        out_tree: Option<Py<PyAny>>,
+    ) -> PyResult<bool> {
+        let out = match (out, out_tree) {
+            ("one", _) => Out::One,
+            ("tuple", _) => Out::Tuple,
+            ("tree", Some(t)) => Out::Tree(t),
+            (o, _) => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "_CallCache.insert: out must be 'one', 'tuple' or 'tree' with a tree, got {o:?}"
+                )))
+            }
+        };
+        let state = current_state(py)?;
+        let mode = &state.get().core;
+        if mode.trace.is_some() || mode.capture_trace {
+            return Ok(false);
+        }
+        let Some(key) = call_key(args, mode.grad_enabled) else {
+            return Ok(false);
+        };
+        let mut es = self
+            .entries
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&key)
+            .unwrap_or_default();
+        es.retain(|e| !same_capture(e.captured.bind(py), captured));
+        es.push(Entry {
+            captured: captured.clone().unbind(),
+            graph,
+            out,
+        });
+        self.entries
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, es);
+        Ok(true)
+    }
+
+    /// Drop every entry (the owner's cache evicted or cleared traces).
+    fn clear(&self) {
+        self.entries
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+    }
+
+    /// Number of entries.
+    fn __len__(&self) -> usize {
+        self.entries
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .map(Vec::len)
+            .sum()
+    }
+
+    /// Calls served so far.
+    #[getter]
+    fn hits(&self) -> u64 {
+        self.hits.load(Ordering::Relaxed)
+    }
+}

@@ -1,0 +1,214 @@
+"""The call path of ``tf.jit``: Python ``float``/``complex`` arguments are weakly typed rank-0
+inputs (``graph-mode.md``, "Signature") — a new value never retraces, and values and dtypes equal
+eager execution, where the same arguments are Python numbers (oracle: the eager call) — and the
+replay cache in Rust serves repeated calls with the same outputs, statistics and captured-value
+checks as the Python path."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import tenferro as tf
+from tenferro.errors import ConcretizationError
+
+
+def _same(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype and a.shape == b.shape
+    assert a.tobytes() == b.tobytes(), (a, b)
+
+
+def _x(dtype="float32", n=5):
+    rng = np.random.default_rng(3)
+    v = rng.standard_normal(n) + (1j * rng.standard_normal(n) if np.dtype(dtype).kind == "c" else 0)
+    return tf.asarray(v.astype(dtype))
+
+
+FLOATS = [0.5, 1.5, -0.0, 0.0, 1e300, 3.0000000000000004, float("inf"), float("nan"), -7.25]
+
+
+def test_a_new_float_value_never_retraces_and_equals_eager():
+    def f(x, s):
+        return x * s + s
+
+    jf = tf.jit(f)
+    x = _x("float32")
+    for s in FLOATS:
+        _same(jf(x, s), f(x, s))
+    st = jf.cache_stats()
+    assert st.misses == 1 and st.hits == len(FLOATS) - 1
+    assert jf(x, 2.0).dtype == np.float32  # the weak float takes the tensor's dtype
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128", "int32", "int64", "bool"])
+def test_weak_arithmetic_stays_weak_and_functions_are_strong(dtype):
+    def f(x, s):
+        a = (s * 2.0 + 1) / 3.0 - s  # Python arithmetic on a Python float: still weak
+        b = -abs(s) ** 2
+        return x * a, x + b, tf.sin(s) * x, x * (s > 0.25)
+
+    jf = tf.jit(f)
+    x = _x(dtype) if dtype != "bool" else tf.asarray(np.array([True, False, True]))
+    if dtype.startswith("int"):
+        x = tf.asarray(np.arange(-2, 3, dtype=dtype))
+    for s in (0.3, -1.75):
+        for a, b in zip(jf(x, s), f(x, s)):
+            _same(a, b)
+    assert jf.cache_stats().misses == 1
+
+
+def test_complex_weak_scalars():
+    def f(x, z):
+        return x * z + z * 1j, tf.conj(x) * (z - 1)
+
+    jf = tf.jit(f)
+    for dtype in ("float32", "complex64", "float64"):
+        x = _x(dtype)
+        for z in (0.5 + 2j, -1j, complex(0.0, -0.0)):
+            for a, b in zip(jf(x, z), f(x, z)):
+                _same(a, b)
+    assert jf.cache_stats().misses == 3  # one per tensor dtype
+
+
+def test_float_and_complex_and_int_are_different_signatures():
+    jf = tf.jit(lambda x, s: x * s)
+    x = _x("float64")
+    _same(jf(x, 2.0), x * 2.0)
+    _same(jf(x, 2), x * 2)
+    _same(jf(x, 2j), x * 2j)
+    _same(jf(x, 3), x * 3)  # ints stay keyed by value (control flow)
+    assert jf.cache_stats().misses == 4
+
+
+def test_ints_still_drive_python_control_flow():
+    @tf.jit
+    def power(x, n):
+        y = x
+        for _ in range(n - 1):
+            y = y * x
+        return y
+
+    x = _x("float64")
+    _same(power(x, 3), x * x * x)
+    _same(power(x, 1), x)
+
+
+def test_where_clip_and_fill_with_weak_scalars_equal_eager():
+    def f(x, s):
+        return tf.where(x > 0, x, s), tf.clip(x, -s, s), tf.maximum(x, s), tf.minimum(s, x)
+
+    jf = tf.jit(f)
+    for dtype in ("float32", "float64"):
+        x = _x(dtype)
+        for s in (0.25, 0.75):
+            for a, b in zip(jf(x, s), f(x, s)):
+                _same(a, b)
+
+
+def test_value_requests_on_a_weak_scalar_raise():
+    @tf.jit
+    def f(x, s):
+        return x * math.exp(s)
+
+    with pytest.raises(ConcretizationError):
+        f(_x("float64"), 0.5)
+
+
+def test_gradients_with_weak_scalars_equal_eager():
+    def loss(x, s):
+        return tf.sum(tf.sin(x * s) ** 2) * s
+
+    vg = tf.func.value_and_grad(loss)
+    jvg = tf.jit(vg)
+    for dtype in ("float32", "float64"):
+        x = _x(dtype, 7)
+        for s in (0.5, -2.0):
+            (v1, g1), (v2, g2) = jvg(x, s), vg(x, s)
+            _same(v1, v2)
+            _same(g1, g2)
+    # The derivative with respect to the scalar itself (a strongly typed leaf, as eagerly).
+    gs = tf.func.grad(loss, argnums=1)
+    jgs = tf.jit(gs)
+    x = _x("float64", 7)
+    for s in (0.5, 1.25):
+        np.testing.assert_allclose(np.asarray(jgs(x, s)), np.asarray(gs(x, s)), rtol=1e-13)
+
+
+def test_fast_path_and_pytree_path_both_take_floats():
+    jf = tf.jit(lambda x, s: x * s)
+    x = _x("float64")
+    for s in (1.0, 2.0, 3.0):
+        _same(jf(x, s), x * s)
+    jg = tf.jit(lambda d: d["x"] * d["s"])
+    for s in (1.0, 2.0, 3.0):
+        _same(jg({"x": x, "s": s}), x * s)
+    assert jf.cache_stats().misses == 1 and jg.cache_stats().misses == 1
+
+
+def test_a_weak_scalar_output_is_a_float64_tensor():
+    jf = tf.jit(lambda x, s: (x + 1, s * 2.0))
+    _, s2 = jf(_x("float32"), 0.75)
+    assert s2.dtype == np.float64 and float(s2) == 1.5
+
+
+def test_replay_cache_outputs_and_statistics():
+    x = _x("float64")
+    one = tf.jit(lambda x: x * 2.0)
+    pair = tf.jit(lambda x: (x + 1, x - 1))
+    tree = tf.jit(lambda x: {"a": x, "b": [x * 3, (x,)]})
+    empty = tf.jit(lambda x: ())
+    for _ in range(3):
+        _same(one(x), x * 2.0)
+        a, b = pair(x)
+        _same(a, x + 1)
+        _same(b, x - 1)
+        t = tree(x)
+        assert sorted(t) == ["a", "b"] and isinstance(t["b"], list) and isinstance(t["b"][1], tuple)
+        _same(t["b"][0], x * 3)
+        assert empty(x) == ()
+    for j in (one, pair, tree, empty):
+        st = j.cache_stats()
+        assert (st.misses, st.hits, st.fallbacks) == (1, 2, 0)
+    with tf.no_grad():  # the grad mode is part of the key
+        _same(one(x), x * 2.0)
+    assert one.cache_stats().misses == 2
+    one.clear_cache()
+    _same(one(x), x * 2.0)
+    assert one.cache_stats().misses == 3 and one.cache_stats().clears == 1
+
+
+def test_globals_defined_after_decoration_and_rebound_are_keyed():
+    ns: dict = {}
+    exec("import tenferro as tf\n@tf.jit\ndef f(x):\n    return x * W + c\n", ns)
+    f = ns["f"]
+    x = _x("float64")
+    ns["W"], ns["c"] = tf.asarray(np.full(5, 2.0)), 1.0
+    _same(f(x), x * 2.0 + 1.0)
+    ns["W"] = tf.asarray(np.full(5, 3.0))  # rebound tensor: retrace
+    _same(f(x), x * 3.0 + 1.0)
+    ns["c"] = 5.0  # a captured float is a constant of the program: retrace
+    _same(f(x), x * 3.0 + 5.0)
+    ns["other"] = 1  # the module gains a name: still served correctly
+    _same(f(x), x * 3.0 + 5.0)
+    del ns["other"]
+    _same(f(x), x * 3.0 + 5.0)
+    assert f.cache_stats().misses == 3
+
+
+def test_rebound_closure_cells_and_defaults_are_keyed():
+    W = tf.asarray(np.full(5, 2.0))
+
+    def f(x, k=2.0):
+        return x * W * k
+
+    jf = tf.jit(f)
+    x = _x("float64")
+    _same(jf(x), x * W * 2.0)
+    W = tf.asarray(np.full(5, -1.0))  # noqa: F841 (rebinding the cell f reads)
+    _same(jf(x), f(x))
+    f.__defaults__ = (4.0,)
+    _same(jf(x), f(x))
+    assert jf.cache_stats().misses == 3
