@@ -407,3 +407,17 @@ def test_ctrl_c_stops_a_running_program_and_the_engine_stays_usable() -> None:
         signal.signal(signal.SIGALRM, old)
     small = ctx.compile_graph(_long_chain(2), _t(ctx, a[:4]))
     np.testing.assert_allclose(np.asarray(ctx.run_graph(small, a[:4])), np.sin(np.sin(a[:4]) + 0.5) + 0.5, rtol=1e-15)
+
+
+def test_run_graph_raises_value_errors_with_the_eager_message() -> None:
+    ctx = _ctx()
+    a = np.zeros((3, 3))
+    cg = ctx.compile_graph(tf.linalg.inv, a)  # inv runs solve: the trace renames its errors
+    with pytest.raises(tf.errors.LinAlgError) as compiled:
+        ctx.run_graph(cg, a)
+    with pytest.raises(tf.errors.LinAlgError) as eager:
+        tf.linalg.inv(tf.asarray(a))
+    assert str(compiled.value) == str(eager.value)
+    assert str(compiled.value).startswith("linalg.inv: ")
+    eye = np.eye(3) * 2.0
+    np.testing.assert_allclose(np.asarray(ctx.run_graph(cg, eye)), np.eye(3) / 2.0, rtol=1e-15)

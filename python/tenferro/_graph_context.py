@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _jit, _tenferro
+from . import _jit, _tenferro, _trace_errors
 from ._jit import CompiledGraph, Jitted, TracedGraph, _TrackedCapture
 from ._tenferro import ExecutionContext, Tensor
 from ._types import CacheStats
@@ -252,7 +252,18 @@ def run_graph(self: ExecutionContext, compiled: CompiledGraph, *args: Any, **kwa
         raise TypeError(
             f"{compiled.name}: the compiled graph takes {compiled._graph.n_inputs} tensor inputs, got {len(inputs)}"
         )
-    return _unflatten(compiled._out_tree, self._run_graph(compiled._graph, inputs))
+    graph = compiled._graph
+    if not isinstance(graph, _trace_errors.RenamingGraph):
+        return _unflatten(compiled._out_tree, self._run_graph(graph, inputs))
+    # The trace renamed some errors (library functions keep their own prefix): as its ``run``.
+    try:
+        outs = self._run_graph(graph._graph, inputs)
+    except graph._classes as e:
+        new = _trace_errors._renamed(e, graph._rules)
+        if new is None:
+            raise
+        raise new from e
+    return _unflatten(compiled._out_tree, outs)
 
 
 def graph_cache_stats(self: ExecutionContext) -> dict[str, CacheStats]:

@@ -531,8 +531,9 @@ class Jitted:
 
     def _remember(self, args: tuple[Any, ...], compiled: CompiledGraph) -> None:
         """Let the Rust replay cache serve later calls like ``args`` (positional tensors and
-        floats) with ``compiled``."""
-        if self._fast is not None:
+        floats) with ``compiled``. (Not a graph that renames its errors: only its Python
+        ``run`` applies the renaming.)"""
+        if self._fast is not None and type(compiled._graph) is _tenferro._Graph:
             n = compiled._graph.n_outputs
             probe = [object() for _ in range(n)]
             built = _unflatten(compiled._out_tree, probe)
