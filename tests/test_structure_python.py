@@ -17,8 +17,13 @@ import tenferro as tf
 from tenferro import _tensor_methods
 
 PKG = pathlib.Path(tf.__file__).parent
-CLASSES = ("Tensor", "Runtime", "Session")
-TABLES = {"Tensor": "_TENSOR_METHODS", "Runtime": "_RUNTIME_METHODS", "Session": "_SESSION_METHODS"}
+CLASSES = ("Tensor", "Runtime", "Session", "ExecutionContext")
+TABLES = {
+    "Tensor": "_TENSOR_METHODS",
+    "Runtime": "_RUNTIME_METHODS",
+    "Session": "_SESSION_METHODS",
+    "ExecutionContext": "_CONTEXT_METHODS",
+}
 ATTACHING_MODULE = "_tensor_methods.py"
 
 

@@ -61,6 +61,8 @@ from . import func
 from .einsum import einsum, einsum_path
 from . import linalg
 from ._jit import CompiledGraph, TracedGraph, TraceCacheStats, jit, make_graph
+from ._graph_context import clear_caches
+from ._types import CacheStats
 
 _tensor_methods.install()
 
@@ -80,6 +82,8 @@ __all__ = [
     "TracedGraph",
     "CompiledGraph",
     "TraceCacheStats",
+    "clear_caches",
+    "CacheStats",
     "no_grad",
     "capture_trace",
     "Gradients",

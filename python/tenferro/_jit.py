@@ -23,8 +23,8 @@ Differences from the full contract (``graph-mode.md``) in this version, each fal
 correct eager execution rather than a wrong result: calls whose arguments are tracked tensors, or
 made under ``tf.func``'s capture, run eagerly (the ``CompiledCall`` node of grad-of-jit is not
 built yet); Python ``bool``/``int`` arguments are part of the key (see above). The optimisation passes run at compile time (dead code, common subexpressions, layout
-simplification, transpose and conj folding into ``dot_general``); constant folding at prepare
-time and in-place reuse are not built yet. Values captured any other way (a tensor attribute, a
+simplification, transpose and conj folding into ``dot_general``); constant subgraphs fold at prepare
+time; in-place reuse is not built yet. Values captured any other way (a tensor attribute, a
 tensor in a captured list, a global of a helper function) are baked into the program as JAX
 does; a tensor that requires grad reached that way makes the call run eagerly. As in JAX: dict
 arguments reach the traced function with sorted keys (the pytree rules of ``tf.func``), Python
@@ -57,6 +57,7 @@ import os
 import sys
 import threading
 import warnings
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -135,6 +136,10 @@ class CompiledGraph:
         self._out_tree = out_tree
         self.name = name
         self.pass_report = pass_report or []
+        # Set by ``ctx.compile_graph``: the argument structure and non-tensor leaves it traced
+        # (calls then take the function's arguments; see ``_graph_context.flat_inputs``).
+        self._in_tree: _TreeDef | None = None
+        self._leaf_keys: tuple[Any, ...] = ()
 
     def __len__(self) -> int:
         return len(self._graph)
@@ -154,7 +159,11 @@ class CompiledGraph:
             )
         return list(self._graph.run(list(inputs)))
 
-    def __call__(self, *inputs: Any) -> Any:
+    def __call__(self, *inputs: Any, **kwinputs: Any) -> Any:
+        if self._in_tree is not None:
+            from ._graph_context import flat_inputs
+
+            return _unflatten(self._out_tree, self.run_flat(flat_inputs(self, inputs, kwinputs)))
         return _unflatten(self._out_tree, self.run_flat(inputs))
 
 
@@ -364,6 +373,7 @@ class Jitted:
         self._plain = not self._static_names and not self._static_nums
         self._fast = _tenferro._CallCache() if self._plain else None
         self._capture = _Captures(fun)
+        _LIVE.add(self)
         self._captures = any(
             getattr(f, "__code__", None) is None
             or bool(_global_names(f.__code__))
@@ -529,8 +539,8 @@ class Jitted:
 
     def _remember(self, args: tuple[Any, ...], compiled: CompiledGraph) -> None:
         """Let the Rust replay cache serve later calls like ``args`` (positional tensors and
-        floats) with ``compiled``."""
-        # A graph whose value errors are reworded (``_trace_errors``) runs from Python.
+        floats) with ``compiled``. (Not a graph that renames its errors: only its Python
+        ``run`` applies the renaming.)"""
         if self._fast is not None and type(compiled._graph) is _tenferro._Graph:
             n = compiled._graph.n_outputs
             probe = [object() for _ in range(n)]
@@ -713,6 +723,9 @@ _WEAK = {float: "float64", complex: "complex128"}
 def _inputs(leaves: list[Any]) -> list[Any]:
     """The program inputs among the flattened argument leaves: tensors and weak scalars."""
     return [x for x in leaves if isinstance(x, Tensor) or type(x) in _WEAK]
+
+# Every live jitted function, held weakly (``tf.clear_caches()`` clears their caches).
+_LIVE: weakref.WeakSet[Jitted] = weakref.WeakSet()
 
 
 @functools.lru_cache(maxsize=64)

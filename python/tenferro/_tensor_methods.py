@@ -6,7 +6,8 @@ classes at import by :func:`install`, the one place that does so.
 functions of :mod:`tenferro._numpy_api` (``x.sum(axis=0)``, ``x // y``, ``x.real``), the ``at``
 property (:mod:`tenferro._indexing`) and the autodiff methods (``backward``, ``grad``, ...).
 ``Runtime`` and ``Session``: the autodiff methods of :mod:`tenferro.autodiff` (``variable``,
-``grad``, ``vjp``, ...) and ``Session.einsum`` (:mod:`tenferro.einsum`).
+``grad``, ``vjp``, ...) and ``Session.einsum`` (:mod:`tenferro.einsum`). ``ExecutionContext``:
+graph mode's ``compile_graph``, ``run_graph``, ... (:mod:`tenferro._graph_context`).
 
 Each name appears once in the tables below; :func:`install` refuses a name the class already
 defines, so no attribute is defined twice (tests/test_structure_python.py checks the source too).
@@ -19,14 +20,14 @@ from typing import Any
 
 import numpy as np
 
-from . import _indexing, _numpy_api, autodiff
+from . import _graph_context, _indexing, _numpy_api, autodiff
 from ._numpy_api import elementwise as _ew
 from ._numpy_api import indexing as _ix
 from ._numpy_api import layout as _lay
 from ._numpy_api import linear as _lin
 from ._numpy_api import reductions as _red
 from ._numpy_api._common import _PY_SCALARS
-from ._tenferro import Runtime, Session, Tensor, _implicit_session
+from ._tenferro import ExecutionContext, Runtime, Session, Tensor, _implicit_session
 from .einsum import _session_einsum
 
 _S = _implicit_session()
@@ -383,8 +384,17 @@ _SESSION_METHODS: dict[str, Callable[..., Any]] = {
 """Python-defined methods of ``Session`` (``variable`` and ``einsum``)."""
 
 
+_CONTEXT_METHODS: dict[str, Callable[..., Any]] = {
+    "compile_graph": _graph_context.compile_graph,
+    "run_graph": _graph_context.run_graph,
+    "graph_cache_stats": _graph_context.graph_cache_stats,
+    "reset_graph_runtime": _graph_context.reset_graph_runtime,
+}
+"""Python-defined methods of ``ExecutionContext`` (graph mode, :mod:`tenferro._graph_context`)."""
+
+
 def install() -> None:
-    """Attach the tables above to ``Tensor``, ``Runtime`` and ``Session``.
+    """Attach the tables above to ``Tensor``, ``Runtime``, ``Session`` and ``ExecutionContext``.
 
     Raises
     ------
@@ -392,7 +402,13 @@ def install() -> None:
         If a name is already defined on the class (by the Rust binding or an earlier attach):
         each attribute is defined in exactly one place.
     """
-    for cls, attrs in ((Tensor, _TENSOR_METHODS), (Runtime, _RUNTIME_METHODS), (Session, _SESSION_METHODS)):
+    tables = (
+        (Tensor, _TENSOR_METHODS),
+        (Runtime, _RUNTIME_METHODS),
+        (Session, _SESSION_METHODS),
+        (ExecutionContext, _CONTEXT_METHODS),
+    )
+    for cls, attrs in tables:
         for name, value in attrs.items():
             if name in cls.__dict__:
                 raise RuntimeError(f"{cls.__name__}.{name} is already defined; refusing to define it twice")

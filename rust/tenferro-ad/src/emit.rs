@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use tenferro_ops::Op;
 use tenferro_runtime::{Program, ProgramBuilder, Symbol};
-use tenferro_tensor::{DType, Error, Result};
+use tenferro_tensor::{DType, Error, Result, Tensor};
 
 /// A program under construction that rule bodies and traced ops emit into ([`Apply`]). Use with
 /// [`Ctx`](crate::Ctx)`{ exec: &emitter, record: false }`, declare the program inputs with
@@ -55,6 +55,12 @@ impl Emitter {
     /// A new program input of `dtype` and `shape`, as a value rules can take.
     pub fn input(&self, dtype: DType, shape: &[usize]) -> Var {
         Var::untracked(self.input_value(dtype, shape))
+    }
+
+    /// `value` as a constant of the program, as a symbolic value: ops on it are emitted (and
+    /// folded when the program is prepared for an engine) instead of run while tracing.
+    pub fn constant_value(&self, value: Tensor) -> Value {
+        Value::Symbol(self.lock().constant(value))
     }
 
     /// The symbol of `v` in this program (a concrete value becomes a constant).

@@ -182,6 +182,10 @@ impl Engine for CpuEngine {
         format!("CpuEngine(threads={})", self.threads)
     }
 
+    fn kind(&self) -> &'static str {
+        "cpu"
+    }
+
     fn num_threads(&self) -> usize {
         self.threads
     }

@@ -1,11 +1,32 @@
 //! `tf.ExecutionContext`'s methods: one engine and one eager runtime (engines.md, "Execution
 //! context"); `tf.default_context()` is in `defaults.rs`.
 
+use crate::apply::operands;
 use crate::args::parse_timeout;
-use crate::classes::{register_runtime, PyCpuEngine, PyExecutionContext, PyRuntime, PySession};
+use crate::classes::{
+    register_runtime, PyCpuEngine, PyExecutionContext, PyRuntime, PySession, PyTensor,
+};
+use crate::graph::{input_data, run_graph_data, PyGraph};
+use crate::host::PyHost;
+use crate::imports;
+use crate::mode::current_state;
 use pyo3::prelude::*;
 use pyo3::types::PyModule;
-use tenferro_eager::Runtime;
+use std::sync::Arc;
+use tenferro_eager::{EagerTensor, Runtime, Session};
+use tenferro_runtime::PREPARED_GRAPH_TAG;
+use tenferro_tensor::Error;
+
+/// Gives an engine lent by [`PyExecutionContext::_run_graph`] back, also on error.
+struct Lent(Option<Session>);
+
+impl Drop for Lent {
+    fn drop(&mut self) {
+        if let Some(s) = &self.0 {
+            s.exit();
+        }
+    }
+}
 
 #[pymethods]
 impl PyExecutionContext {
@@ -65,6 +86,100 @@ impl PyExecutionContext {
 
     /// Free every buffer the engine's pool retains; prepared plans stay usable.
     fn reset_buffer_pool(&self) {
+        self.core.engine().buffer_pool().reset();
+    }
+
+    /// Run the graph ``graph`` (a ``_Graph``) on ``inputs`` (tensors of this context's runtime,
+    /// or array-likes) on this context's engine; ``tf.ExecutionContext.run_graph`` wraps it.
+    /// A session of this context held by the calling context is used; otherwise the engine is
+    /// lent for the run (waiting behind another thread's session, GIL released). One tensor of
+    /// this context's runtime per output.
+    ///
+    /// Raises ``ReenteredError`` when this thread holds the engine otherwise (a session of
+    /// another runtime on it), ``ContextMismatchError`` for a tensor of another runtime, and
+    /// the errors of the program.
+    fn _run_graph(
+        &self,
+        py: Python<'_>,
+        graph: &Bound<'_, PyGraph>,
+        inputs: Vec<Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<PyTensor>> {
+        let refs: Vec<&Bound<'_, PyAny>> = inputs.iter().collect();
+        let ops = operands(py, &refs)?;
+        let data = input_data(py, &ops)?;
+        let state = current_state(py)?;
+        let mode = &state.get().core;
+        let host = PyHost::new(py);
+        let (rt, engine) = (self.core.runtime(), self.core.engine());
+        let same_engine = |e: &Arc<dyn tenferro_runtime::Engine>| {
+            std::ptr::addr_eq(Arc::as_ptr(e), Arc::as_ptr(engine))
+        };
+        let held = mode.sessions.iter().rev().find(|s| {
+            s.is_active()
+                && s.target()
+                    .is_some_and(|(r, e)| Arc::ptr_eq(r, rt) && same_engine(e))
+        });
+        let mut lent = Lent(None);
+        let session: &Session = match held {
+            Some(s) => s,
+            None => {
+                let s = Session::explicit(rt.clone(), engine.clone(), None);
+                host.finish(s.enter(&host).map_err(|e| match e {
+                    Error::Reentered { .. } => Error::reentered(
+                        "ExecutionContext.run_graph",
+                        "this thread already holds the context's engine outside a session of \
+                         this context (a session of another runtime on the same engine); run \
+                         the graph inside that session, or `with ctx.session()`",
+                    ),
+                    e => e,
+                }))?;
+                &*lent.0.insert(s)
+            }
+        };
+        let exec = host.finish(session.prepare("run_graph", &ops, mode, &host))?;
+        let outs = run_graph_data(py, graph.get(), &exec, data, &host)?;
+        drop(exec);
+        drop(lent);
+        Ok(outs
+            .into_iter()
+            .map(|t| EagerTensor::of_data(t, rt.clone(), None).into())
+            .collect())
+    }
+
+    /// Statistics of the prepared graph plans in the engine's plan cache (``tf.CacheStats``).
+    fn _prepared_graph_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let s = self
+            .core
+            .engine()
+            .plan_cache()
+            .stats_for(PREPARED_GRAPH_TAG);
+        imports::get(py)?.cache_stats.bind(py).call1((
+            s.entries,
+            s.retained_bytes,
+            s.hits,
+            s.misses,
+            s.evictions,
+            s.clears,
+        ))
+    }
+
+    /// Drop the prepared graph plans of the engine's plan cache (other plans stay).
+    fn _clear_prepared_graphs(&self) {
+        self.core
+            .engine()
+            .plan_cache()
+            .clear_tag(PREPARED_GRAPH_TAG);
+    }
+
+    /// Statistics of the buffer pool graphs run with (``tf.BufferPoolStats``): the engine's
+    /// one buffer pool, as ``buffer_pool_stats()``.
+    fn graph_buffer_pool_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.engine.get().buffer_pool_stats(py)
+    }
+
+    /// Free every buffer the engine's pool retains (the pool graphs run with); prepared plans
+    /// stay valid (their constants are owned by the plans, not by the pool).
+    fn reset_graph_buffer_pool(&self) {
         self.core.engine().buffer_pool().reset();
     }
 

@@ -17,6 +17,36 @@ pub(crate) fn cpu_supports(kind: tenferro_ops::OpKind) -> bool {
     tenferro_cpu::supports(kind)
 }
 
+/// Every CPU engine the binding built, held weakly (``tf.clear_caches()`` clears their plan
+/// caches); dead entries are pruned on each registration.
+static ENGINES: std::sync::Mutex<Vec<std::sync::Weak<CpuEngine>>> =
+    std::sync::Mutex::new(Vec::new());
+
+fn register_engine(e: &Arc<CpuEngine>) {
+    let mut v = ENGINES.lock().unwrap_or_else(|e| e.into_inner());
+    v.retain(|w| w.strong_count() > 0);
+    v.push(Arc::downgrade(e));
+}
+
+/// Every live engine the binding built.
+pub(crate) fn live_engines() -> Vec<Arc<CpuEngine>> {
+    ENGINES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .filter_map(std::sync::Weak::upgrade)
+        .collect()
+}
+
+/// Clear the plan cache (einsum programs, GEMM plans, prepared graphs) of every live engine
+/// (part of ``tf.clear_caches()``); each cache's ``clears`` counts it.
+#[pyfunction]
+pub fn _clear_engine_caches() {
+    for e in live_engines() {
+        e.plan_cache().clear();
+    }
+}
+
 /// A default construction (``tf.CpuEngine()``), as the default engine is built.
 pub(crate) fn default_construction(py: Python<'_>) -> PyResult<PyCpuEngine> {
     PyCpuEngine::new(py, None, None)
@@ -71,9 +101,9 @@ impl PyCpuEngine {
                 py.detach(|| CpuEngine::pinned(&cpus)).py(py)?
             }
         };
-        Ok(PyCpuEngine {
-            cpu: Arc::new(engine),
-        })
+        let cpu = Arc::new(engine);
+        register_engine(&cpu);
+        Ok(PyCpuEngine { cpu })
     }
 
     /// Number of worker threads (1: serial engine running on the caller's thread).
@@ -212,5 +242,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_fail_next_pool_build, m)?)?;
     m.add_function(wrap_pyfunction!(_set_linger_us, m)?)?;
     m.add_function(wrap_pyfunction!(_fail_next_affinity_handshake, m)?)?;
+    m.add_function(wrap_pyfunction!(_clear_engine_caches, m)?)?;
     Ok(())
 }

@@ -1,6 +1,10 @@
 //! Graph mode's binding (`graph-mode.md`): `_Trace` (a program being recorded: symbolic input
 //! tensors, the mode state that routes ops on them into the trace) and `_Graph` (a finished
 //! program: printable, run from one call). `tenferro.jit` builds `tf.jit` on these.
+//!
+//! Running a `_Graph` on an engine uses its prepared plan for that engine
+//! ([`tenferro_runtime::PreparedGraph`]: constant-only subgraphs folded), made on the first run
+//! on the engine and cached in the engine's plan cache; [`run_graph_data`] is the one run path.
 
 use crate::apply::operands;
 use crate::classes::{PyRuntime, PyTensor};
@@ -11,11 +15,18 @@ use crate::host::PyHost;
 use crate::mode::{current_state, set_state};
 use pyo3::prelude::*;
 use pyo3::types::PyModule;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tenferro_ad::Emitter;
-use tenferro_eager::{scalar_tensor, EagerTensor, Operand, Runtime, Value, IMPLICIT};
-use tenferro_runtime::{optimize_for, PassConfig, Program};
+use tenferro_eager::{scalar_tensor, EagerTensor, Exec, Operand, Runtime, Value, IMPLICIT};
+use tenferro_runtime::{
+    optimize_for, prepared_key, Engine, PassConfig, PreparedGraph, Program, PREPARED_GRAPH_TAG,
+};
 use tenferro_tensor::{dtype::scalar_default_dtype, DType, Error, Tensor};
+
+/// Ids of graphs (the prepared-plan key): process-unique, never reused, so a cached plan can
+/// only ever serve the program it was prepared from.
+static NEXT_GRAPH: AtomicU64 = AtomicU64::new(1);
 
 /// A trace being recorded: ops on its symbolic tensors are appended to a program instead of
 /// executed, while its mode state is set (``enter``).
@@ -69,6 +80,15 @@ impl PyTrace {
         Ok(EagerTensor::new(v, self.runtime.clone(), None).into())
     }
 
+    /// ``tensor``'s value as a constant of the program, returned as a traced tensor: ops on it
+    /// are recorded (constant-only subgraphs, folded when the program is prepared for an
+    /// engine) instead of run while tracing.
+    fn constant(&self, py: Python<'_>, tensor: &Bound<'_, PyTensor>) -> PyResult<PyTensor> {
+        let data = tensor.get().data("jit").cloned().py(py)?;
+        let v = self.emitter.constant_value(data);
+        Ok(EagerTensor::new(v, self.runtime.clone(), None).into())
+    }
+
     /// Route ops on this trace's tensors into it in the calling context; returns the
     /// ``ContextVar`` token that ends the routing (``_state_var().reset(token)``).
     fn enter(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
@@ -96,10 +116,7 @@ impl PyTrace {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone();
-        Ok(PyGraph {
-            program: Arc::new(program),
-            inputs,
-        })
+        Ok(PyGraph::new(program, inputs))
     }
 }
 
@@ -109,8 +126,122 @@ pub struct PyGraph {
     program: Arc<Program>,
     /// Dtype and shape of each input.
     inputs: Vec<(DType, Vec<usize>)>,
+    /// Process-unique id (the prepared-plan key).
+    id: u64,
 }
 
+impl PyGraph {
+    fn new(program: Program, inputs: Vec<(DType, Vec<usize>)>) -> PyGraph {
+        PyGraph {
+            program: Arc::new(program),
+            inputs,
+            id: NEXT_GRAPH.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+
+    /// The plan of this graph on `engine`: from the engine's plan cache, prepared (folded) on
+    /// the first run on that engine kind and thread setting, with the GIL released.
+    ///
+    /// # Errors
+    /// As [`PreparedGraph::prepare`].
+    pub(crate) fn prepared(
+        &self,
+        py: Python<'_>,
+        engine: &dyn Engine,
+    ) -> Result<Arc<PreparedGraph>, Error> {
+        engine.plan_cache().try_get_or_build(
+            prepared_key(self.id, engine),
+            PreparedGraph::bytes,
+            || py.detach(|| PreparedGraph::prepare(&self.program, &self.inputs, engine)),
+        )
+    }
+
+    /// `Shape`/`DType` unless `data` has the inputs' count, dtypes and shapes (the passes
+    /// specialised the program to them).
+    fn check_inputs(&self, data: &[Tensor]) -> Result<(), Error> {
+        if data.len() != self.inputs.len() {
+            return Err(Error::value(
+                "jit",
+                format!(
+                    "the compiled graph takes {} inputs, got {}",
+                    self.inputs.len(),
+                    data.len()
+                ),
+            ));
+        }
+        for (i, (t, (dtype, shape))) in data.iter().zip(&self.inputs).enumerate() {
+            if t.dtype() != *dtype {
+                return Err(Error::dtype(
+                    "jit",
+                    format!(
+                        "input {i} has dtype {}, the graph was compiled for {dtype}",
+                        t.dtype()
+                    ),
+                ));
+            }
+            if t.shape() != shape.as_slice() {
+                return Err(Error::shape(
+                    "jit",
+                    format!(
+                        "input {i} has shape {:?}, the graph was compiled for {shape:?}",
+                        t.shape()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for PyGraph {
+    /// Its prepared plans can never be asked for again: free them (and their folded
+    /// constants) now instead of when the engines' caches evict them.
+    fn drop(&mut self) {
+        for e in crate::engine::live_engines() {
+            e.plan_cache()
+                .remove_prefix(&[PREPARED_GRAPH_TAG, self.id as i64]);
+        }
+    }
+}
+
+/// The data of graph inputs: tensors with data, adopted arrays, and Python scalars (weakly
+/// typed inputs) at their default dtype (the trace converts them to the dtype they meet, as
+/// eager code would).
+pub(crate) fn input_data(py: Python<'_>, ops: &[Operand<'_>]) -> PyResult<Vec<Tensor>> {
+    ops.iter()
+        .map(|o| match o {
+            Operand::Tensor(t) => t.data("jit").cloned(),
+            Operand::Array(t) => Ok(t.clone()),
+            Operand::Scalar(s) => scalar_tensor("jit", *s, scalar_default_dtype(s.kind())),
+        })
+        .collect::<Result<Vec<Tensor>, Error>>()
+        .py(py)
+}
+
+/// Run `graph` on `data` (already converted, in input order) on `exec`'s engine, which the
+/// caller has resolved and borrowed: the graph's prepared plan for that engine (prepared on
+/// first use), run with the GIL released unless it is tiny ([`PyHost::run_program`]). Inputs,
+/// constants and exported buffers are only read. One tensor per output.
+///
+/// # Errors
+/// `Shape`/`DType` for inputs unlike the traced ones; the steps' value errors with the eager
+/// class and message; `EngineBroken`; the signal handler's exception after Ctrl-C.
+pub(crate) fn run_graph_data(
+    py: Python<'_>,
+    graph: &PyGraph,
+    exec: &Exec,
+    data: Vec<Tensor>,
+    host: &PyHost<'_>,
+) -> PyResult<Vec<Tensor>> {
+    graph.check_inputs(&data).py(py)?;
+    let plan = graph.prepared(py, exec.engine().as_ref()).py(py)?;
+    let program = plan.program();
+    host.finish(
+        host.run_program("jit", plan.work(), plan.factorises(), |h| {
+            exec.run_compiled("jit", program, data, h)
+        }),
+    )
+}
 #[pymethods]
 impl PyGraph {
     /// Number of inputs.
@@ -200,13 +331,7 @@ impl PyGraph {
             .iter()
             .map(|s| (s.pass.name(), s.ran, s.instrs, s.rewrites))
             .collect();
-        Ok((
-            PyGraph {
-                program: Arc::new(program),
-                inputs: self.inputs.clone(),
-            },
-            rows,
-        ))
+        Ok((PyGraph::new(program, self.inputs.clone()), rows))
     }
 
     /// Run the program on ``inputs`` (tensors or array-likes, in input order) on the engine an
@@ -218,31 +343,35 @@ impl PyGraph {
         let state = current_state(py)?;
         self.run_operands(py, &ops, &state.get().core)
     }
+
+    /// ``(instructions, folded)`` of this graph's prepared plan on ``engine`` (prepared now if
+    /// it is not cached): the instructions a run executes, and how many constant folding
+    /// removed.
+    fn _prepared_len(
+        &self,
+        py: Python<'_>,
+        engine: &Bound<'_, crate::classes::PyCpuEngine>,
+    ) -> PyResult<(usize, usize)> {
+        let e = engine.get().engine();
+        let plan = self.prepared(py, e.as_ref()).py(py)?;
+        Ok((plan.program().instrs().len(), plan.folded()))
+    }
 }
 
 impl PyGraph {
-    /// Run the program on converted inputs under `mode` (the one run path: `_Graph.run` and
-    /// `tf.jit`'s replay cache). Python scalars are weakly typed inputs at their default dtype.
+    /// Run the program on converted inputs under `mode` on the engine an eager op would use
+    /// (`_Graph.run` and `tf.jit`'s replay cache; [`run_graph_data`] is the one run path).
+    /// Python scalars are weakly typed inputs at their default dtype.
     pub(crate) fn run_operands(
         &self,
         py: Python<'_>,
         ops: &[Operand<'_>],
         mode: &tenferro_eager::ModeState,
     ) -> PyResult<Vec<PyTensor>> {
-        let data = ops
-            .iter()
-            .map(|o| match o {
-                Operand::Tensor(t) => t.data("jit").cloned(),
-                Operand::Array(t) => Ok(t.clone()),
-                // A weakly typed input: the Python number at its default dtype (the trace
-                // converts it to the dtype it meets, as eager code would).
-                Operand::Scalar(s) => scalar_tensor("jit", *s, scalar_default_dtype(s.kind())),
-            })
-            .collect::<Result<Vec<Tensor>, Error>>()
-            .py(py)?;
+        let data = input_data(py, ops)?;
         let host = PyHost::new(py);
         let exec = host.finish(IMPLICIT.prepare("jit", ops, mode, &host))?;
-        let outs = host.finish(exec.run_compiled("jit", &self.program, data, &host))?;
+        let outs = run_graph_data(py, self, &exec, data, &host)?;
         let rt = exec.runtime().clone();
         Ok(outs
             .into_iter()

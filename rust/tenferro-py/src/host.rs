@@ -55,6 +55,31 @@ impl<'py> PyHost<'py> {
         })
     }
 
+    /// Run a whole program (`f`, given the host its steps use) of estimated `work`
+    /// ([`op_work`] summed over its steps; `heavy` when it factorises) as eager ops run one op:
+    /// small programs with the GIL held (releasing it would cost more than they do; signals
+    /// are checked between steps), larger ones with the GIL released for the whole run, from
+    /// [`INTERRUPTIBLE_MIN_WORK`] on a helper thread that Ctrl-C stops (the flag is checked
+    /// between steps and by the kernels).
+    ///
+    /// # Errors
+    /// `f`'s errors; `Interrupted` (the signal handler's exception in [`PyHost::finish`]).
+    pub(crate) fn run_program<T: Send>(
+        &self,
+        op: &str,
+        work: usize,
+        heavy: bool,
+        f: impl FnOnce(&dyn Host) -> Result<T> + Send,
+    ) -> Result<T> {
+        if !heavy && work < DETACH_MIN_ELEMENTS {
+            return f(self);
+        }
+        match run_detached_with(self.py, work, |flag| f(&DetachedHost { flag })) {
+            Ok(r) => r,
+            Err(e) => Err(self.interrupted(op, e)),
+        }
+    }
+
     /// Keep `e` (raised by Python while the core waited) to be returned by [`PyHost::finish`].
     fn interrupted(&self, op: &str, e: PyErr) -> Error {
         *self.signal.borrow_mut() = Some(e);
@@ -102,6 +127,29 @@ impl Host for PyHost<'_> {
     }
 }
 
+/// The host of a program running with the GIL released ([`PyHost::run_program`]): steps run
+/// inline; between steps the cancellation flag (set when Ctrl-C interrupted the wait) stops the
+/// program. The engine is already borrowed, so nothing waits for one.
+struct DetachedHost<'a> {
+    flag: Option<&'a AtomicBool>,
+}
+
+impl Host for DetachedHost<'_> {
+    fn checkpoint(&self, op: &str) -> Result<()> {
+        match self.flag {
+            Some(f) if f.load(Ordering::Relaxed) => Err(Error::Interrupted { op: op.to_string() }),
+            _ => Ok(()),
+        }
+    }
+
+    fn default_engine(&self) -> Result<Arc<dyn Engine>> {
+        Err(Error::internal(
+            "program",
+            "a program running without the GIL resolves no engine",
+        ))
+    }
+}
+
 /// Elements touched by an op, or its multiply-adds (contractions) or ~flops (decompositions).
 pub(crate) fn op_work(op: &Op, vals: &[&Tensor]) -> usize {
     let largest = vals.iter().map(|t| t.numel()).max().unwrap_or(0);
@@ -140,8 +188,18 @@ pub(crate) fn run_detached<T: Send>(
     work: usize,
     f: impl FnOnce() -> Result<T> + Send,
 ) -> PyResult<Result<T>> {
+    run_detached_with(py, work, |_| f())
+}
+
+/// [`run_detached`], handing `f` the cancellation flag when it runs on the helper thread (a
+/// program checks it between its steps; `None` below [`INTERRUPTIBLE_MIN_WORK`]).
+fn run_detached_with<T: Send>(
+    py: Python<'_>,
+    work: usize,
+    f: impl FnOnce(Option<&AtomicBool>) -> Result<T> + Send,
+) -> PyResult<Result<T>> {
     if work < INTERRUPTIBLE_MIN_WORK {
-        return Ok(py.detach(f));
+        return Ok(py.detach(|| f(None)));
     }
     enum Outcome<T> {
         Done(Result<T>),
@@ -160,7 +218,9 @@ pub(crate) fn run_detached<T: Send>(
                 .spawn_scoped(s, move || {
                     let f = job_ref.lock().unwrap_or_else(|e| e.into_inner()).take();
                     if let Some(f) = f {
-                        let _ = tx.send(tenferro_cpu::with_cancel_flag("op", flag_ref, f));
+                        let _ = tx.send(tenferro_cpu::with_cancel_flag("op", flag_ref, || {
+                            f(Some(flag_ref.as_ref()))
+                        }));
                     }
                 });
             let handle = match spawned {
@@ -169,7 +229,7 @@ pub(crate) fn run_detached<T: Send>(
                 Err(_) => {
                     let f = job.lock().unwrap_or_else(|e| e.into_inner()).take();
                     return Outcome::Done(match f {
-                        Some(f) => f(),
+                        Some(f) => f(None),
                         None => Err(lost()),
                     });
                 }

@@ -5,12 +5,14 @@
 mod lending;
 pub mod passes;
 mod plan_cache;
+mod prepared;
 pub mod profile;
 mod program;
 
 pub use lending::{thread_token, Borrow, Lending};
 pub use passes::{fold_constants, optimize, optimize_for, Pass, PassConfig, PassReport, PassStep};
 pub use plan_cache::{CacheStats, PlanCache};
+pub use prepared::{prepared_key, PreparedGraph, PREPARED_GRAPH_TAG};
 pub use program::{Instr, Program, ProgramBuilder, Symbol, TraceEnded};
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -22,6 +24,9 @@ use tenferro_tensor::{BufferPool, Error, Result, Tensor};
 pub trait Engine: Send + Sync {
     /// Short description (`"cpu(threads=2)"`).
     fn describe(&self) -> String;
+    /// The engine's kind (`"cpu"`): with [`Engine::num_threads`], what a prepared plan is
+    /// specific to ([`prepared_key`]).
+    fn kind(&self) -> &'static str;
     /// Number of worker threads (1 for a serial engine).
     fn num_threads(&self) -> usize;
     /// Whether this engine executes primitive `kind` (engine capabilities are the engine's, not
