@@ -238,3 +238,57 @@ def test_a_captured_tensor_over_one_mib_warns_once():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         _same(g(x), np.ones(3))
+
+
+def test_functions_of_a_weak_scalar_are_strong_and_its_attributes_weak():
+    # Eagerly tf.conj(0.3) is a float64 tensor, while (0.3).real is a Python float.
+    def f(x, s, z):
+        return (
+            tf.conj(s) * x,
+            tf.real(s) * x,
+            tf.positive(s) * x,
+            tf.clip(s, x, None),
+            x * z.real,
+            x * z.imag,
+            x * z.conjugate(),
+            x * s.real,
+        )
+
+    jf = tf.jit(f)
+    x = _x("float32")
+    for s, z in ((0.3, 1.1 + 2j), (-2.5, -0.5j)):
+        for a, b in zip(jf(x, s, z), f(x, s, z)):
+            _same(a, b)
+
+
+def test_complex_weak_scalars_are_not_silently_made_real():
+    xr = tf.asarray(np.array([1.0, 2.0]))
+    with pytest.raises(TypeError, match="complex"):
+        xr.at[0].set(1 + 2j)
+    with pytest.raises(TypeError, match="complex"):
+        tf.jit(lambda x, s: x.at[0].set(s))(xr, 1 + 2j)
+    with pytest.raises(TypeError, match="complex"):
+        tf.jit(lambda x, s: x + tf.asarray(s, dtype=np.float64))(xr, 1 + 2j)
+
+
+def test_weak_scalars_as_fill_values_and_list_entries():
+    def f(x, s):
+        return (
+            tf.full((3,), s) * x,
+            tf.linspace(0.0, s, 5),
+            tf.pad(x, 1, constant_values=s),
+        )
+
+    jf = tf.jit(f)
+    x = _x("float64", 3)
+    for s in (0.5, -1.25):
+        for a, b in zip(jf(x, s), f(x, s)):
+            _same(a, b)
+    assert jf.cache_stats().misses == 1
+
+
+def test_a_value_request_on_a_weak_scalar_says_what_it_is():
+    with pytest.raises(ConcretizationError, match="Python float/complex argument.*static_argnames"):
+        tf.jit(lambda x, s: x * float(s))(_x("float64"), 0.5)
+    with pytest.raises(ConcretizationError, match="weakly typed scalar"):
+        tf.jit(lambda x, s: x * float(2 * s))(_x("float64"), 0.5)

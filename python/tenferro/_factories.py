@@ -88,9 +88,11 @@ _PY_SCALARS = frozenset((bool, int, float, complex))
 
 
 def _tracked_in(obj: Any) -> Tensor | None:
-    """A tracked tensor in ``obj`` (a tensor or nested lists/tuples), else ``None``."""
+    """A tracked tensor in ``obj`` (a tensor or nested lists/tuples), else ``None``; a traced
+    tensor (``tf.jit``) counts, so nested lists holding one are stacked by ops, never read
+    on the host."""
     if isinstance(obj, Tensor):
-        return obj if obj.requires_grad else None
+        return obj if obj.requires_grad or obj._traced else None
     if not isinstance(obj, (list, tuple)):
         return None
     todo = [obj]
@@ -100,7 +102,7 @@ def _tracked_in(obj: Any) -> Tensor | None:
             continue
         for o in seq:
             if isinstance(o, Tensor):
-                if o.requires_grad:
+                if o.requires_grad or o._traced:
                     return o
             elif isinstance(o, (list, tuple)):
                 todo.append(o)
@@ -234,8 +236,15 @@ def asarray(obj: Any, dtype: Any = None, copy: bool | None = None) -> Tensor:
     """
     if isinstance(obj, Tensor):
         # A weakly typed traced scalar (a float argument under tf.jit) becomes strongly typed,
-        # as asarray(0.5) is.
-        t = obj._with_weak(False) if obj._weak else obj
+        # as asarray(0.5) is; like the Python number, a complex one cannot become real.
+        t = obj
+        if obj._weak:
+            t = obj._with_weak(False)
+            if dtype is not None and t.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+                raise TypeError(
+                    f"asarray: cannot convert a complex Python number to {np.dtype(dtype)} "
+                    "(it is traced by tf.jit as a weakly typed complex scalar)"
+                )
         if dtype is not None and np.dtype(dtype) != t.dtype:
             if copy is False:
                 raise ValueError(f"asarray: copy=False cannot change dtype {t.dtype} to {np.dtype(dtype)}")
@@ -317,7 +326,7 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> Tensor:
         if dtype is not None:
             v = v.astype(dtype)
         out = broadcast_to(v, tuple(_shape(shape)))
-        return out if v.requires_grad else array(out)
+        return out if v.requires_grad or v._traced else array(out)
     return _tenferro._full(_shape(shape), fill_value, dtype, _current_runtime())
 
 

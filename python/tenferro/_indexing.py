@@ -383,6 +383,14 @@ class IndexUpdateRef:
             values = _stack_tracked(values, None, ref, f"at[...].{method}")
         if isinstance(values, Tensor):
             v: Any = values
+            if values._weak and values.dtype.kind == "c" and t.dtype.kind != "c":
+                # A complex Python number traced by tf.jit: its imaginary part is unknown here,
+                # and NumPy refuses to drop one (see below).
+                raise TypeError(
+                    f"at[...]: cannot assign a complex Python number to a {t.dtype} tensor "
+                    "(traced by tf.jit as a weakly typed complex scalar; convert the tensor to a "
+                    "complex dtype first)"
+                )
         else:
             v = np.asarray(values)
             if np.iscomplexobj(v) and t.dtype.kind != "c" and np.any(np.imag(v) != 0):

@@ -26,7 +26,10 @@ built yet); Python ``bool``/``int`` arguments are part of the key (see above). T
 simplification, transpose and conj folding into ``dot_general``); constant subgraphs fold at prepare
 time; in-place reuse is not built yet. Values captured any other way (a tensor attribute, a
 tensor in a captured list, a global of a helper function) are baked into the program as JAX
-does; a tensor that requires grad reached that way makes the call run eagerly. As in JAX: dict
+does; a tensor that requires grad reached that way makes the call run eagerly. So are the
+attributes of ``self`` and of any other object argument (objects are keyed by identity): pass
+values that change as arguments, or call ``clear_cache()`` after changing them. Arithmetic on a
+traced Python number follows tensor (IEEE) rules as in JAX (``s / 0.0`` is ``inf``). As in JAX: dict
 arguments reach the traced function with sorted keys (the pytree rules of ``tf.func``), Python
 numbers in the output come back as rank-0 tensors, and an error of a value that nothing uses
 (dead code, removed by the passes) is not raised.

@@ -274,6 +274,11 @@ def _keep_weak(self: Tensor, other: Any, out: Any) -> Any:
     return out
 
 
+def _weak_as(self: Tensor, out: Tensor) -> Tensor:
+    """``out`` weakly typed when ``self`` is (a traced Python number's own attribute)."""
+    return out._with_weak(True) if self._weak else out
+
+
 def _binary_method(fn: Callable, name: str, reflected: bool) -> Callable:
     if reflected:
 
@@ -326,7 +331,9 @@ _TENSOR_METHODS: dict[str, Any] = {
     "log": _ew.log,
     "sqrt": _ew.sqrt,
     "conj": _ew.conj,
-    "conjugate": _ew.conjugate,
+    # Python numbers' own attributes of a traced Python number stay weakly typed, as on the
+    # number (``s.real``, ``s.conjugate()``); the functions (tf.real(s)) are strong.
+    "conjugate": lambda self: _weak_as(self, _ew.conjugate(self)),
     # ndarray.round / the builtin round(t[, ndigits]): NumPy's round, half to even.
     "round": _ew.round,
     "__round__": _method_round,
@@ -354,8 +361,8 @@ _TENSOR_METHODS: dict[str, Any] = {
     "detach": autodiff.detach,
     "detach_into": autodiff.detach_into,
     # properties
-    "real": property(_ew.real),
-    "imag": property(_ew.imag),
+    "real": property(lambda self: _weak_as(self, _ew.real(self)), doc=_ew.real.__doc__),
+    "imag": property(lambda self: _weak_as(self, _ew.imag(self)), doc=_ew.imag.__doc__),
     "at": property(_indexing.at),
     "grad": property(
         autodiff._grad_property, autodiff._set_grad_property, doc=autodiff._grad_property.__doc__

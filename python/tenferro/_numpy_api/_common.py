@@ -37,6 +37,8 @@ _REAL_OF = {np.dtype(np.complex64): np.dtype(np.float32), np.dtype(np.complex128
 def _as_tensor(x: ArrayLike, dtype: Any = None) -> Tensor:
     """``x`` as a tensor; a tensor is returned as it is (converted if ``dtype`` differs)."""
     if isinstance(x, Tensor):
+        if x._weak:  # a traced Python number: a function of it is strong, as of the number
+            x = asarray(x, dtype=dtype)
         return x if dtype is None else _to_dtype(x, dtype)
     return asarray(x, dtype=dtype)
 

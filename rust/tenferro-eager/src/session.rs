@@ -850,6 +850,13 @@ pub fn concretization_because(op: &str, s: &tenferro_runtime::Symbol, why: Optio
 /// What made a symbol, for messages.
 fn made_by(s: &tenferro_runtime::Symbol) -> String {
     match s.origin {
+        "input" if s.weak => "a Python float/complex argument of the traced function, traced \
+                              as a weakly typed scalar so that a new value does not retrace"
+            .to_string(),
+        _ if s.weak => format!(
+            "op {} on a Python float/complex argument traced as a weakly typed scalar",
+            s.origin
+        ),
         "input" => "an argument of the traced function".to_string(),
         "constant" => "a constant".to_string(),
         o => format!("op {o}"),
