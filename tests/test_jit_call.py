@@ -292,3 +292,21 @@ def test_a_value_request_on_a_weak_scalar_says_what_it_is():
         tf.jit(lambda x, s: x * float(s))(_x("float64"), 0.5)
     with pytest.raises(ConcretizationError, match="weakly typed scalar"):
         tf.jit(lambda x, s: x * float(2 * s))(_x("float64"), 0.5)
+
+
+def test_a_compiled_graph_refuses_tracked_inputs_instead_of_dropping_their_gradient():
+    from tenferro.errors import UnsupportedAdRuleError
+
+    rt = tf.default_runtime()
+    x = _x("float64")
+    cg = tf.jit(lambda x: tf.sin(x) * 2.0).trace(x).compile()
+    v = rt.variable(np.asarray(x))
+    with pytest.raises(UnsupportedAdRuleError, match="compiled graph"):
+        cg(v)
+    with tf.no_grad():
+        _same(cg(v), tf.sin(x) * 2.0)
+    # tf.jit itself runs such a call eagerly, so the gradient is exact.
+    jf = tf.jit(lambda x: tf.sum(tf.sin(x) * 2.0))
+    out = jf(v)
+    out.backward()
+    np.testing.assert_allclose(np.asarray(v.grad), 2 * np.cos(np.asarray(x)), rtol=1e-15)

@@ -22,9 +22,11 @@ that keeps changing and the function runs eagerly (``on_limit="error"`` raises
 Differences from the full contract (``graph-mode.md``) in this version, each falling back to
 correct eager execution rather than a wrong result: calls whose arguments are tracked tensors, or
 made under ``tf.func``'s capture, run eagerly (the ``CompiledCall`` node of grad-of-jit is not
-built yet); Python ``bool``/``int`` arguments are part of the key (see above). The optimisation passes run at compile time (dead code, common subexpressions, layout
-simplification, transpose and conj folding into ``dot_general``); constant subgraphs fold at prepare
-time; in-place reuse is not built yet. Values captured any other way (a tensor attribute, a
+built yet; a :class:`CompiledGraph` called directly on tensors that require grad raises
+``UnsupportedAdRuleError`` rather than dropping their derivatives); Python ``bool``/``int``
+arguments are part of the key (see above). The optimisation passes run at compile time (dead
+code, common subexpressions, layout simplification, transpose and conj folding into
+``dot_general``); constant subgraphs fold at prepare time; in-place reuse is not built yet. Values captured any other way (a tensor attribute, a
 tensor in a captured list, a global of a helper function) are baked into the program as JAX
 does; a tensor that requires grad reached that way makes the call run eagerly. So are the
 attributes of ``self`` and of any other object argument (objects are keyed by identity): pass

@@ -106,9 +106,9 @@ impl PyExecutionContext {
     ) -> PyResult<Vec<PyTensor>> {
         let refs: Vec<&Bound<'_, PyAny>> = inputs.iter().collect();
         let ops = operands(py, &refs)?;
-        let data = input_data(py, &ops)?;
         let state = current_state(py)?;
         let mode = &state.get().core;
+        let data = input_data(py, &ops, mode)?;
         let host = PyHost::new(py);
         let (rt, engine) = (self.core.runtime(), self.core.engine());
         let same_engine = |e: &Arc<dyn tenferro_runtime::Engine>| {

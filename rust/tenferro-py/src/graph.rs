@@ -207,9 +207,26 @@ impl Drop for PyGraph {
 /// The data of graph inputs: tensors with data, adopted arrays, and Python scalars (weakly
 /// typed inputs) at their default dtype (the trace converts them to the dtype they meet, as
 /// eager code would).
-pub(crate) fn input_data(py: Python<'_>, ops: &[Operand<'_>]) -> PyResult<Vec<Tensor>> {
+pub(crate) fn input_data(
+    py: Python<'_>,
+    ops: &[Operand<'_>],
+    mode: &tenferro_eager::ModeState,
+) -> PyResult<Vec<Tensor>> {
     ops.iter()
         .map(|o| match o {
+            // A compiled graph records no node yet (the `CompiledCall` node of grad-of-jit):
+            // its outputs would silently drop the inputs' derivatives. `tf.jit` runs such calls
+            // eagerly; a direct call of a compiled graph refuses them.
+            Operand::Tensor(t) if mode.grad_enabled && t.is_tracked() => {
+                Err(Error::UnsupportedAdRule {
+                    op: "CompiledGraph".into(),
+                    message: "a compiled graph called on a tensor that requires grad would drop \
+                              its derivative (the gradient of a compiled graph is not built \
+                              yet): call the jitted function (it runs such calls eagerly), run \
+                              under tf.no_grad(), or detach the input"
+                        .into(),
+                })
+            }
             Operand::Tensor(t) => t.data("jit").cloned(),
             Operand::Array(t) => Ok(t.clone()),
             Operand::Scalar(s) => scalar_tensor("jit", *s, scalar_default_dtype(s.kind())),
@@ -368,7 +385,7 @@ impl PyGraph {
         ops: &[Operand<'_>],
         mode: &tenferro_eager::ModeState,
     ) -> PyResult<Vec<PyTensor>> {
-        let data = input_data(py, ops)?;
+        let data = input_data(py, ops, mode)?;
         let host = PyHost::new(py);
         let exec = host.finish(IMPLICIT.prepare("jit", ops, mode, &host))?;
         let outs = run_graph_data(py, self, &exec, data, &host)?;
