@@ -279,6 +279,12 @@ def _weak_as(self: Tensor, out: Tensor) -> Tensor:
     return out._with_weak(True) if self._weak else out
 
 
+def _method_conjugate(self: Tensor) -> Tensor:
+    """``t.conjugate()``: :func:`tenferro.conj` (weakly typed for a traced Python number, as
+    ``complex.conjugate()`` gives a Python number)."""
+    return _weak_as(self, _ew.conjugate(self))
+
+
 def _binary_method(fn: Callable, name: str, reflected: bool) -> Callable:
     if reflected:
 
@@ -333,7 +339,7 @@ _TENSOR_METHODS: dict[str, Any] = {
     "conj": _ew.conj,
     # Python numbers' own attributes of a traced Python number stay weakly typed, as on the
     # number (``s.real``, ``s.conjugate()``); the functions (tf.real(s)) are strong.
-    "conjugate": lambda self: _weak_as(self, _ew.conjugate(self)),
+    "conjugate": _method_conjugate,
     # ndarray.round / the builtin round(t[, ndigits]): NumPy's round, half to even.
     "round": _ew.round,
     "__round__": _method_round,
