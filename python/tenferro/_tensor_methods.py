@@ -28,6 +28,7 @@ from ._numpy_api import linear as _lin
 from ._numpy_api import reductions as _red
 from ._numpy_api._common import _PY_SCALARS
 from ._tenferro import ExecutionContext, Runtime, Session, Tensor, _implicit_session
+from .errors import ConcretizationError, TracerLeakError
 from .einsum import _session_einsum
 
 _S = _implicit_session()
@@ -46,6 +47,11 @@ def _str(self: Tensor) -> str:
     if self._traced:
         return _repr(self)  # print() inside a traced function shows shape and dtype
     return str(np.asarray(self))
+
+
+# What a value request on a traced tensor raises (caught where the check would cost the
+# common path something).
+_NO_VALUES = (ConcretizationError, TracerLeakError)
 
 
 def _no_values(self: Tensor, request: str) -> None:
@@ -67,8 +73,10 @@ def _format(self: Tensor, spec: str) -> str:
 
 
 def _array(self: Tensor, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-    _no_values(self, "__array__ (np.asarray / np.array)")
-    a = np.asarray(memoryview(self))
+    try:
+        a = np.asarray(memoryview(self))
+    except _NO_VALUES:
+        raise self._value_error("__array__ (np.asarray / np.array)") from None
     if dtype is not None and np.dtype(dtype) != a.dtype:
         if copy is False:
             raise ValueError(f"__array__: copy=False cannot convert {a.dtype} to {np.dtype(dtype)}")
@@ -78,23 +86,30 @@ def _array(self: Tensor, dtype: Any = None, copy: bool | None = None) -> np.ndar
     return a
 
 
-def _scalar(self: Tensor, kind: str) -> Any:
+def _scalar(self: Tensor, kind: str, complex_error: str | None = None) -> Any:
+    """The element of a 0-d tensor as a Python scalar, for ``kind()``. A traced tensor raises
+    ``ConcretizationError`` naming the request (``TracerLeakError`` after its trace) — caught,
+    so the common path pays nothing for the check; ``complex_error`` is the eager TypeError a
+    complex tensor raises, first."""
     if self.ndim != 0:
         raise TypeError(f"only 0-dimensional tensors can be converted to Python scalars (got shape {self.shape}) in {kind}()")
-    _no_values(self, f"{kind}()")
-    return np.asarray(self).item()
+    try:
+        v = np.asarray(self).item()
+    except _NO_VALUES:
+        if complex_error is not None and self.dtype.kind == "c":
+            raise TypeError(complex_error) from None
+        raise self._value_error(f"{kind}()") from None
+    if complex_error is not None and isinstance(v, complex):
+        raise TypeError(complex_error)
+    return v
 
 
 def _float(self: Tensor) -> float:
-    if self.dtype.kind == "c" and self.ndim == 0:
-        raise TypeError("float() of a complex tensor; take .real first")
-    return float(_scalar(self, "float"))
+    return float(_scalar(self, "float", "float() of a complex tensor; take .real first"))
 
 
 def _int(self: Tensor) -> int:
-    if self.dtype.kind == "c" and self.ndim == 0:
-        raise TypeError("int() of a complex tensor; take .real first")
-    return int(_scalar(self, "int"))
+    return int(_scalar(self, "int", "int() of a complex tensor; take .real first"))
 
 
 def _complex(self: Tensor) -> complex:
@@ -103,8 +118,10 @@ def _complex(self: Tensor) -> complex:
 
 def _bool(self: Tensor) -> bool:
     if self.size == 1:
-        _no_values(self, "bool()")
-        return bool(np.asarray(self).item())
+        try:
+            return bool(np.asarray(self).item())
+        except _NO_VALUES:
+            raise self._value_error("bool()") from None
     if self.size == 0:
         raise ValueError("The truth value of an empty tensor is ambiguous. Use t.size > 0 to check that a tensor is not empty.")
     raise ValueError("The truth value of a tensor with more than one element is ambiguous. Use a.any() or a.all()")
@@ -285,16 +302,24 @@ def _method_conjugate(self: Tensor) -> Tensor:
     return _weak_as(self, _ew.conjugate(self))
 
 
-def _binary_method(fn: Callable, name: str, reflected: bool) -> Callable:
+def _binary_method(fn: Callable, name: str, reflected: bool, weak: bool = True) -> Callable:
+    """``fn`` as the operator ``name``; ``weak``: the result of a traced Python number and a
+    Python number stays weakly typed (:func:`_keep_weak`)."""
     if reflected:
 
         def method(self: Tensor, other: Any) -> Any:
-            return _keep_weak(self, other, fn(other, self)) if _is_operand(other) else NotImplemented
+            if not _is_operand(other):
+                return NotImplemented
+            out = fn(other, self)
+            return _keep_weak(self, other, out) if weak and self._weak else out
 
     else:
 
         def method(self: Tensor, other: Any) -> Any:
-            return _keep_weak(self, other, fn(self, other)) if _is_operand(other) else NotImplemented
+            if not _is_operand(other):
+                return NotImplemented
+            out = fn(self, other)
+            return _keep_weak(self, other, out) if weak and self._weak else out
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"``{name}``: :func:`{fn.__name__}` with the operands in {'reflected' if reflected else 'given'} order."
@@ -352,8 +377,8 @@ _TENSOR_METHODS: dict[str, Any] = {
     "diagonal": _lin.diagonal,
     "trace": _lin.trace,
     "take": _ix.take,
-    "__matmul__": _binary_method(_lin.matmul, "__matmul__", False),
-    "__rmatmul__": _binary_method(_lin.matmul, "__rmatmul__", True),
+    "__matmul__": _binary_method(_lin.matmul, "__matmul__", False, weak=False),
+    "__rmatmul__": _binary_method(_lin.matmul, "__rmatmul__", True, weak=False),
     "__floordiv__": _binary_method(_ew.floor_divide, "__floordiv__", False),
     "__rfloordiv__": _binary_method(_ew.floor_divide, "__rfloordiv__", True),
     "__mod__": _binary_method(_ew.remainder, "__mod__", False),

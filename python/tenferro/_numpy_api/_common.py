@@ -38,7 +38,7 @@ def _as_tensor(x: ArrayLike, dtype: Any = None) -> Tensor:
     """``x`` as a tensor; a tensor is returned as it is (converted if ``dtype`` differs)."""
     if isinstance(x, Tensor):
         if x._weak:  # a traced Python number: a function of it is strong, as of the number
-            x = asarray(x, dtype=dtype)
+            x = x._with_weak(False)
         return x if dtype is None else _to_dtype(x, dtype)
     return asarray(x, dtype=dtype)
 
@@ -64,14 +64,13 @@ def _result_dtype(*operands: Any) -> np.dtype:
     """NumPy 2 result dtype of tensors and weak Python scalars (the lattice of ops.md); a weakly
     typed traced scalar (a float argument under ``tf.jit``) counts as the Python number it
     stands for."""
-    return np.result_type(*[_dtype_or_weak(o) if isinstance(o, Tensor) else o for o in operands])
+    return np.result_type(
+        *[((_WEAK_STANDIN[o.dtype.kind] if o._weak else o.dtype) if isinstance(o, Tensor) else o) for o in operands]
+    )
 
 
+# The Python number a weakly typed traced scalar stands for, by dtype kind.
 _WEAK_STANDIN = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
-
-
-def _dtype_or_weak(t: Tensor) -> Any:
-    return _WEAK_STANDIN[t.dtype.kind] if t._weak else t.dtype
 
 
 def _unchanged(x: Tensor) -> Tensor:

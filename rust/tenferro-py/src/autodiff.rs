@@ -111,8 +111,12 @@ type ReachedLeaf = (u64, Option<Py<PyTensor>>, PyTensor);
 #[pyfunction]
 pub fn _unchanged(py: Python<'_>, x: &Bound<'_, PyTensor>) -> PyResult<Py<PyTensor>> {
     let state = current_state(py)?;
+    // A function of a weakly typed traced Python number is strong, as a function of the number
+    // is (`tf.real(s)`, `tf.conj(s)` return their input unchanged).
     match autodiff::unchanged(x.get(), &state.get().core) {
+        Some(t) if t.value.is_weak() => Py::new(py, PyTensor::from(t.with_weak(false))),
         Some(t) => Py::new(py, PyTensor::from(t)),
+        None if x.get().value.is_weak() => Py::new(py, PyTensor::from(x.get().with_weak(false))),
         None => Ok(x.clone().unbind()),
     }
 }
