@@ -512,24 +512,6 @@ class Jitted:
         if state.tracing:
             # Nested tf.jit: the inner function's ops join the outer trace.
             return self._fun(*args, **kwargs)
-        if not kwargs and self._plain and all(type(a) in _FAST for a in args):
-            # Fast path: positional tensors and Python floats only (the key holds the same
-            # information as the general one, in a flat form of its own).
-            if not any(type(a) is Tensor and a.requires_grad for a in args) and not state.capture_trace:
-                key = (
-                    _FLAT,
-                    (),
-                    tuple([("T", a.dtype, a.shape) if type(a) is Tensor else _WEAK_KEY for a in args]),
-                    self._capture.key() if self._captures else (),
-                    state.grad_enabled,
-                )
-                entry = self._cache.get(key)
-                if entry is not None:
-                    self._hits += 1
-                    self._cache.move_to_end(key)
-                    self._remember(args, entry.compiled)
-                    return _unflatten(entry.compiled._out_tree, entry.compiled._graph.run(list(args)))
-                return self._miss(key, list(args), _flat_tdef(len(args)), self._plain_rebuild, args)
         key, leaves, tdef, rebuild = self._signature(args, kwargs)
         if state.capture_trace or any(isinstance(x, Tensor) and x.requires_grad for x in leaves):
             # Derivatives of a compiled call (a CompiledCall node) are not built yet: run eagerly.
@@ -540,6 +522,9 @@ class Jitted:
             return self._miss(key, leaves, tdef, rebuild, args, kwargs)
         self._hits += 1
         self._cache.move_to_end(key)
+        if not kwargs and all(type(a) in _FAST for a in args):
+            # The replay cache refused this call only because it was cleared (an eviction).
+            self._remember(args, entry.compiled)
         return _unflatten(entry.compiled._out_tree, entry.compiled.run_flat(_inputs(leaves)))
 
     def _remember(self, args: tuple[Any, ...], compiled: CompiledGraph) -> None:
@@ -583,9 +568,6 @@ class Jitted:
             return self
         return functools.partial(self.__call__, obj)
 
-    def _plain_rebuild(self, dyn_args: list[Any], dyn_kw: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        return tuple(dyn_args), {}
-
     def _miss(
         self,
         key: Any,
@@ -596,7 +578,7 @@ class Jitted:
         kwargs: dict[str, Any] | None = None,
     ) -> Any:
         """Trace, compile and run for a signature not in the cache (or fall back at the limit).
-        ``args`` without ``kwargs`` is a fast-path call (then remembered by the replay cache)."""
+        A call without keyword arguments is remembered by the replay cache when it can serve it."""
         if self._max_traces is not None and self._n_traces >= self._max_traces:
             return self._limit(key, tuple(leaves) if args is None else args, kwargs or {})
         if any(t.requires_grad for t in self._capture.tensors()):
@@ -652,7 +634,7 @@ class Jitted:
             self._cache[key] = entry
             self._last_key = key
             self._evict()
-        if args is not None and kwargs is None:
+        if args is not None and not kwargs:
             self._remember(args, compiled)
         return _unflatten(compiled._out_tree, compiled.run_flat(_inputs(leaves)))
 
@@ -713,10 +695,8 @@ class Jitted:
         return f"<tenferro.jit of {self._name}>"
 
 
-# The fast path's key tag (distinct from any pytree key) and its argument structure.
-_FLAT = object()
+# The argument types the replay cache (``_tenferro._CallCache``) serves.
 _FAST = (Tensor, float)
-_WEAK_KEY = ("W", float)
 
 # Python numbers traced as weakly typed rank-0 inputs (``graph-mode.md``): a new value never
 # retraces. ``bool`` and ``int`` stay part of the key by value: they drive Python control flow
@@ -731,11 +711,6 @@ def _inputs(leaves: list[Any]) -> list[Any]:
 
 # Every live jitted function, held weakly (``tf.clear_caches()`` clears their caches).
 _LIVE: weakref.WeakSet[Jitted] = weakref.WeakSet()
-
-
-@functools.lru_cache(maxsize=64)
-def _flat_tdef(n: int) -> _TreeDef:
-    return _flatten([list(range(n)), {}])[1]
 
 
 def _as_tensor(x: Any, what: str = "jit") -> Tensor:

@@ -153,14 +153,7 @@ impl PyExecutionContext {
             .engine()
             .plan_cache()
             .stats_for(PREPARED_GRAPH_TAG);
-        imports::get(py)?.cache_stats.bind(py).call1((
-            s.entries,
-            s.retained_bytes,
-            s.hits,
-            s.misses,
-            s.evictions,
-            s.clears,
-        ))
+        imports::cache_stats(py, &s)
     }
 
     /// Drop the prepared graph plans of the engine's plan cache (other plans stay).

@@ -148,15 +148,7 @@ impl PyCpuEngine {
 
     /// Statistics of the engine's prepared-plan cache (``tf.CacheStats``).
     fn cache_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let s = self.cpu.plan_cache().stats();
-        imports::get(py)?.cache_stats.bind(py).call1((
-            s.entries,
-            s.retained_bytes,
-            s.hits,
-            s.misses,
-            s.evictions,
-            s.clears,
-        ))
+        imports::cache_stats(py, &self.cpu.plan_cache().stats())
     }
 
     /// Drop every cached plan (statistics keep counting; ``clears`` increments).

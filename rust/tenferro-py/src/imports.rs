@@ -100,3 +100,18 @@ pub(crate) fn _register_hooks(
         }
     }
 }
+
+/// A ``tf.CacheStats`` of a plan cache's counters.
+pub(crate) fn cache_stats<'py>(
+    py: Python<'py>,
+    s: &tenferro_runtime::CacheStats,
+) -> PyResult<Bound<'py, PyAny>> {
+    get(py)?.cache_stats.bind(py).call1((
+        s.entries,
+        s.retained_bytes,
+        s.hits,
+        s.misses,
+        s.evictions,
+        s.clears,
+    ))
+}
