@@ -310,4 +310,5 @@ def clear_caches() -> None:
     for comp in list(_COMPILERS.values()):
         comp.clear()
     _tenferro._clear_engine_caches()
+    _tenferro._clear_runtime_caches()
     _jit._global_names.cache_clear()

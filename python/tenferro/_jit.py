@@ -513,10 +513,6 @@ class Jitted:
             # Nested tf.jit: the inner function's ops join the outer trace.
             return self._fun(*args, **kwargs)
         key, leaves, tdef, rebuild = self._signature(args, kwargs)
-        if state.capture_trace or any(isinstance(x, Tensor) and x.requires_grad for x in leaves):
-            # Derivatives of a compiled call (a CompiledCall node) are not built yet: run eagerly.
-            self._fallbacks += 1
-            return self._fun(*args, **kwargs)
         entry = self._cache.get(key)
         if entry is None:
             return self._miss(key, leaves, tdef, rebuild, args, kwargs)

@@ -24,9 +24,16 @@
 // by hand, never caught by a plausible default (issue 17).
 #![deny(clippy::wildcard_enum_match_arm)]
 
+mod compiled;
 mod emit;
 pub mod rules;
 
+pub use compiled::{AdCaches, CompiledCall, CompiledCallRule, Derivation};
+
+/// Default limits of the derivative caches (tenferro-rs).
+pub mod compiled_defaults {
+    pub use crate::compiled::{DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES};
+}
 pub use emit::Emitter;
 
 use std::any::Any;
@@ -197,8 +204,21 @@ pub enum NodeKind {
         /// Every output value.
         outputs: Vec<Value>,
     },
-    /// Output `index` of a [`NodeKind::Multi`] node; `parent` holds one `Var` whose node is
-    /// the multi node (and whose value is this output).
+    /// An op whose derivative rules are supplied rather than looked up in the rule table
+    /// (`graph-mode.md`, "Custom derivative rules"): a compiled program called on tracked inputs
+    /// (`CompiledCall`), or a function with `tf.custom_vjp` / `tf.custom_jvp` rules. Its outputs
+    /// reach the user through [`NodeKind::Output`] projections, as those of a
+    /// [`NodeKind::Multi`] node.
+    Custom {
+        /// The rules (and whatever the node keeps for them: residuals).
+        rule: Arc<dyn CustomRule>,
+        /// Inputs as they were at the call.
+        inputs: Vec<Var>,
+        /// Every output value.
+        outputs: Vec<Value>,
+    },
+    /// Output `index` of a [`NodeKind::Multi`] or [`NodeKind::Custom`] node; `parent` holds one
+    /// `Var` whose node is that node (and whose value is this output).
     Output {
         /// Which output.
         index: usize,
@@ -281,7 +301,9 @@ impl Node {
 
     fn inputs(&self) -> &[Var] {
         match &self.kind {
-            NodeKind::Op { inputs, .. } | NodeKind::Multi { inputs, .. } => inputs,
+            NodeKind::Op { inputs, .. }
+            | NodeKind::Multi { inputs, .. }
+            | NodeKind::Custom { inputs, .. } => inputs,
             NodeKind::Output { parent, .. } => parent,
             NodeKind::Leaf { .. } => &[],
         }
@@ -291,6 +313,7 @@ impl Node {
         match &mut self.kind {
             NodeKind::Op { inputs, .. }
             | NodeKind::Multi { inputs, .. }
+            | NodeKind::Custom { inputs, .. }
             | NodeKind::Output { parent: inputs, .. } => {
                 into.extend(inputs.drain(..).filter_map(|v| v.node))
             }
@@ -378,6 +401,75 @@ pub fn record_multi(op: &Op, inputs: Vec<Var>, outputs: Vec<Value>, capture: boo
         .collect()
 }
 
+/// Record a call of an op with supplied rules ([`NodeKind::Custom`]), under the active-edge rule
+/// of [`record`]: one node and one projection per output when an input is tracked or `capture`
+/// is on; untracked outputs otherwise.
+pub fn record_custom(
+    rule: Arc<dyn CustomRule>,
+    inputs: Vec<Var>,
+    outputs: Vec<Value>,
+    capture: bool,
+) -> Vec<Var> {
+    let tracked = inputs.iter().any(Var::is_tracked);
+    if !tracked && !capture {
+        return outputs.into_iter().map(Var::untracked).collect();
+    }
+    LIVE_NODES.fetch_add(1, Ordering::Relaxed);
+    let values = outputs.clone();
+    let node = Arc::new(Node {
+        id: NEXT_NODE.fetch_add(1, Ordering::Relaxed),
+        tracked,
+        kind: NodeKind::Custom {
+            rule,
+            inputs,
+            outputs,
+        },
+    });
+    values
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| project(&node, i, t))
+        .collect()
+}
+
+/// The derivative rules of an op whose rules are supplied ([`NodeKind::Custom`]): a compiled
+/// program's derived VJP/JVP programs ([`CompiledCallRule`]) or a user's `custom_vjp` /
+/// `custom_jvp` functions. Each recorded call has its own rule object, which keeps what the
+/// rules need (residuals). Rules run their bodies through `ctx` like table rules, so with
+/// `ctx.record` their work is recorded too (derivatives of any order).
+pub trait CustomRule: Send + Sync + std::fmt::Debug {
+    /// The name errors and profiles use (the user's function, or `CompiledCall`).
+    fn name(&self) -> &str;
+
+    /// Cotangents of the inputs (`None`: zero or not differentiable) given the cotangents of
+    /// the outputs (`None`: zero). `outputs` are projections of the node when `ctx.record`.
+    ///
+    /// # Errors
+    /// The rule's errors (`TypeError` for forward-only rules, shape/dtype errors of a user's
+    /// rule naming the function).
+    fn vjp(
+        &self,
+        ctx: &Ctx<'_>,
+        inputs: &[Var],
+        outputs: &[Var],
+        cts: &[Option<Var>],
+    ) -> Result<Vec<Option<Var>>>;
+
+    /// Tangents of the outputs `wanted` (`None`: zero) given the tangents of the inputs
+    /// (`None`: zero; at least one is given).
+    ///
+    /// # Errors
+    /// The rule's errors (a `custom_vjp` function has no forward mode: `TypeError`).
+    fn jvp(
+        &self,
+        ctx: &Ctx<'_>,
+        inputs: &[Var],
+        outputs: &[Var],
+        tangents: &[Option<Var>],
+        wanted: &[bool],
+    ) -> Result<Vec<Option<Var>>>;
+}
+
 /// Output `index` (value `value`) of the [`NodeKind::Multi`] node `node`, as a [`Var`] with a
 /// fresh projection node.
 fn project(node: &Arc<Node>, index: usize, value: Value) -> Var {
@@ -425,6 +517,17 @@ pub trait Apply {
     /// # Errors
     /// Validation and kernel errors of the op.
     fn apply_vars(&self, op: &Op, inputs: &[&Var], record: bool) -> Result<Vec<Var>>;
+
+    /// Run the compiled program `call` on `inputs`; one [`Var`] per program output. The default
+    /// inlines it: one [`Apply::apply_vars`] per instruction (an emitting context appends the
+    /// program to its own). The eager core runs it as one prepared program and records one
+    /// `CompiledCall` node when `record` and an input has a node.
+    ///
+    /// # Errors
+    /// The steps' validation and kernel errors; `Internal` for a wrong number of inputs.
+    fn apply_call(&self, call: &Arc<CompiledCall>, inputs: &[&Var], record: bool) -> Result<Vec<Var>> {
+        call.inline(self, inputs, record)
+    }
 }
 
 /// Evaluation context of derivative rules: where the rule bodies run and whether the derivative
@@ -464,22 +567,33 @@ impl Ctx<'_> {
 
 /// Nodes reachable from `root`, inputs before users (iterative post-order DFS).
 fn topo_order(root: &Arc<Node>) -> Vec<Arc<Node>> {
+    topo_order_all(std::slice::from_ref(root))
+}
+
+/// Nodes reachable from any of `roots`, inputs before users (iterative post-order DFS, one
+/// root after the other; a root reached from an earlier one is ordered there).
+fn topo_order_all(roots: &[Arc<Node>]) -> Vec<Arc<Node>> {
     let mut order = Vec::new();
     let mut seen: HashSet<u64> = HashSet::new();
-    let mut stack: Vec<(Arc<Node>, usize)> = vec![(root.clone(), 0)];
-    seen.insert(root.id);
-    while let Some((node, i)) = stack.pop() {
-        let inputs = node.inputs();
-        if i < inputs.len() {
-            let next = inputs[i].node.clone();
-            stack.push((node, i + 1));
-            if let Some(n) = next {
-                if seen.insert(n.id) {
-                    stack.push((n, 0));
+    let mut stack: Vec<(Arc<Node>, usize)> = Vec::new();
+    for root in roots {
+        if !seen.insert(root.id) {
+            continue;
+        }
+        stack.push((root.clone(), 0));
+        while let Some((node, i)) = stack.pop() {
+            let inputs = node.inputs();
+            if i < inputs.len() {
+                let next = inputs[i].node.clone();
+                stack.push((node, i + 1));
+                if let Some(n) = next {
+                    if seen.insert(n.id) {
+                        stack.push((n, 0));
+                    }
                 }
+            } else {
+                order.push(node);
             }
-        } else {
-            order.push(node);
         }
     }
     order
@@ -498,10 +612,24 @@ pub fn vjp_graph(
     seed: Var,
     targets: &[Arc<Node>],
 ) -> Result<Vec<Option<Var>>> {
-    let Some(root) = &output.node else {
+    vjp_graph_all(ctx, &[(output.clone(), seed)], targets)
+}
+
+/// Reverse mode from several outputs at once, each seeded with its cotangent (`(output,
+/// seed)` pairs; an output given twice gets the sum): one pass, each rule called once.
+///
+/// # Errors
+/// As [`vjp_graph`].
+pub fn vjp_graph_all(
+    ctx: &Ctx<'_>,
+    seeds: &[(Var, Var)],
+    targets: &[Arc<Node>],
+) -> Result<Vec<Option<Var>>> {
+    let roots: Vec<Arc<Node>> = seeds.iter().filter_map(|(o, _)| o.node.clone()).collect();
+    if roots.is_empty() {
         return Ok(vec![None; targets.len()]);
-    };
-    let order = topo_order(root);
+    }
+    let order = topo_order_all(&roots);
     // A node may be wanted several times (a repeated `wrt` entry): each gets the full cotangent.
     let mut want: HashMap<u64, Vec<usize>> = HashMap::new();
     for (i, n) in targets.iter().enumerate() {
@@ -515,7 +643,14 @@ pub fn vjp_graph(
     };
     let mut cts: HashMap<u64, Var> = HashMap::new();
     let mut multi_cts: HashMap<u64, Vec<Option<Var>>> = HashMap::new();
-    cts.insert(root.id, seed);
+    for (o, seed) in seeds {
+        let Some(n) = &o.node else { continue };
+        let acc = match cts.remove(&n.id) {
+            Some(prev) => rules::ops::add(ctx, &prev, seed)?,
+            None => seed.clone(),
+        };
+        cts.insert(n.id, acc);
+    }
     for node in order.iter().rev() {
         let (op, inputs, grads) = match &node.kind {
             NodeKind::Leaf { .. } => {
@@ -529,13 +664,17 @@ pub fn vjp_graph(
                     continue;
                 };
                 put(&mut result, node.id, &ct);
-                let NodeKind::Multi { outputs, .. } = &p.kind else {
-                    return Err(Error::internal(
-                        "backward",
-                        "an output node whose parent is not a several-output node",
-                    ));
+                let n = match &p.kind {
+                    NodeKind::Multi { outputs, .. } | NodeKind::Custom { outputs, .. } => {
+                        outputs.len()
+                    }
+                    NodeKind::Leaf { .. } | NodeKind::Op { .. } | NodeKind::Output { .. } => {
+                        return Err(Error::internal(
+                            "backward",
+                            "an output node whose parent is not a several-output node",
+                        ))
+                    }
                 };
-                let n = outputs.len();
                 let slots = multi_cts.entry(p.id).or_insert_with(|| vec![None; n]);
                 if let Some(slot) = slots.get_mut(*index) {
                     *slot = rules::ops::add_opt(ctx, slot.take(), Some(ct))?;
@@ -561,7 +700,29 @@ pub fn vjp_graph(
                         t0.elapsed(),
                     );
                 }
-                (op, inputs, grads)
+                (op.name(), inputs, grads)
+            }
+            NodeKind::Custom {
+                rule,
+                inputs,
+                outputs,
+            } => {
+                let Some(out_cts) = multi_cts.remove(&node.id) else {
+                    continue;
+                };
+                let outs = outputs_of(ctx, node, outputs);
+                let grads = rule.vjp(ctx, inputs, &outs, &out_cts)?;
+                if grads.len() != inputs.len() {
+                    return Err(Error::internal(
+                        rule.name(),
+                        format!(
+                            "a custom VJP returned {} cotangents for {} inputs",
+                            grads.len(),
+                            inputs.len()
+                        ),
+                    ));
+                }
+                (rule.name(), inputs, grads)
             }
             NodeKind::Op { op, inputs, output } => {
                 let Some(ct) = cts.remove(&node.id) else {
@@ -582,7 +743,7 @@ pub fn vjp_graph(
                         t0.elapsed(),
                     );
                 }
-                (op, inputs, grads)
+                (op.name(), inputs, grads)
             }
         };
         let _ = op;
@@ -606,9 +767,21 @@ pub fn vjp_graph(
 /// # Errors
 /// Rule errors, including unsupported JVPs.
 pub fn jvp_graph(ctx: &Ctx<'_>, output: &Var, sources: &[(Arc<Node>, Var)]) -> Result<Option<Var>> {
-    let Some(root) = &output.node else {
-        return Ok(None);
-    };
+    Ok(jvp_graph_all(ctx, std::slice::from_ref(output), sources)?
+        .pop()
+        .flatten())
+}
+
+/// Forward mode to several outputs at once (one pass): the tangent of each of `outputs`.
+///
+/// # Errors
+/// As [`jvp_graph`].
+pub fn jvp_graph_all(
+    ctx: &Ctx<'_>,
+    outputs: &[Var],
+    sources: &[(Arc<Node>, Var)],
+) -> Result<Vec<Option<Var>>> {
+    let roots: Vec<Arc<Node>> = outputs.iter().filter_map(|o| o.node.clone()).collect();
     // A source given several times (a repeated `wrt` entry) carries the sum of its tangents.
     let mut tangents: HashMap<u64, Var> = HashMap::new();
     for (n, t) in sources {
@@ -618,13 +791,14 @@ pub fn jvp_graph(ctx: &Ctx<'_>, output: &Var, sources: &[(Arc<Node>, Var)]) -> R
         };
         tangents.insert(n.id, acc);
     }
-    let order = topo_order(root);
-    // Which outputs of each multi node the path uses (its projections in the order).
+    let order = topo_order_all(&roots);
+    // Which outputs of each several-output node the path uses (its projections in the order).
     let mut wanted: HashMap<u64, Vec<bool>> = HashMap::new();
     for node in &order {
         if let NodeKind::Output { index, parent } = &node.kind {
             if let Some(p) = &parent[0].node {
-                if let NodeKind::Multi { outputs, .. } = &p.kind {
+                if let NodeKind::Multi { outputs, .. } | NodeKind::Custom { outputs, .. } = &p.kind
+                {
                     let w = wanted
                         .entry(p.id)
                         .or_insert_with(|| vec![false; outputs.len()]);
@@ -655,10 +829,7 @@ pub fn jvp_graph(ctx: &Ctx<'_>, output: &Var, sources: &[(Arc<Node>, Var)]) -> R
                 inputs,
                 outputs,
             } => {
-                let ts: Vec<Option<Var>> = inputs
-                    .iter()
-                    .map(|v| v.node.as_ref().and_then(|n| tangents.get(&n.id).cloned()))
-                    .collect();
+                let ts = input_tangents(inputs, &tangents);
                 if ts.iter().all(Option::is_none) {
                     continue;
                 }
@@ -668,11 +839,33 @@ pub fn jvp_graph(ctx: &Ctx<'_>, output: &Var, sources: &[(Arc<Node>, Var)]) -> R
                 let res = rules::jvp_multi(ctx, op, inputs, &outs, &ts, w)?;
                 multi_tangents.insert(node.id, res);
             }
+            NodeKind::Custom {
+                rule,
+                inputs,
+                outputs,
+            } => {
+                let ts = input_tangents(inputs, &tangents);
+                if ts.iter().all(Option::is_none) {
+                    continue;
+                }
+                let outs = outputs_of(ctx, &node, outputs);
+                let all = vec![true; outputs.len()];
+                let w = wanted.get(&node.id).unwrap_or(&all);
+                let res = rule.jvp(ctx, inputs, &outs, &ts, w)?;
+                if res.len() != outputs.len() {
+                    return Err(Error::internal(
+                        rule.name(),
+                        format!(
+                            "a custom JVP returned {} tangents for {} outputs",
+                            res.len(),
+                            outputs.len()
+                        ),
+                    ));
+                }
+                multi_tangents.insert(node.id, res);
+            }
             NodeKind::Op { op, inputs, output } => {
-                let ts: Vec<Option<Var>> = inputs
-                    .iter()
-                    .map(|v| v.node.as_ref().and_then(|n| tangents.get(&n.id).cloned()))
-                    .collect();
+                let ts = input_tangents(inputs, &tangents);
                 if ts.iter().all(Option::is_none) {
                     continue;
                 }
@@ -686,7 +879,18 @@ pub fn jvp_graph(ctx: &Ctx<'_>, output: &Var, sources: &[(Arc<Node>, Var)]) -> R
             }
         }
     }
-    Ok(tangents.remove(&root.id))
+    Ok(outputs
+        .iter()
+        .map(|o| o.node.as_ref().and_then(|n| tangents.get(&n.id).cloned()))
+        .collect())
+}
+
+/// The tangents of `inputs` known so far (`None`: zero).
+fn input_tangents(inputs: &[Var], tangents: &HashMap<u64, Var>) -> Vec<Option<Var>> {
+    inputs
+        .iter()
+        .map(|v| v.node.as_ref().and_then(|n| tangents.get(&n.id).cloned()))
+        .collect()
 }
 
 /// Leaves reachable from `output` (in the order the reverse pass meets them).

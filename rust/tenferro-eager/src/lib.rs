@@ -29,7 +29,7 @@ mod runtime;
 mod session;
 
 pub use indexing::{basic_index, BasicIndex};
-pub use runtime::{default_runtime, Context, Runtime};
+pub use runtime::{default_runtime, live_runtimes, Context, Runtime};
 pub use session::concretization_because;
 pub use session::{
     copy_for, promote_weak_scalars, scalar_tensor, DirectHost, EagerTensor, Exec, Host, ModeState,

@@ -3,10 +3,20 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
-use tenferro_ad::Node;
+use tenferro_ad::{AdCaches, Node};
 use tenferro_runtime::Engine;
 
 static NEXT_RUNTIME_ID: AtomicU64 = AtomicU64::new(1);
+
+/// Every runtime made (weakly), so `tf.clear_caches()` can reach their derivative caches.
+static LIVE_RUNTIMES: Mutex<Vec<Weak<Runtime>>> = Mutex::new(Vec::new());
+
+/// The runtimes still alive.
+pub fn live_runtimes() -> Vec<Arc<Runtime>> {
+    let mut v = LIVE_RUNTIMES.lock().unwrap_or_else(|e| e.into_inner());
+    v.retain(|w| w.strong_count() > 0);
+    v.iter().filter_map(Weak::upgrade).collect()
+}
 
 /// AD state shared by the tensors of one runtime (`architecture.md`, "Four objects"): a
 /// process-unique id, the tracked leaves (held weakly: a dead leaf leaves no entry behind) whose
@@ -19,16 +29,28 @@ pub struct Runtime {
     id: u64,
     leaves: Mutex<Vec<Weak<Node>>>,
     owner: OnceLock<Weak<Context>>,
+    /// The derivative caches of compiled calls (`graph-mode.md`, "Caches on the Runtime").
+    ad: Arc<AdCaches>,
 }
 
 impl Runtime {
     /// A fresh runtime with a process-unique id.
     pub fn new() -> Arc<Runtime> {
-        Arc::new(Runtime {
+        let rt = Arc::new(Runtime {
             id: NEXT_RUNTIME_ID.fetch_add(1, Ordering::Relaxed),
             leaves: Mutex::new(Vec::new()),
             owner: OnceLock::new(),
-        })
+            ad: Arc::new(AdCaches::new()),
+        });
+        let mut live = LIVE_RUNTIMES.lock().unwrap_or_else(|e| e.into_inner());
+        live.retain(|w| w.strong_count() > 0);
+        live.push(Arc::downgrade(&rt));
+        rt
+    }
+
+    /// The AD-transform and prepared-derivative caches of this runtime.
+    pub fn ad_caches(&self) -> &Arc<AdCaches> {
+        &self.ad
     }
 
     /// Process-unique id.

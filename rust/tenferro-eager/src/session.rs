@@ -7,7 +7,10 @@ use crate::runtime::{default_runtime, Runtime};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
-use tenferro_ad::{record, record_multi, Apply, Emitter, Node, Value, Var};
+use tenferro_ad::{
+    record, record_custom, record_multi, Apply, CompiledCall, CompiledCallRule, Emitter, Node,
+    Value, Var,
+};
 use tenferro_ops::Op;
 use tenferro_runtime::{apply, apply_multi, Borrow, Engine, Program};
 use tenferro_tensor::dtype::scalar_default_dtype;
@@ -778,6 +781,65 @@ impl Exec {
         })
     }
 
+    /// Call the compiled program `call` on AD values (`graph-mode.md`, grad of jit): on data,
+    /// its prepared plan runs as one program; when `mode` records and an input has a node, the
+    /// forward part of its reverse-mode split runs instead and one `CompiledCall` node keeps the
+    /// residuals its backward part reads. Traced inputs inline the program into the trace (each
+    /// step recorded as `mode` says).
+    ///
+    /// # Errors
+    /// `Shape`/`DType` for inputs unlike the compiled ones; the steps' errors; rule errors of
+    /// the derivation (`UnsupportedAdRule`).
+    pub fn call_compiled(
+        &self,
+        call: &Arc<CompiledCall>,
+        inputs: &[&Var],
+        mode: &ModeState,
+        host: &dyn Host,
+    ) -> Result<Vec<Var>> {
+        let data: Option<Vec<Tensor>> = inputs
+            .iter()
+            .map(|v| match &v.value {
+                Value::Tensor(t) => Some(t.clone()),
+                Value::Symbol(_) => None,
+            })
+            .collect();
+        let Some(data) = data else {
+            let step = ModeExec {
+                exec: self,
+                mode,
+                host,
+            };
+            return call.inline(&step, inputs, true);
+        };
+        let values: Vec<&Value> = inputs.iter().map(|v| &v.value).collect();
+        call.check_inputs(&values)?;
+        let caches = self.runtime.ad_caches();
+        let engine = self.engine.as_ref();
+        let any_node = inputs.iter().any(|v| v.node.is_some());
+        if !mode.records(any_node) || !any_node {
+            let plan = caches.prepared(call, engine)?;
+            let outs = self.run_compiled(call.name(), plan.program(), data, host)?;
+            return Ok(outs
+                .into_iter()
+                .map(|t| Var::untracked(Value::Tensor(t)))
+                .collect());
+        }
+        let mask: Vec<bool> = inputs.iter().map(|v| v.node.is_some()).collect();
+        let split = caches.split(call, &mask)?;
+        let plan = caches.prepared(&split.fwd, engine)?;
+        let mut outs = self.run_compiled(call.name(), plan.program(), data, host)?;
+        let residuals = outs.split_off(split.n_outputs.min(outs.len()));
+        let rule = CompiledCallRule::new(call.clone(), caches.clone(), mask, Some(residuals));
+        let owned: Vec<Var> = inputs.iter().map(|v| (*v).clone()).collect();
+        Ok(record_custom(
+            Arc::new(rule),
+            owned,
+            outs.into_iter().map(Value::Tensor).collect(),
+            mode.capture_trace,
+        ))
+    }
+
     /// The rule context of a backward or forward pass on this runtime and engine: rule bodies
     /// run through [`Exec::apply_vars`] and are recorded when `record` (`create_graph`).
     pub fn rules<'a>(&'a self, host: &'a dyn Host) -> RuleExec<'a> {
@@ -793,13 +855,37 @@ pub struct RuleExec<'a> {
 
 impl Apply for RuleExec<'_> {
     fn apply_vars(&self, op: &Op, inputs: &[&Var], record: bool) -> Result<Vec<Var>> {
-        let mode = ModeState {
+        self.exec.apply_vars(op, inputs, &self.mode(record), self.host)
+    }
+
+    fn apply_call(&self, call: &Arc<CompiledCall>, inputs: &[&Var], record: bool) -> Result<Vec<Var>> {
+        self.exec
+            .call_compiled(call, inputs, &self.mode(record), self.host)
+    }
+}
+
+impl RuleExec<'_> {
+    fn mode(&self, record: bool) -> ModeState {
+        ModeState {
             grad_enabled: record,
             capture_trace: false,
             sessions: Vec::new(),
             trace: self.exec.trace.clone(),
-        };
-        self.exec.apply_vars(op, inputs, &mode, self.host)
+        }
+    }
+}
+
+/// Program steps run through [`Exec::apply_vars`] under a given mode (a compiled call inlined
+/// into a trace).
+struct ModeExec<'a> {
+    exec: &'a Exec,
+    mode: &'a ModeState,
+    host: &'a dyn Host,
+}
+
+impl Apply for ModeExec<'_> {
+    fn apply_vars(&self, op: &Op, inputs: &[&Var], _record: bool) -> Result<Vec<Var>> {
+        self.exec.apply_vars(op, inputs, self.mode, self.host)
     }
 }
 

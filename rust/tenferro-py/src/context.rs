@@ -6,14 +6,14 @@ use crate::args::parse_timeout;
 use crate::classes::{
     register_runtime, PyCpuEngine, PyExecutionContext, PyRuntime, PySession, PyTensor,
 };
-use crate::graph::{input_data, run_graph_data, PyGraph};
+use crate::graph::{run_graph_operands, PyGraph};
 use crate::host::PyHost;
 use crate::imports;
 use crate::mode::current_state;
 use pyo3::prelude::*;
 use pyo3::types::PyModule;
 use std::sync::Arc;
-use tenferro_eager::{EagerTensor, Runtime, Session};
+use tenferro_eager::{Runtime, Session};
 use tenferro_runtime::PREPARED_GRAPH_TAG;
 use tenferro_tensor::Error;
 
@@ -108,7 +108,6 @@ impl PyExecutionContext {
         let ops = operands(py, &refs)?;
         let state = current_state(py)?;
         let mode = &state.get().core;
-        let data = input_data(py, &ops, mode)?;
         let host = PyHost::new(py);
         let (rt, engine) = (self.core.runtime(), self.core.engine());
         let same_engine = |e: &Arc<dyn tenferro_runtime::Engine>| {
@@ -137,13 +136,10 @@ impl PyExecutionContext {
             }
         };
         let exec = host.finish(session.prepare("run_graph", &ops, mode, &host))?;
-        let outs = run_graph_data(py, graph.get(), &exec, data, &host)?;
+        let outs = run_graph_operands(py, graph.get(), &exec, &ops, mode, &host)?;
         drop(exec);
         drop(lent);
-        Ok(outs
-            .into_iter()
-            .map(|t| EagerTensor::of_data(t, rt.clone(), None).into())
-            .collect())
+        Ok(outs.into_iter().map(Into::into).collect())
     }
 
     /// Statistics of the prepared graph plans in the engine's plan cache (``tf.CacheStats``).

@@ -16,8 +16,8 @@ use crate::mode::{current_state, set_state};
 use pyo3::prelude::*;
 use pyo3::types::PyModule;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-use tenferro_ad::Emitter;
+use std::sync::{Arc, OnceLock};
+use tenferro_ad::{CompiledCall, Emitter, Var};
 use tenferro_eager::{scalar_tensor, EagerTensor, Exec, Operand, Runtime, Value, IMPLICIT};
 use tenferro_runtime::{
     optimize_for, prepared_key, Engine, PassConfig, PreparedGraph, Program, PREPARED_GRAPH_TAG,
@@ -96,6 +96,9 @@ impl PyTrace {
         let st = state.get();
         let mut core = st.core.clone();
         core.trace = Some(self.emitter.clone());
+        // A trace starts clean of the caller's functional-transform capture: the program is
+        // the same whoever calls it (a caller's transform differentiates the compiled call).
+        core.capture_trace = false;
         let sessions = st.sessions.iter().map(|s| s.clone_ref(py)).collect();
         set_state(py, crate::classes::ModeState { core, sessions })
     }
@@ -128,6 +131,8 @@ pub struct PyGraph {
     inputs: Vec<(DType, Vec<usize>)>,
     /// Process-unique id (the prepared-plan key).
     id: u64,
+    /// The program as a call on AD values (made on the first call on tracked inputs).
+    call: OnceLock<Arc<CompiledCall>>,
 }
 
 impl PyGraph {
@@ -136,7 +141,18 @@ impl PyGraph {
             program: Arc::new(program),
             inputs,
             id: NEXT_GRAPH.fetch_add(1, Ordering::Relaxed),
+            call: OnceLock::new(),
         }
+    }
+
+    /// The program as a call on AD values (its fingerprint computed once).
+    fn call(&self, py: Python<'_>) -> PyResult<Arc<CompiledCall>> {
+        if let Some(c) = self.call.get() {
+            return Ok(c.clone());
+        }
+        let c = CompiledCall::new("CompiledCall", self.program.clone(), self.inputs.clone())
+            .py(py)?;
+        Ok(self.call.get_or_init(|| c).clone())
     }
 
     /// The plan of this graph on `engine`: from the engine's plan cache, prepared (folded) on
@@ -207,32 +223,64 @@ impl Drop for PyGraph {
 /// The data of graph inputs: tensors with data, adopted arrays, and Python scalars (weakly
 /// typed inputs) at their default dtype (the trace converts them to the dtype they meet, as
 /// eager code would).
-pub(crate) fn input_data(
-    py: Python<'_>,
-    ops: &[Operand<'_>],
-    mode: &tenferro_eager::ModeState,
-) -> PyResult<Vec<Tensor>> {
+fn input_data(py: Python<'_>, ops: &[Operand<'_>]) -> PyResult<Vec<Tensor>> {
     ops.iter()
         .map(|o| match o {
-            // A compiled graph records no node yet (the `CompiledCall` node of grad-of-jit):
-            // its outputs would silently drop the inputs' derivatives. `tf.jit` runs such calls
-            // eagerly; a direct call of a compiled graph refuses them.
-            Operand::Tensor(t) if mode.grad_enabled && t.is_tracked() => {
-                Err(Error::UnsupportedAdRule {
-                    op: "CompiledGraph".into(),
-                    message: "a compiled graph called on a tensor that requires grad would drop \
-                              its derivative (the gradient of a compiled graph is not built \
-                              yet): call the jitted function (it runs such calls eagerly), run \
-                              under tf.no_grad(), or detach the input"
-                        .into(),
-                })
-            }
             Operand::Tensor(t) => t.data("jit").cloned(),
             Operand::Array(t) => Ok(t.clone()),
             Operand::Scalar(s) => scalar_tensor("jit", *s, scalar_default_dtype(s.kind())),
         })
         .collect::<Result<Vec<Tensor>, Error>>()
         .py(py)
+}
+
+/// Graph inputs as AD values: tensors with their nodes, arrays and Python scalars as constants.
+fn input_vars(py: Python<'_>, ops: &[Operand<'_>]) -> PyResult<Vec<Var>> {
+    ops.iter()
+        .map(|o| match o {
+            Operand::Tensor(t) => Ok(t.var()),
+            Operand::Array(t) => Ok(Var::constant(t.clone())),
+            Operand::Scalar(s) => {
+                scalar_tensor("jit", *s, scalar_default_dtype(s.kind())).map(Var::constant)
+            }
+        })
+        .collect::<Result<Vec<Var>, Error>>()
+        .py(py)
+}
+
+/// Run `graph` on `ops` on `exec`'s engine (resolved and borrowed by the caller), one tensor of
+/// `exec`'s runtime per output. On data the prepared plan runs ([`run_graph_data`]); when
+/// `mode` records and an input has a node (a tensor that requires grad, or a functional
+/// transform's capture), the call records one `CompiledCall` node whose derivatives are derived
+/// from the program (`graph-mode.md`, grad of jit; [`Exec::call_compiled`]).
+///
+/// # Errors
+/// As [`run_graph_data`]; rule errors of the derivation.
+pub(crate) fn run_graph_operands(
+    py: Python<'_>,
+    graph: &PyGraph,
+    exec: &Exec,
+    ops: &[Operand<'_>],
+    mode: &tenferro_eager::ModeState,
+    host: &PyHost<'_>,
+) -> PyResult<Vec<EagerTensor>> {
+    let rt = exec.runtime().clone();
+    if mode.would_record(ops) {
+        let call = graph.call(py)?;
+        let vars = input_vars(py, ops)?;
+        let refs: Vec<&Var> = vars.iter().collect();
+        let outs = host.finish(exec.call_compiled(&call, &refs, mode, host))?;
+        return Ok(outs
+            .into_iter()
+            .map(|v| EagerTensor::from_var(v, rt.clone()))
+            .collect());
+    }
+    let data = input_data(py, ops)?;
+    let outs = run_graph_data(py, graph, exec, data, host)?;
+    Ok(outs
+        .into_iter()
+        .map(|t| EagerTensor::of_data(t, rt.clone(), None))
+        .collect())
 }
 
 /// Run `graph` on `data` (already converted, in input order) on `exec`'s engine, which the
@@ -243,7 +291,7 @@ pub(crate) fn input_data(
 /// # Errors
 /// `Shape`/`DType` for inputs unlike the traced ones; the steps' value errors with the eager
 /// class and message; `EngineBroken`; the signal handler's exception after Ctrl-C.
-pub(crate) fn run_graph_data(
+fn run_graph_data(
     py: Python<'_>,
     graph: &PyGraph,
     exec: &Exec,
@@ -385,15 +433,10 @@ impl PyGraph {
         ops: &[Operand<'_>],
         mode: &tenferro_eager::ModeState,
     ) -> PyResult<Vec<PyTensor>> {
-        let data = input_data(py, ops, mode)?;
         let host = PyHost::new(py);
         let exec = host.finish(IMPLICIT.prepare("jit", ops, mode, &host))?;
-        let outs = run_graph_data(py, self, &exec, data, &host)?;
-        let rt = exec.runtime().clone();
-        Ok(outs
-            .into_iter()
-            .map(|t| EagerTensor::of_data(t, rt.clone(), None).into())
-            .collect())
+        let outs = run_graph_operands(py, self, &exec, ops, mode, &host)?;
+        Ok(outs.into_iter().map(Into::into).collect())
     }
 }
 

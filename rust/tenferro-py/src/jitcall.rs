@@ -72,9 +72,6 @@ fn call_key(args: &Bound<'_, PyTuple>, grad_enabled: bool) -> Option<CallKey> {
     for a in args.iter() {
         if let Ok(t) = a.cast::<PyTensor>() {
             let t = t.get();
-            if t.is_tracked() {
-                return None;
-            }
             keys.push(ArgKey::Tensor(t.value.dtype(), t.value.shape().to_vec()));
         } else if a.is_exact_instance_of::<PyFloat>() {
             keys.push(ArgKey::Float);
@@ -113,7 +110,7 @@ impl PyCallCache {
     ) -> PyResult<Option<Py<PyAny>>> {
         let state = current_state(py)?;
         let mode = &state.get().core;
-        if mode.trace.is_some() || mode.capture_trace {
+        if mode.trace.is_some() {
             return Ok(None);
         }
         let Some(key) = call_key(args, mode.grad_enabled) else {

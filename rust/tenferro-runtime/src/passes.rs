@@ -535,6 +535,33 @@ fn cse(p: &Program) -> Result<Rewritten> {
     rw.finish()
 }
 
+/// A 64-bit fingerprint of `program` with inputs `inputs` (dtypes and shapes): its
+/// instructions (ops and parameters, floats by their bits, and operand slots), outputs, and
+/// constants by identity (storage, offset, dtype, shape, strides: the program holds them, so an
+/// address cannot be reused while it lives). Equal programs over the same constants give equal
+/// fingerprints, so the derivative caches (`graph-mode.md`) serve re-traced programs too.
+pub fn fingerprint(program: &Program, inputs: &[(DType, Vec<usize>)]) -> u64 {
+    let mut h = DefaultHasher::new();
+    program.n_inputs().hash(&mut h);
+    for (d, s) in inputs {
+        d.name().hash(&mut h);
+        s.hash(&mut h);
+    }
+    for c in program.consts() {
+        (std::sync::Arc::as_ptr(c.storage()) as *const () as usize).hash(&mut h);
+        c.offset().hash(&mut h);
+        c.dtype().name().hash(&mut h);
+        c.shape().hash(&mut h);
+        c.strides().hash(&mut h);
+    }
+    for ins in program.instrs() {
+        hash_op(&ins.op, &mut h);
+        ins.inputs.hash(&mut h);
+    }
+    program.outputs().hash(&mut h);
+    h.finish()
+}
+
 /// Equal ops with bitwise-equal float parameters (`==` alone equates `0.0` and `-0.0`).
 fn same_op(a: &Op, b: &Op) -> bool {
     a == b && format!("{a:?}") == format!("{b:?}")

@@ -5,6 +5,7 @@
 
 use std::any::Any;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Statistics of a plan cache (`tf.CacheStats`).
@@ -119,8 +120,8 @@ pub const DEFAULT_PLAN_CACHE_BYTES: usize = 256 << 20;
 /// to prepared plans.
 pub struct PlanCache {
     state: Mutex<State>,
-    capacity: usize,
-    max_bytes: usize,
+    capacity: AtomicUsize,
+    max_bytes: AtomicUsize,
 }
 
 impl PlanCache {
@@ -139,8 +140,8 @@ impl PlanCache {
                 stats: CacheStats::default(),
                 tags: Vec::new(),
             }),
-            capacity: capacity.max(1),
-            max_bytes,
+            capacity: AtomicUsize::new(capacity.max(1)),
+            max_bytes: AtomicUsize::new(max_bytes),
         }
     }
 
@@ -196,20 +197,8 @@ impl PlanCache {
         let mut s = self.lock();
         // A plan built concurrently under the same key is replaced (not counted as evicted).
         s.remove(&key, false);
-        while !s.map.is_empty()
-            && (s.map.len() >= self.capacity
-                || s.stats.retained_bytes.saturating_add(size) > self.max_bytes)
-        {
-            let Some(oldest) = s
-                .map
-                .iter()
-                .min_by_key(|(_, e)| e.last_used)
-                .map(|(k, _)| k.clone())
-            else {
-                break;
-            };
-            s.remove(&oldest, true);
-        }
+        let (capacity, max_bytes) = self.limits();
+        Self::evict(&mut s, capacity - 1, max_bytes.saturating_sub(size));
         let tick = s.tick;
         s.map.insert(
             key.clone(),
@@ -225,6 +214,40 @@ impl PlanCache {
         t.retained_bytes += size;
         t.entries += 1;
         Ok(plan)
+    }
+
+    /// `(max_entries, max_retained_bytes)`.
+    pub fn limits(&self) -> (usize, usize) {
+        (
+            self.capacity.load(Ordering::Relaxed),
+            self.max_bytes.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Change the limits (`max_entries` at least 1); least recently used plans beyond them are
+    /// evicted now.
+    pub fn set_limits(&self, max_entries: usize, max_bytes: usize) {
+        self.capacity.store(max_entries.max(1), Ordering::Relaxed);
+        self.max_bytes.store(max_bytes, Ordering::Relaxed);
+        let mut s = self.lock();
+        Self::evict(&mut s, max_entries.max(1), max_bytes);
+    }
+
+    /// Evict least recently used plans until at most `entries` remain and they retain at most
+    /// `bytes`.
+    fn evict(s: &mut State, entries: usize, bytes: usize) {
+        while !s.map.is_empty() && (s.map.len() > entries || s.stats.retained_bytes > bytes) {
+            let Some(oldest) = s
+                .map
+                .iter()
+                .min_by_key(|(_, e)| e.last_used)
+                .map(|(k, _)| k.clone())
+            else {
+                break;
+            };
+            s.remove(&oldest, true);
+        }
+        s.stats.entries = s.map.len();
     }
 
     /// Current statistics.
