@@ -294,19 +294,23 @@ def test_a_value_request_on_a_weak_scalar_says_what_it_is():
         tf.jit(lambda x, s: x * float(2 * s))(_x("float64"), 0.5)
 
 
-def test_a_compiled_graph_refuses_tracked_inputs_instead_of_dropping_their_gradient():
-    from tenferro.errors import UnsupportedAdRuleError
-
+def test_a_compiled_graph_on_tracked_inputs_records_its_gradient():
     rt = tf.default_runtime()
     x = _x("float64")
     cg = tf.jit(lambda x: tf.sin(x) * 2.0).trace(x).compile()
     v = rt.variable(np.asarray(x))
-    with pytest.raises(UnsupportedAdRuleError, match="compiled graph"):
-        cg(v)
+    y = cg(v)
+    assert y.requires_grad
+    tf.sum(y * y).backward()
+    xs = np.asarray(x)
+    np.testing.assert_allclose(np.asarray(v.grad), 8 * np.sin(xs) * np.cos(xs), rtol=1e-14)
     with tf.no_grad():
+        assert not cg(v).requires_grad
         _same(cg(v), tf.sin(x) * 2.0)
-    # tf.jit itself runs such a call eagerly, so the gradient is exact.
+    # tf.jit on a tracked argument runs the compiled program and records its node too.
+    w = rt.variable(np.asarray(x))
     jf = tf.jit(lambda x: tf.sum(tf.sin(x) * 2.0))
-    out = jf(v)
+    out = jf(w)
     out.backward()
-    np.testing.assert_allclose(np.asarray(v.grad), 2 * np.cos(np.asarray(x)), rtol=1e-15)
+    np.testing.assert_allclose(np.asarray(w.grad), 2 * np.cos(xs), rtol=1e-15)
+    assert jf.cache_stats().fallbacks == 0
