@@ -19,11 +19,10 @@ grad mode. Past ``max_traces`` signatures one ``tf.errors.RecompileWarning`` nam
 that keeps changing and the function runs eagerly (``on_limit="error"`` raises
 ``RecompileLimitError``).
 
-Differences from the full contract (``graph-mode.md``) in this version, each falling back to
-correct eager execution rather than a wrong result: calls whose arguments are tracked tensors, or
-made under ``tf.func``'s capture, run eagerly (the ``CompiledCall`` node of grad-of-jit is not
-built yet; a :class:`CompiledGraph` called directly on tensors that require grad raises
-``UnsupportedAdRuleError`` rather than dropping their derivatives); Python ``bool``/``int``
+Gradients of compiled functions (grad of jit): a call on tensors that require grad, or under a
+``tf.func`` transform, runs the compiled program and records one ``CompiledCall`` node whose VJP
+and JVP programs are derived from the program (``rt.cache_stats()`` counts them); any order
+composes. Differences from the full contract (``graph-mode.md``) in this version: Python ``bool``/``int``
 arguments are part of the key (see above). The optimisation passes run at compile time (dead
 code, common subexpressions, layout simplification, transpose and conj folding into
 ``dot_general``); constant subgraphs fold at prepare time; in-place reuse is not built yet. Values captured any other way (a tensor attribute, a
@@ -522,6 +521,14 @@ class Jitted:
             # The replay cache refused this call only because it was cleared (an eviction).
             self._remember(args, entry.compiled)
         return _unflatten(entry.compiled._out_tree, entry.compiled.run_flat(_inputs(leaves)))
+
+    def _value_and_grad_fast(self, args: tuple[Any, ...], argnums: tuple[int, ...]) -> Any:
+        """``tf.func.value_and_grad(self, argnums)(*args)`` served by the replay cache in Rust
+        (grad of jit: the compiled program's derivative programs, no ``tf.func`` frame), or
+        ``None`` when it does not serve the call (then the general path runs)."""
+        if self._fast is None:
+            return None
+        return self._fast.value_and_grad(args, self._capture.key() if self._captures else None, list(argnums))
 
     def _remember(self, args: tuple[Any, ...], compiled: CompiledGraph) -> None:
         """Let the Rust replay cache serve later calls like ``args`` (positional tensors and

@@ -150,9 +150,14 @@ def _dict_keys(d: dict[Any, Any]) -> tuple[Any, ...]:
 
 def _flatten(tree: Any) -> tuple[list[Any], _TreeDef]:
     """The leaves of ``tree`` (depth first) and its structure."""
+    if type(tree) is Tensor:  # the common case: one tensor argument
+        return [tree], _LEAF_DEF
     leaves: list[Any] = []
 
     def walk(x: Any) -> _TreeDef:
+        if type(x) is Tensor:
+            leaves.append(x)
+            return _LEAF_DEF
         if x is None:
             return _TreeDef("none")
         if _is_namedtuple(x):
@@ -171,6 +176,8 @@ def _flatten(tree: Any) -> tuple[list[Any], _TreeDef]:
 
 def _unflatten(tdef: _TreeDef, leaves: Sequence[Any]) -> Any:
     """The pytree of structure ``tdef`` holding ``leaves`` (depth first)."""
+    if tdef is _LEAF_DEF and len(leaves) == 1:
+        return leaves[0]
     it = iter(leaves)
 
     def build(d: _TreeDef) -> Any:
@@ -191,6 +198,8 @@ def _unflatten(tdef: _TreeDef, leaves: Sequence[Any]) -> Any:
 
 
 def _tree_map(fn: Callable[[Any], Any], tree: Any) -> Any:
+    if type(tree) is Tensor:
+        return fn(tree)
     leaves, tdef = _flatten(tree)
     return _unflatten(tdef, [fn(x) for x in leaves])
 
@@ -274,13 +283,14 @@ class _Frame:
         if isinstance(a, Tensor) and a.requires_grad:
             # Identity node: an inner transform counts only the paths through its own argument.
             return _tenferro._implicit_session().reshape(a, a.shape)
-        # A tensor is taken as it is (a traced tensor under tf.jit has no data to copy out).
+        # A tensor is taken as it is, its data shared (a traced tensor under tf.jit has no data
+        # to copy out; the private leaf dies with the call and tensors are never written).
         data = a if isinstance(a, Tensor) else np.asarray(a)
         if np.dtype(data.dtype).kind not in "fc":
             raise TypeError(
                 f"{self.name}: differentiated arguments need a float or complex dtype, got {data.dtype}"
             )
-        return self.rt.variable(data)
+        return _tenferro._variable(self.rt, data, True)
 
     def groups(self, flat: Sequence[Any]) -> list[Any]:
         """Per-leaf results (ordered as ``wrt``) as one pytree per differentiated argument."""
@@ -439,9 +449,16 @@ def value_and_grad(
     (11.0, [3.0, 4.0], [1.0, 2.0])
     """
 
+    fast = getattr(f, "_value_and_grad_fast", None) if not has_aux else None
+
     @functools.wraps(f)
     def value_and_grad_f(*args: Any, **kwargs: Any) -> Any:
         nums, single = _norm_argnums(argnums, len(args), "value_and_grad")
+        if fast is not None and not kwargs:
+            # A jitted f: its compiled program's derivative programs, without this frame.
+            r = fast(args, nums)
+            if r is not None:
+                return r[0], (r[1][0] if single else tuple(r[1]))
         frame = _Frame("value_and_grad", args, nums)
         out, aux = _split_aux(frame.call(f, kwargs), has_aux, "value_and_grad")
         out = _check_tensor(frame, out, "value_and_grad")

@@ -30,7 +30,7 @@ use tenferro_runtime::{
     fingerprint, optimize_for, prepared_key, CacheStats, Engine, Instr, PassConfig, PlanCache,
     PreparedGraph, Program,
 };
-use tenferro_tensor::{DType, Error, Result, Tensor};
+use tenferro_tensor::{DType, Error, Result};
 
 /// Plan-cache key tag of derived programs (the AD-transform cache).
 const TRANSFORM_TAG: i64 = -0x4144_5452; // "ADTR"
@@ -614,31 +614,32 @@ impl AdCaches {
     }
 }
 
-/// The rules of a recorded compiled call (one per call): its program, the runtime's caches,
-/// which inputs were active, and the residuals of the forward run.
+/// The rules of a recorded compiled call (one per call). The node's outputs are those of the
+/// forward part of the program's reverse-mode split: the program's outputs `y`, then the
+/// residuals `r` (the user sees only `y`; the rules get every output, as projections of the node
+/// when their work is recorded, so a recorded backward program depends on `x` through `r`).
 #[derive(Debug)]
 pub struct CompiledCallRule {
     call: Arc<CompiledCall>,
     caches: Arc<AdCaches>,
     mask: Vec<bool>,
-    residuals: Option<Vec<Tensor>>,
+    n_outputs: usize,
 }
 
 impl CompiledCallRule {
-    /// The rules of `call` on inputs whose active ones `mask` marks; `residuals` are the
-    /// residual outputs of its split's forward program when that program ran (`None`: the
-    /// plain program ran; the backward pass then recomputes).
+    /// The rules of `call` on inputs whose active ones `mask` marks, recorded with the outputs
+    /// of its split's forward program, of which the first `n_outputs` are the program's own.
     pub fn new(
         call: Arc<CompiledCall>,
         caches: Arc<AdCaches>,
         mask: Vec<bool>,
-        residuals: Option<Vec<Tensor>>,
+        n_outputs: usize,
     ) -> CompiledCallRule {
         CompiledCallRule {
             call,
             caches,
             mask,
-            residuals,
+            n_outputs,
         }
     }
 
@@ -658,22 +659,18 @@ impl CompiledCallRule {
         }
         Ok(r)
     }
+}
 
-    /// `given`, with zeros of the metadata `metas` where a value is missing.
-    fn or_zeros(
-        ctx: &Ctx<'_>,
-        given: &[Option<Var>],
-        metas: &[(DType, Vec<usize>)],
-    ) -> Result<Vec<Var>> {
-        given
-            .iter()
-            .zip(metas)
-            .map(|(g, (d, s))| match g {
-                Some(g) => Ok(g.clone()),
-                None => rules::ops::full(ctx, 0.0, *d, s),
-            })
-            .collect()
-    }
+/// `given`, with zeros of the dtype and shape of `like` where a value is missing.
+fn or_zeros(ctx: &Ctx<'_>, given: &[Option<Var>], like: &[&Var]) -> Result<Vec<Var>> {
+    given
+        .iter()
+        .zip(like)
+        .map(|(g, l)| match g {
+            Some(g) => Ok(g.clone()),
+            None => rules::ops::full(ctx, 0.0, l.value.dtype(), l.value.shape()),
+        })
+        .collect()
 }
 
 impl CustomRule for CompiledCallRule {
@@ -691,28 +688,25 @@ impl CustomRule for CompiledCallRule {
         if cts.iter().all(Option::is_none) {
             return Ok(vec![None; inputs.len()]);
         }
-        let metas: Vec<(DType, Vec<usize>)> = outputs
-            .iter()
-            .map(|o| (o.value.dtype(), o.value.shape().to_vec()))
-            .collect();
-        let cts = Self::or_zeros(ctx, cts, &metas)?;
-        let outs = match &self.residuals {
-            // First order: the backward part on the kept residuals.
-            Some(res) if !ctx.record => {
-                let split = self.caches.split(&self.call, &self.mask)?;
-                let mut args: Vec<Var> = res.iter().cloned().map(Var::constant).collect();
-                args.extend(cts);
-                let refs: Vec<&Var> = args.iter().collect();
-                ctx.exec.apply_call(&split.bwd, &refs, false)?
-            }
-            // Recorded (higher order): the VJP program on the inputs themselves.
-            _ => {
-                let vjp = self.caches.vjp(&self.call, &self.mask)?;
-                let mut args: Vec<Var> = inputs.to_vec();
-                args.extend(cts);
-                let refs: Vec<&Var> = args.iter().collect();
-                ctx.exec.apply_call(&vjp, &refs, ctx.record)?
-            }
+        let split = self.caches.split(&self.call, &self.mask)?;
+        let n = self.n_outputs.min(outputs.len());
+        let outs = if cts[n..].iter().all(Option::is_none) {
+            // The backward part on the residuals (recorded when `ctx.record`: its node reads
+            // the residuals as outputs of this node, so higher derivatives reach `x`).
+            let ys: Vec<&Var> = outputs[..n].iter().collect();
+            let mut args: Vec<Var> = outputs[n..].to_vec();
+            args.extend(or_zeros(ctx, &cts[..n], &ys)?);
+            let refs: Vec<&Var> = args.iter().collect();
+            ctx.exec.apply_call(&split.bwd, &refs, ctx.record)?
+        } else {
+            // Cotangents of residuals (a derivative of a recorded backward program): the VJP
+            // of the forward part with respect to all its outputs.
+            let vjp = self.caches.vjp(&split.fwd, &self.mask)?;
+            let all: Vec<&Var> = outputs.iter().collect();
+            let mut args: Vec<Var> = inputs.to_vec();
+            args.extend(or_zeros(ctx, cts, &all)?);
+            let refs: Vec<&Var> = args.iter().collect();
+            ctx.exec.apply_call(&vjp, &refs, ctx.record)?
         };
         self.spread(outs)
     }
@@ -726,21 +720,17 @@ impl CustomRule for CompiledCallRule {
         wanted: &[bool],
     ) -> Result<Vec<Option<Var>>> {
         let _ = outputs;
-        let jvp = self.caches.jvp(&self.call, &self.mask)?;
-        let active: Vec<Option<Var>> = tangents
+        let split = self.caches.split(&self.call, &self.mask)?;
+        let jvp = self.caches.jvp(&split.fwd, &self.mask)?;
+        let (active, like): (Vec<Option<Var>>, Vec<&Var>) = tangents
             .iter()
+            .zip(inputs)
             .zip(&self.mask)
             .filter(|(_, &m)| m)
-            .map(|(t, _)| t.clone())
-            .collect();
-        let metas: Vec<(DType, Vec<usize>)> = inputs
-            .iter()
-            .zip(&self.mask)
-            .filter(|(_, &m)| m)
-            .map(|(x, _)| (x.value.dtype(), x.value.shape().to_vec()))
-            .collect();
+            .map(|((t, x), _)| (t.clone(), x))
+            .unzip();
         let mut args: Vec<Var> = inputs.to_vec();
-        args.extend(Self::or_zeros(ctx, &active, &metas)?);
+        args.extend(or_zeros(ctx, &active, &like)?);
         let refs: Vec<&Var> = args.iter().collect();
         let outs = ctx.exec.apply_call(&jvp, &refs, ctx.record)?;
         Ok(outs

@@ -817,7 +817,11 @@ impl Exec {
         let caches = self.runtime.ad_caches();
         let engine = self.engine.as_ref();
         let any_node = inputs.iter().any(|v| v.node.is_some());
-        if !mode.records(any_node) || !any_node {
+        // The active-edge rule of `record_custom`: a node when an input is tracked, or under a
+        // functional transform's capture.
+        let node = mode.grad_enabled
+            && (inputs.iter().any(|v| v.is_tracked()) || (mode.capture_trace && any_node));
+        if !node {
             let plan = caches.prepared(call, engine)?;
             let outs = self.run_compiled(call.name(), plan.program(), data, host)?;
             return Ok(outs
@@ -828,16 +832,19 @@ impl Exec {
         let mask: Vec<bool> = inputs.iter().map(|v| v.node.is_some()).collect();
         let split = caches.split(call, &mask)?;
         let plan = caches.prepared(&split.fwd, engine)?;
-        let mut outs = self.run_compiled(call.name(), plan.program(), data, host)?;
-        let residuals = outs.split_off(split.n_outputs.min(outs.len()));
-        let rule = CompiledCallRule::new(call.clone(), caches.clone(), mask, Some(residuals));
+        let outs = self.run_compiled(call.name(), plan.program(), data, host)?;
+        let n = split.n_outputs;
+        let rule = CompiledCallRule::new(call.clone(), caches.clone(), mask, n);
         let owned: Vec<Var> = inputs.iter().map(|v| (*v).clone()).collect();
-        Ok(record_custom(
+        let mut vars = record_custom(
             Arc::new(rule),
             owned,
             outs.into_iter().map(Value::Tensor).collect(),
             mode.capture_trace,
-        ))
+        );
+        // The residuals stay with the node; the caller gets the program's outputs.
+        vars.truncate(n);
+        Ok(vars)
     }
 
     /// The rule context of a backward or forward pass on this runtime and engine: rule bodies

@@ -17,17 +17,23 @@ fn cores<'a>(ts: &'a [Bound<'_, PyTensor>]) -> Vec<&'a EagerTensor> {
     ts.iter().map(|t| &t.get().inner).collect()
 }
 
-/// A new tracked leaf of `runtime` holding a copy of `data` (float or complex only).
+/// A new tracked leaf of `runtime` holding a copy of `data` (float or complex only); with
+/// `share` a tensor's data is shared instead of copied (the private leaves of `tf.func`, which
+/// die with the call; tensors are never written in place).
 #[pyfunction]
+#[pyo3(signature = (runtime, data, share=false))]
 pub fn _variable(
     py: Python<'_>,
     runtime: Option<&Bound<'_, PyRuntime>>,
     data: &Bound<'_, PyAny>,
+    share: bool,
 ) -> PyResult<Py<PyTensor>> {
     let rt = runtime_arg(py, runtime)?;
     // A traced tensor (tf.jit) becomes a traced leaf (its symbol); anything else is copied.
     let value = match data.cast::<PyTensor>() {
-        Ok(t) if matches!(t.get().value, tenferro_eager::Value::Symbol(_)) => t.get().value.clone(),
+        Ok(t) if share || matches!(t.get().value, tenferro_eager::Value::Symbol(_)) => {
+            t.get().value.clone().with_weak(false)
+        }
         _ => tenferro_eager::Value::Tensor(tensor_from_object(py, data, true)?),
     };
     let leaf = Bound::new(py, PyTensor::from(autodiff::variable(&rt, value).py(py)?))?;

@@ -146,7 +146,7 @@ impl PyGraph {
     }
 
     /// The program as a call on AD values (its fingerprint computed once).
-    fn call(&self, py: Python<'_>) -> PyResult<Arc<CompiledCall>> {
+    pub(crate) fn call(&self, py: Python<'_>) -> PyResult<Arc<CompiledCall>> {
         if let Some(c) = self.call.get() {
             return Ok(c.clone());
         }

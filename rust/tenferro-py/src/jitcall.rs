@@ -3,8 +3,9 @@
 //! and shape, each Python float as a weakly typed input — and the grad mode, looked up and run
 //! in one call. `tenferro._jit.Jitted` owns the full cache (pytrees, static arguments, limits,
 //! statistics) and fills this one for the calls it can serve; anything else (a keyword
-//! argument, a tracked tensor, a call inside a trace or a functional transform) answers `None`
-//! and takes the Python path.
+//! argument, a call inside a trace) answers `None` and takes the Python path. Tracked tensors
+//! and functional transforms are served: the run records the `CompiledCall` node of grad of
+//! jit ([`PyGraph`]'s run path).
 
 use crate::classes::PyTensor;
 use crate::graph::PyGraph;
@@ -14,7 +15,10 @@ use pyo3::types::{PyFloat, PyTuple};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
-use tenferro_eager::Operand;
+use crate::host::PyHost;
+use tenferro_ad::{vjp_graph, Ctx, Node, Var};
+use tenferro_eager::{scalar_tensor, EagerTensor, ModeState, Operand, IMPLICIT};
+use tenferro_tensor::dtype::scalar_default_dtype;
 use tenferro_tensor::{DType, Scalar};
 
 /// What one positional argument is, for the key.
@@ -85,8 +89,59 @@ fn call_key(args: &Bound<'_, PyTuple>, grad_enabled: bool) -> Option<CallKey> {
     })
 }
 
+/// The operands of a call's arguments (tensors and Python floats, as `call_key` checked).
+fn arg_operands<'a>(items: &'a [Bound<'_, PyAny>]) -> PyResult<Vec<Operand<'a>>> {
+    let mut ops = Vec::with_capacity(items.len());
+    for a in items {
+        if let Ok(t) = a.cast::<PyTensor>() {
+            ops.push(Operand::Tensor(&t.get().inner));
+        } else {
+            ops.push(Operand::Scalar(Scalar::Float(a.extract()?)));
+        }
+    }
+    Ok(ops)
+}
+
 fn same_capture(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> bool {
     a.is(b) || a.eq(b).unwrap_or(false)
+}
+
+impl PyCallCache {
+    /// The graph and output structure stored for `args` under grad mode `grad_enabled` and
+    /// `captured`, if any.
+    fn lookup(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        captured: &Bound<'_, PyAny>,
+        grad_enabled: bool,
+    ) -> PyResult<Option<(Py<PyGraph>, Out)>> {
+        let Some(key) = call_key(args, grad_enabled) else {
+            return Ok(None);
+        };
+        // Candidates are cloned out before any Python comparison runs (never call into
+        // Python while holding the lock).
+        let candidates: Vec<(Py<PyAny>, Py<PyGraph>, Out)> = {
+            let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+            match entries.get(&key) {
+                Some(es) => es
+                    .iter()
+                    .map(|e| {
+                        (
+                            e.captured.clone_ref(py),
+                            e.graph.clone_ref(py),
+                            e.out.clone_ref(py),
+                        )
+                    })
+                    .collect(),
+                None => return Ok(None),
+            }
+        };
+        Ok(candidates
+            .into_iter()
+            .find(|(c, _, _)| same_capture(c.bind(py), captured))
+            .map(|(_, g, o)| (g, o)))
+    }
 }
 
 #[pymethods]
@@ -113,42 +168,11 @@ impl PyCallCache {
         if mode.trace.is_some() {
             return Ok(None);
         }
-        let Some(key) = call_key(args, mode.grad_enabled) else {
-            return Ok(None);
-        };
-        // Candidates are cloned out before any Python comparison runs (never call into
-        // Python while holding the lock).
-        let candidates: Vec<(Py<PyAny>, Py<PyGraph>, Out)> = {
-            let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-            match entries.get(&key) {
-                Some(es) => es
-                    .iter()
-                    .map(|e| {
-                        (
-                            e.captured.clone_ref(py),
-                            e.graph.clone_ref(py),
-                            e.out.clone_ref(py),
-                        )
-                    })
-                    .collect(),
-                None => return Ok(None),
-            }
-        };
-        let Some((_, graph, out)) = candidates
-            .into_iter()
-            .find(|(c, _, _)| same_capture(c.bind(py), captured))
-        else {
+        let Some((graph, out)) = self.lookup(py, args, captured, mode.grad_enabled)? else {
             return Ok(None);
         };
         let items: Vec<Bound<'_, PyAny>> = args.iter().collect();
-        let mut ops = Vec::with_capacity(items.len());
-        for a in &items {
-            if let Ok(t) = a.cast::<PyTensor>() {
-                ops.push(Operand::Tensor(&t.get().inner));
-            } else {
-                ops.push(Operand::Scalar(Scalar::Float(a.extract()?)));
-            }
-        }
+        let ops = arg_operands(&items)?;
         let outs = graph.get().run_operands(py, &ops, mode)?;
         self.hits.fetch_add(1, Ordering::Relaxed);
         let mut outs: Vec<Py<PyAny>> = outs
@@ -160,6 +184,115 @@ impl PyCallCache {
             Out::One | Out::Tuple => PyTuple::new(py, outs)?.into_any().unbind(),
             Out::Tree(tree) => (tree, outs).into_pyobject(py)?.into_any().unbind(),
         }))
+    }
+
+    /// ``tf.func.value_and_grad`` of the jitted function at ``args`` with respect to the
+    /// positional arguments ``argnums`` (grad of jit without the Python frame of ``tf.func``):
+    /// fresh leaves for those arguments, the compiled program's `CompiledCall` node (its
+    /// reverse-mode split from the runtime's derivative caches), and one reverse pass seeded
+    /// with 1. ``(value, [grad, ...])``, or ``None`` when this path does not serve the call
+    /// (no entry; an argument already tracked; a differentiated argument that is not a float or
+    /// complex tensor; an output that is not a real scalar; inside a trace or a transform): the general
+    /// path then runs, with its errors.
+    fn value_and_grad(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        captured: &Bound<'_, PyAny>,
+        argnums: Vec<usize>,
+    ) -> PyResult<Option<(PyTensor, Vec<PyTensor>)>> {
+        let state = current_state(py)?;
+        let mode = &state.get().core;
+        if mode.trace.is_some() || mode.capture_trace {
+            return Ok(None);
+        }
+        let items: Vec<Bound<'_, PyAny>> = args.iter().collect();
+        let mut wanted = vec![false; items.len()];
+        for &i in &argnums {
+            let Some(t) = items.get(i).and_then(|a| a.cast::<PyTensor>().ok()) else {
+                return Ok(None);
+            };
+            if !t.get().value.dtype().is_inexact() {
+                return Ok(None);
+            }
+            wanted[i] = true;
+        }
+        if items
+            .iter()
+            .any(|a| a.cast::<PyTensor>().is_ok_and(|t| t.get().node().is_some()))
+        {
+            return Ok(None);
+        }
+        let Some((graph, Out::One)) = self.lookup(py, args, captured, true)? else {
+            return Ok(None);
+        };
+        let ops = arg_operands(&items)?;
+        let host = PyHost::new(py);
+        let exec = host.finish(IMPLICIT.prepare("jit", &ops, mode, &host))?;
+        let call = graph.get().call(py)?;
+        let mut leaves = Vec::with_capacity(argnums.len());
+        let mut vars = Vec::with_capacity(ops.len());
+        for (o, &w) in ops.iter().zip(&wanted) {
+            let var = match o {
+                Operand::Tensor(t) if w => {
+                    let value = t.value.clone().with_weak(false);
+                    let leaf = Node::leaf(&value);
+                    leaves.push(leaf.clone());
+                    Var {
+                        value,
+                        node: Some(leaf),
+                    }
+                }
+                Operand::Tensor(t) => t.var(),
+                Operand::Array(t) => Var::constant(t.clone()),
+                Operand::Scalar(s) => Var::constant(
+                    host.finish(scalar_tensor("jit", *s, scalar_default_dtype(s.kind())))?,
+                ),
+            };
+            vars.push(var);
+        }
+        let refs: Vec<&Var> = vars.iter().collect();
+        let gmode = ModeState {
+            grad_enabled: true,
+            capture_trace: false,
+            sessions: mode.sessions.clone(),
+            trace: None,
+        };
+        let mut outs = host.finish(exec.call_compiled(&call, &refs, &gmode, &host))?;
+        let (Some(out), true) = (outs.pop(), outs.is_empty()) else {
+            return Ok(None);
+        };
+        let dtype = out.value.dtype();
+        if !out.value.shape().is_empty() || !dtype.is_inexact() || dtype.is_complex() {
+            return Ok(None);
+        }
+        let rt = exec.runtime().clone();
+        let rules = exec.rules(&host);
+        let ctx = Ctx {
+            exec: &rules,
+            record: false,
+        };
+        let seed = Var::constant(host.finish(scalar_tensor("grad", Scalar::Float(1.0), dtype))?);
+        let gs = host.finish(vjp_graph(&ctx, &out, seed, &leaves))?;
+        let mut grads = Vec::with_capacity(gs.len());
+        for (g, leaf) in gs.into_iter().zip(&leaves) {
+            let g = match g {
+                Some(g) => g,
+                None => {
+                    let Some((d, s)) = leaf.leaf_meta() else {
+                        return Ok(None);
+                    };
+                    host.finish(tenferro_ad::rules::ops::full(&ctx, 0.0, d, s))?
+                }
+            };
+            grads.push(EagerTensor::new(g.value, rt.clone(), None).into());
+        }
+        drop(ctx);
+        drop(rules);
+        drop(exec);
+        let value = EagerTensor::new(out.value, rt, None).into();
+        self.hits.fetch_add(1, Ordering::Relaxed);
+        Ok(Some((value, grads)))
     }
 
     /// Store ``graph`` for calls like ``args`` under the current grad mode and ``captured``;
@@ -189,7 +322,7 @@ impl PyCallCache {
         };
         let state = current_state(py)?;
         let mode = &state.get().core;
-        if mode.trace.is_some() || mode.capture_trace {
+        if mode.trace.is_some() {
             return Ok(false);
         }
         let Some(key) = call_key(args, mode.grad_enabled) else {
