@@ -63,6 +63,7 @@ import threading
 import warnings
 import weakref
 from collections import OrderedDict
+from contextvars import ContextVar
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -94,6 +95,8 @@ class TracedGraph:
 
     # How compositions present the value errors of their primitives (``_trace_errors``).
     _error_rules: dict[Any, Any] | None = None
+    # The derivative programs of a function that called custom rules (``_Supplier``).
+    _supplier: Any = None
 
     def __init__(self, graph: Any, in_tree: _TreeDef, out_tree: _TreeDef, name: str) -> None:
         self._graph = graph
@@ -125,6 +128,8 @@ class TracedGraph:
         if unknown:
             raise TypeError(f"compile: unknown passes {sorted(unknown)}; known: {list(_PASSES)}")
         graph, report = self._graph.optimize(**passes)
+        if self._supplier is not None:
+            graph._supply_derivatives(self._supplier)
         if self._error_rules:
             graph = _trace_errors.RenamingGraph(graph, self._error_rules)
         return CompiledGraph(graph, self._out_tree, self.name, [tuple(r) for r in report])
@@ -185,6 +190,111 @@ _PASSES = ("dce", "cse", "layout", "fold_transpose", "fold_conj", "final_dce")
 
 def _tracing() -> bool:
     return bool(_tenferro._state_var().get().tracing)
+
+
+# Set while ``tf.jit`` traces a function: custom derivative rules called inside the trace note
+# themselves here (:func:`note_custom_rule`), so that the compiled graph's derivatives are
+# traced from the function under ``tf.func`` (:class:`_Supplier`) rather than derived from its
+# primitives, which do not know the rules.
+_CUSTOM_RULES: ContextVar[list[str] | None] = ContextVar("tenferro_jit_custom_rules", default=None)
+
+
+def note_custom_rule(name: str) -> None:
+    """Record that a function with custom derivative rules (``tf.custom_vjp`` /
+    ``tf.custom_jvp``) ran inside the trace being recorded (no-op outside ``tf.jit``)."""
+    used = _CUSTOM_RULES.get()
+    if used is not None:
+        used.append(name)
+
+
+class _Supplier:
+    """The first-order derivative programs of a traced function that called custom rules
+    (``_Graph._supply_derivatives``): the function traced again on its program inputs under
+    ``tf.func.vjp`` / ``tf.func.jvp``, so the rules' own bodies are emitted. Higher derivatives
+    of these programs are derived from their primitives (the rules' bodies)."""
+
+    def __init__(self, fun: Callable[..., Any], leaves: list[Any], tdef: _TreeDef, rebuild: Any) -> None:
+        # Where the program inputs sit among the argument leaves, and how each is traced.
+        self.positions = [i for i, x in enumerate(leaves) if isinstance(x, Tensor) or type(x) in _WEAK]
+        inputs = set(self.positions)
+        # The other leaves (static values) are kept; the inputs' data is not.
+        self.fun, self.tdef, self.rebuild = fun, tdef, rebuild
+        self.leaves = [None if i in inputs else x for i, x in enumerate(leaves)]
+        self.metas = [
+            ("T", x.dtype, tuple(x.shape)) if isinstance(x, Tensor) else ("W", _WEAK[type(x)], ())
+            for x in (leaves[i] for i in self.positions)
+        ]
+        first = next((x for x in leaves if isinstance(x, Tensor)), None)
+        self.runtime = _tenferro._current_runtime(first)
+
+    def _flat_f(self, inputs: Sequence[Any]) -> list[Tensor]:
+        full = list(self.leaves)
+        for pos, v in zip(self.positions, inputs):
+            full[pos] = v
+        args, kwargs = self.rebuild(*_unflatten(self.tdef, full))
+        out_leaves, _ = _flatten(self.fun(*args, **kwargs))
+        return [x if isinstance(x, Tensor) else _as_tensor(x) for x in out_leaves]
+
+    def _trace(self, fn: Callable[..., list[Any]], extra: Sequence[tuple[Any, tuple[int, ...]]]) -> Any:
+        tr = _tenferro._Trace(self.runtime)
+        ins = [tr.weak_input(d) if k == "W" else tr.input(d, list(shape)) for k, d, shape in self.metas]
+        ins += [tr.input(d, list(shape)) for d, shape in extra]
+        token = tr.enter()
+        try:
+            outs = fn(*ins)
+        except BaseException:
+            tr.end()
+            raise
+        finally:
+            _tenferro._state_var().reset(token)
+        try:
+            return tr.finish([x if isinstance(x, Tensor) else _as_tensor(x) for x in outs])
+        except BaseException:
+            tr.end()
+            raise
+
+    def _active(self, mask: Sequence[bool]) -> list[int]:
+        return [i for i, m in enumerate(mask) if m]
+
+    def joint_vjp(self, mask: Sequence[bool], out_metas: Sequence[tuple[str, Sequence[int]]]) -> Any:
+        """The program ``(x, ȳ) → (y, x̄ of the active inputs)``."""
+        from .func import vjp
+
+        n, act = len(self.positions), self._active(mask)
+
+        def joint(*xc: Any) -> list[Any]:
+            xs, cts = list(xc[:n]), tuple(xc[n:])
+
+            def g(*a: Any) -> tuple[Any, ...]:
+                full = list(xs)
+                for i, v in zip(act, a):
+                    full[i] = v
+                return tuple(self._flat_f(full))
+
+            ys, pull = vjp(g, *[xs[i] for i in act])
+            return [*ys, *pull(cts)]
+
+        return self._trace(joint, [(d, tuple(s)) for d, s in out_metas])
+
+    def jvp(self, mask: Sequence[bool]) -> Any:
+        """The program ``(x, ẋ of the active inputs) → ẏ``."""
+        from .func import jvp
+
+        n, act = len(self.positions), self._active(mask)
+
+        def tangent_map(*xt: Any) -> list[Any]:
+            xs, ts = list(xt[:n]), list(xt[n:])
+
+            def g(*a: Any) -> tuple[Any, ...]:
+                full = list(xs)
+                for i, v in zip(act, a):
+                    full[i] = v
+                return tuple(self._flat_f(full))
+
+            _, t_out = jvp(g, tuple(xs[i] for i in act), tuple(ts))
+            return list(t_out)
+
+        return self._trace(tangent_map, [(self.metas[i][1], self.metas[i][2]) for i in act])
 
 
 def _is_scalar(x: Any) -> bool:
@@ -462,6 +572,8 @@ class Jitted:
         token = tr.enter()
         rules: dict[Any, Any] = {}
         rules_token = _trace_errors.RULES.set(rules)
+        custom: list[str] = []
+        custom_token = _CUSTOM_RULES.set(custom)
         try:
             out = self._fun(*args, **kwargs)
         except TraceError as e:
@@ -475,6 +587,7 @@ class Jitted:
         finally:
             _tenferro._state_var().reset(token)
             _trace_errors.RULES.reset(rules_token)
+            _CUSTOM_RULES.reset(custom_token)
         try:
             out_leaves, out_tree = _flatten(out)
             if any(isinstance(x, Tensor) and x.requires_grad and not x._traced for x in out_leaves):
@@ -487,6 +600,8 @@ class Jitted:
         in_tree = tdef
         traced = TracedGraph(graph, in_tree, out_tree, self._name)
         traced._error_rules = rules
+        if custom:
+            traced._supplier = _Supplier(self._fun, leaves, tdef, rebuild)
         return traced, self._capture.tensors()
 
     def trace(self, *args: Any, **kwargs: Any) -> TracedGraph:

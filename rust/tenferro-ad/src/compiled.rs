@@ -22,8 +22,8 @@
 //! it records its own node when its inputs are tracked, so `grad(grad(jit f))` and
 //! `jvp(grad(jit f))` derive from the derived programs in turn.
 
-use crate::{record, record_multi, rules, vjp_graph_all, Apply, Ctx, CustomRule, Node, Value, Var};
 use crate::{jvp_graph_all, Emitter};
+use crate::{record, record_multi, rules, vjp_graph_all, Apply, Ctx, CustomRule, Node, Value, Var};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tenferro_runtime::{
@@ -42,6 +42,29 @@ pub const DEFAULT_CACHE_ENTRIES: usize = 128;
 /// Default retained-bytes limit of each derivative cache (tenferro-rs): 64 MiB.
 pub const DEFAULT_CACHE_BYTES: usize = 64 << 20;
 
+/// Derivative programs of a compiled program supplied by its maker instead of derived by
+/// replaying it: a traced function that called `tf.custom_vjp` / `tf.custom_jvp` functions,
+/// whose rules are not primitives of the program. Graph mode traces the function again under
+/// `tf.func` (the custom rules' own bodies are emitted) to supply them.
+pub trait SuppliedDerivatives: Send + Sync + std::fmt::Debug {
+    /// A process-unique id (part of the fingerprint of the programs it serves).
+    fn id(&self) -> u64;
+
+    /// The joint program `(x, ȳ) → (y, x̄_active)` for the active inputs `mask`, where the
+    /// outputs `y` have the dtypes and shapes `outputs` (the layout of [`CompiledCall`]'s own
+    /// derivation).
+    ///
+    /// # Errors
+    /// The trace's errors.
+    fn joint_vjp(&self, mask: &[bool], outputs: &[(DType, Vec<usize>)]) -> Result<Program>;
+
+    /// The JVP program `(x, ẋ_active) → ẏ`.
+    ///
+    /// # Errors
+    /// The trace's errors (`TypeError` for a `custom_vjp` function).
+    fn jvp(&self, mask: &[bool]) -> Result<Program>;
+}
+
 /// A compiled program that can be called on AD values: the optimised program, its inputs'
 /// dtypes and shapes, and its fingerprint (the derivative caches' key).
 #[derive(Debug)]
@@ -50,6 +73,7 @@ pub struct CompiledCall {
     program: Arc<Program>,
     inputs: Vec<(DType, Vec<usize>)>,
     fingerprint: u64,
+    supplied: Option<Arc<dyn SuppliedDerivatives>>,
 }
 
 impl CompiledCall {
@@ -87,7 +111,25 @@ impl CompiledCall {
             program,
             inputs,
             fingerprint,
+            supplied: None,
         })
+    }
+
+    /// [`CompiledCall::new`] whose first-order derivative programs come from `supplied`.
+    ///
+    /// # Errors
+    /// As [`CompiledCall::new`].
+    pub fn with_supplied(
+        name: &str,
+        program: Arc<Program>,
+        inputs: Vec<(DType, Vec<usize>)>,
+        supplied: Arc<dyn SuppliedDerivatives>,
+    ) -> Result<Arc<CompiledCall>> {
+        let mut c = CompiledCall::build(name, program, inputs)?;
+        c.fingerprint =
+            c.fingerprint.rotate_left(17) ^ supplied.id().wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        c.supplied = Some(supplied);
+        Ok(Arc::new(c))
     }
 
     /// The name errors use.
@@ -199,8 +241,34 @@ impl CompiledCall {
             .collect()
     }
 
-    /// The joint program `(x, ȳ) → (y, x̄_active)` and the counts `(n_x, n_y, n_active)`.
+    /// The joint program `(x, ȳ) → (y, x̄_active)` and the counts `(n_x, n_y, n_active)`
+    /// (supplied, or derived by replaying the program).
     fn joint_vjp(&self, mask: &[bool]) -> Result<(Program, usize, usize, usize)> {
+        let Some(s) = &self.supplied else {
+            return self.replayed_joint_vjp(mask);
+        };
+        let outs = self.output_metas()?;
+        let p = s.joint_vjp(mask, &outs)?;
+        let (n_x, n_y) = (self.inputs.len(), outs.len());
+        let n_active = mask.iter().filter(|&&m| m).count();
+        if p.n_inputs() != n_x + n_y || p.outputs().len() != n_y + n_active {
+            return Err(Error::internal(
+                &self.name,
+                format!(
+                    "a supplied VJP program takes {} inputs and returns {} values, expected {} \
+                     and {}",
+                    p.n_inputs(),
+                    p.outputs().len(),
+                    n_x + n_y,
+                    n_y + n_active
+                ),
+            ));
+        }
+        Ok((p, n_x, n_y, n_active))
+    }
+
+    /// [`CompiledCall::joint_vjp`] by replaying the program with recording.
+    fn replayed_joint_vjp(&self, mask: &[bool]) -> Result<(Program, usize, usize, usize)> {
         let em = Emitter::new();
         let xs = self.leaves(&em, mask);
         let ys = self.replay(&em, xs.clone())?;
@@ -242,11 +310,7 @@ impl CompiledCall {
     /// Dtype and shape of each output (inferred by the catalog).
     pub fn output_metas(&self) -> Result<Vec<(DType, Vec<usize>)>> {
         let em = Emitter::new();
-        let xs: Vec<Var> = self
-            .inputs
-            .iter()
-            .map(|(d, s)| em.input(*d, s))
-            .collect();
+        let xs: Vec<Var> = self.inputs.iter().map(|(d, s)| em.input(*d, s)).collect();
         let refs: Vec<&Var> = xs.iter().collect();
         let ys = self.inline(&em, &refs, false)?;
         em.end();
@@ -314,11 +378,7 @@ impl CompiledCall {
         let (fwd, _) = optimize_for(&fwd, &fwd_metas, &PassConfig::default())?;
         let (bwd, _) = optimize_for(&bwd, &bwd_metas, &PassConfig::default())?;
         Ok(Derivation {
-            fwd: CompiledCall::new(
-                &format!("{}.forward", self.name),
-                Arc::new(fwd),
-                fwd_metas,
-            )?,
+            fwd: CompiledCall::new(&format!("{}.forward", self.name), Arc::new(fwd), fwd_metas)?,
             bwd: CompiledCall::new(&format!("{}.vjp", self.name), Arc::new(bwd), bwd_metas)?,
             n_outputs: n_y,
         })
@@ -336,6 +396,25 @@ impl CompiledCall {
     }
 
     fn derive_jvp(&self, mask: &[bool]) -> Result<CompiledCall> {
+        if let Some(s) = &self.supplied {
+            let mut metas = self.inputs.clone();
+            metas.extend(
+                self.inputs
+                    .iter()
+                    .zip(mask)
+                    .filter(|(_, &m)| m)
+                    .map(|(x, _)| x.clone()),
+            );
+            let p = s.jvp(mask)?;
+            if p.n_inputs() != metas.len() {
+                return Err(Error::internal(
+                    &self.name,
+                    "a supplied JVP program takes the wrong number of inputs",
+                ));
+            }
+            let (p, _) = optimize_for(&p, &metas, &PassConfig::default())?;
+            return CompiledCall::build(&format!("{}.jvp", self.name), Arc::new(p), metas);
+        }
         let em = Emitter::new();
         let xs = self.leaves(&em, mask);
         let ys = self.replay(&em, xs.clone())?;
@@ -608,9 +687,10 @@ impl AdCaches {
         let mut key = prepared_key(call.fingerprint, engine).to_vec();
         key[0] = PREPARED_DERIVATIVE_TAG;
         key.push(self.epoch() as i64);
-        self.prepared.try_get_or_build(key, PreparedGraph::bytes, || {
-            PreparedGraph::prepare(&call.program, &call.inputs, engine)
-        })
+        self.prepared
+            .try_get_or_build(key, PreparedGraph::bytes, || {
+                PreparedGraph::prepare(&call.program, &call.inputs, engine)
+            })
     }
 }
 

@@ -28,7 +28,7 @@ mod compiled;
 mod emit;
 pub mod rules;
 
-pub use compiled::{AdCaches, CompiledCall, CompiledCallRule, Derivation};
+pub use compiled::{AdCaches, CompiledCall, CompiledCallRule, Derivation, SuppliedDerivatives};
 
 /// Default limits of the derivative caches (tenferro-rs).
 pub mod compiled_defaults {
@@ -525,7 +525,12 @@ pub trait Apply {
     ///
     /// # Errors
     /// The steps' validation and kernel errors; `Internal` for a wrong number of inputs.
-    fn apply_call(&self, call: &Arc<CompiledCall>, inputs: &[&Var], record: bool) -> Result<Vec<Var>> {
+    fn apply_call(
+        &self,
+        call: &Arc<CompiledCall>,
+        inputs: &[&Var],
+        record: bool,
+    ) -> Result<Vec<Var>> {
         call.inline(self, inputs, record)
     }
 }

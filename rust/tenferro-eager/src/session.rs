@@ -862,10 +862,16 @@ pub struct RuleExec<'a> {
 
 impl Apply for RuleExec<'_> {
     fn apply_vars(&self, op: &Op, inputs: &[&Var], record: bool) -> Result<Vec<Var>> {
-        self.exec.apply_vars(op, inputs, &self.mode(record), self.host)
+        self.exec
+            .apply_vars(op, inputs, &self.mode(record), self.host)
     }
 
-    fn apply_call(&self, call: &Arc<CompiledCall>, inputs: &[&Var], record: bool) -> Result<Vec<Var>> {
+    fn apply_call(
+        &self,
+        call: &Arc<CompiledCall>,
+        inputs: &[&Var],
+        record: bool,
+    ) -> Result<Vec<Var>> {
         self.exec
             .call_compiled(call, inputs, &self.mode(record), self.host)
     }

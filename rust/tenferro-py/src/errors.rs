@@ -90,8 +90,33 @@ fn raise<'py>(py: Python<'py>, class: Class, args: impl pyo3::call::PyCallArgs<'
     }
 }
 
-/// Convert a core error into the Python exception of `python-api.md`.
+thread_local! {
+    /// The Python exception a callback raised while the core ran it (see [`from_callback`]).
+    static PENDING: std::cell::RefCell<Option<PyErr>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The start of the message of a core error that carries a Python callback's exception.
+const CALLBACK_RAISED: &str = "a Python callback raised: ";
+
+/// A core error carrying the exception `e` that Python code raised inside a callback the core
+/// ran (a function supplying derivative programs): the exception is kept on this thread and
+/// [`to_pyerr`] re-raises it, class and traceback intact, at the binding boundary.
+pub(crate) fn from_callback(op: &str, e: PyErr) -> Error {
+    let msg = e.to_string();
+    PENDING.with(|p| *p.borrow_mut() = Some(e));
+    Error::internal(op, format!("{CALLBACK_RAISED}{msg}"))
+}
+
+/// Convert a core error into the Python exception of `python-api.md` (a callback's own
+/// exception for an error that carries one).
 pub(crate) fn to_pyerr(py: Python<'_>, e: Error) -> PyErr {
+    if let Error::Internal { message, .. } = &e {
+        if message.starts_with(CALLBACK_RAISED) {
+            if let Some(p) = PENDING.with(|p| p.borrow_mut().take()) {
+                return p;
+            }
+        }
+    }
     let msg = e.to_string();
     let class = match e {
         Error::Shape { .. } => Class::Shape,

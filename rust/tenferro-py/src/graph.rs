@@ -10,14 +10,16 @@ use crate::apply::operands;
 use crate::classes::{PyRuntime, PyTensor};
 use crate::convert::dtype_from_py;
 use crate::defaults::runtime_arg;
+use crate::errors::from_callback;
 use crate::errors::PyResultExt;
 use crate::host::PyHost;
 use crate::mode::{current_state, set_state};
 use pyo3::prelude::*;
 use pyo3::types::PyModule;
+use pyo3::types::PyTuple;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
-use tenferro_ad::{CompiledCall, Emitter, Var};
+use tenferro_ad::{CompiledCall, Emitter, SuppliedDerivatives, Var};
 use tenferro_eager::{scalar_tensor, EagerTensor, Exec, Operand, Runtime, Value, IMPLICIT};
 use tenferro_runtime::{
     optimize_for, prepared_key, Engine, PassConfig, PreparedGraph, Program, PREPARED_GRAPH_TAG,
@@ -133,6 +135,56 @@ pub struct PyGraph {
     id: u64,
     /// The program as a call on AD values (made on the first call on tracked inputs).
     call: OnceLock<Arc<CompiledCall>>,
+    /// The supplier of its derivative programs, when the traced function used custom rules.
+    supplied: OnceLock<Arc<PySupplied>>,
+}
+
+/// Derivative programs supplied by Python (`_jit` traces the function again under `tf.func`,
+/// so `tf.custom_vjp` / `tf.custom_jvp` rules inside it are emitted): an object with methods
+/// ``joint_vjp(mask, output_metas) -> _Graph`` and ``jvp(mask) -> _Graph``.
+#[derive(Debug)]
+pub(crate) struct PySupplied {
+    obj: Py<PyAny>,
+    id: u64,
+}
+
+impl PySupplied {
+    /// The program of the `_Graph` that `method(*args)` of the supplier returns.
+    fn program(
+        &self,
+        method: &str,
+        args: impl for<'py> FnOnce(Python<'py>) -> PyResult<Bound<'py, PyTuple>>,
+    ) -> tenferro_tensor::Result<Program> {
+        Python::attach(|py| {
+            let r = args(py)
+                .and_then(|a| self.obj.bind(py).call_method1(method, a))
+                .map_err(|e| from_callback("CompiledCall", e))?;
+            let g = r
+                .cast::<PyGraph>()
+                .map_err(|e| from_callback("CompiledCall", e.into()))?;
+            Ok((*g.get().program).clone())
+        })
+    }
+}
+
+impl SuppliedDerivatives for PySupplied {
+    fn id(&self) -> u64 {
+        self.id
+    }
+
+    fn joint_vjp(
+        &self,
+        mask: &[bool],
+        outputs: &[(DType, Vec<usize>)],
+    ) -> tenferro_tensor::Result<Program> {
+        let metas: Vec<(&'static str, Vec<usize>)> =
+            outputs.iter().map(|(d, s)| (d.name(), s.clone())).collect();
+        self.program("joint_vjp", |py| (mask.to_vec(), metas).into_pyobject(py))
+    }
+
+    fn jvp(&self, mask: &[bool]) -> tenferro_tensor::Result<Program> {
+        self.program("jvp", |py| (mask.to_vec(),).into_pyobject(py))
+    }
 }
 
 impl PyGraph {
@@ -142,6 +194,7 @@ impl PyGraph {
             inputs,
             id: NEXT_GRAPH.fetch_add(1, Ordering::Relaxed),
             call: OnceLock::new(),
+            supplied: OnceLock::new(),
         }
     }
 
@@ -150,8 +203,16 @@ impl PyGraph {
         if let Some(c) = self.call.get() {
             return Ok(c.clone());
         }
-        let c = CompiledCall::new("CompiledCall", self.program.clone(), self.inputs.clone())
-            .py(py)?;
+        let c = match self.supplied.get() {
+            Some(s) => CompiledCall::with_supplied(
+                "CompiledCall",
+                self.program.clone(),
+                self.inputs.clone(),
+                s.clone(),
+            ),
+            None => CompiledCall::new("CompiledCall", self.program.clone(), self.inputs.clone()),
+        }
+        .py(py)?;
         Ok(self.call.get_or_init(|| c).clone())
     }
 
@@ -407,6 +468,24 @@ impl PyGraph {
         let ops = operands(py, &refs)?;
         let state = current_state(py)?;
         self.run_operands(py, &ops, &state.get().core)
+    }
+
+    /// Supply this graph's first-order derivative programs (``supplier.joint_vjp(mask,
+    /// output_metas)`` and ``supplier.jvp(mask)``, each returning a ``_Graph``) instead of
+    /// deriving them from its instructions: the traced function used custom derivative rules.
+    /// Set once, before the graph is first called on tracked inputs.
+    fn _supply_derivatives(&self, supplier: Py<PyAny>) -> PyResult<()> {
+        static NEXT_SUPPLIER: AtomicU64 = AtomicU64::new(1);
+        let s = Arc::new(PySupplied {
+            obj: supplier,
+            id: NEXT_SUPPLIER.fetch_add(1, Ordering::Relaxed),
+        });
+        if self.call.get().is_some() || self.supplied.set(s).is_err() {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                "_supply_derivatives: the graph's derivatives are already fixed",
+            ));
+        }
+        Ok(())
     }
 
     /// ``(instructions, folded)`` of this graph's prepared plan on ``engine`` (prepared now if

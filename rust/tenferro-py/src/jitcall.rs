@@ -9,13 +9,13 @@
 
 use crate::classes::PyTensor;
 use crate::graph::PyGraph;
+use crate::host::PyHost;
 use crate::mode::current_state;
 use pyo3::prelude::*;
 use pyo3::types::{PyFloat, PyTuple};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
-use crate::host::PyHost;
 use tenferro_ad::{vjp_graph, Ctx, Node, Var};
 use tenferro_eager::{scalar_tensor, EagerTensor, ModeState, Operand, IMPLICIT};
 use tenferro_tensor::dtype::scalar_default_dtype;
@@ -245,9 +245,11 @@ impl PyCallCache {
                 }
                 Operand::Tensor(t) => t.var(),
                 Operand::Array(t) => Var::constant(t.clone()),
-                Operand::Scalar(s) => Var::constant(
-                    host.finish(scalar_tensor("jit", *s, scalar_default_dtype(s.kind())))?,
-                ),
+                Operand::Scalar(s) => Var::constant(host.finish(scalar_tensor(
+                    "jit",
+                    *s,
+                    scalar_default_dtype(s.kind()),
+                ))?),
             };
             vars.push(var);
         }
@@ -287,8 +289,7 @@ impl PyCallCache {
             };
             grads.push(EagerTensor::new(g.value, rt.clone(), None).into());
         }
-        drop(ctx);
-        drop(rules);
+        // The engine borrow ends before the results are handed back.
         drop(exec);
         let value = EagerTensor::new(out.value, rt, None).into();
         self.hits.fetch_add(1, Ordering::Relaxed);
