@@ -290,8 +290,10 @@ def reset_graph_runtime(self: ExecutionContext) -> None:
 def clear_caches() -> None:
     """Clear every cache of the process: each ``tf.jit`` function's trace cache (its
     ``cache_stats().clears`` counts it), every engine's plan cache (einsum programs, GEMM plans,
-    prepared graph plans), every context's compiler cache, and the helper caches of
-    ``tf.jit``. Everything stays usable: jitted functions trace again on their next call.
+    prepared graph plans), every context's compiler cache, every runtime's derivative caches
+    (``rt.clear_caches()``: AD transforms and prepared derivatives, epoch advanced), and the
+    helper caches of ``tf.jit``. Everything stays usable: jitted functions trace again on their
+    next call.
 
     Examples
     --------
