@@ -90,8 +90,31 @@ fn raise<'py>(py: Python<'py>, class: Class, args: impl pyo3::call::PyCallArgs<'
     }
 }
 
+thread_local! {
+    /// A Python exception raised inside a user's derivative rule (`tf.custom_vjp`'s `bwd`, ...),
+    /// waiting to cross the core's walk as [`RAISED_IN_RULE`] and be re-raised by [`to_pyerr`].
+    static PENDING: std::cell::RefCell<Option<PyErr>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The message of the core error that stands for a stashed Python exception.
+const RAISED_IN_RULE: &str = "a Python exception was raised inside a custom derivative rule";
+
+/// Carry the Python exception `e`, raised by Python code the core called back (a user's
+/// derivative rule named `op`), through the core as an error; [`to_pyerr`] raises `e` itself.
+pub(crate) fn stash(op: &str, e: PyErr) -> Error {
+    PENDING.with(|p| *p.borrow_mut() = Some(e));
+    Error::internal(op, RAISED_IN_RULE)
+}
+
 /// Convert a core error into the Python exception of `python-api.md`.
 pub(crate) fn to_pyerr(py: Python<'_>, e: Error) -> PyErr {
+    if let Error::Internal { message, .. } = &e {
+        if message == RAISED_IN_RULE {
+            if let Some(err) = PENDING.with(|p| p.borrow_mut().take()) {
+                return err;
+            }
+        }
+    }
     let msg = e.to_string();
     let class = match e {
         Error::Shape { .. } => Class::Shape,
