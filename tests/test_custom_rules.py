@@ -294,6 +294,59 @@ def test_complex_custom_jvp_transposes_in_the_hermitian_convention() -> None:
     close(tf.jit(tf.func.grad(L(csq)))(Z), g)
 
 
+def test_several_outputs_custom_jvp_and_vjp() -> None:
+    @tf.custom_jvp
+    def two(x, y):
+        return tf.sin(x) * y, {"p": x * y}
+
+    @two.defjvp
+    def two_jvp(primals, tangents):
+        (x, y), (tx, ty) = primals, tangents
+        return two(x, y), (tf.cos(x) * y * tx + tf.sin(x) * ty, {"p": tx * y + x * ty})
+
+    @tf.custom_vjp
+    def two_v(x, y):
+        return tf.sin(x) * y, {"p": x * y}
+
+    def two_v_fwd(x, y):
+        return two_v(x, y), (x, y)
+
+    def two_v_bwd(res, ct):
+        (x, y), (a, b) = res, (ct[0], ct[1]["p"])
+        return a * tf.cos(x) * y + b * y, a * tf.sin(x) + b * x
+
+    two_v.defvjp(two_v_fwd, two_v_bwd)
+
+    def plain(x, y):
+        return tf.sin(x) * y, {"p": x * y}
+
+    L = lambda fn: lambda x, y: (fn(x, y)[0] ** 2).sum() + tf.sum(tf.exp(fn(x, y)[1]["p"]))  # noqa: E731
+    ref = tf.func.grad(L(plain), argnums=(0, 1))(X, Y)
+    for fn in (two, two_v):
+        g = tf.func.grad(L(fn), argnums=(0, 1))(X, Y)
+        close(g[0], ref[0])
+        close(g[1], ref[1])
+    jr = tf.func.jacrev(plain)(X, Y)
+    for fn in (two, two_v):
+        j = tf.func.jacrev(fn)(X, Y)
+        close(j[0], jr[0])
+        close(j[1]["p"], jr[1]["p"])
+    close(tf.func.jacfwd(two)(X, Y)[1]["p"], jr[1]["p"])
+    # Only one output used: the other's cotangent is zero.
+    close(tf.func.grad(lambda x: two_v(x, Y)[1]["p"].sum())(X), Y)
+    close(tf.func.grad(lambda x: two(x, Y)[1]["p"].sum())(X), Y)
+
+
+def test_capture_trace_records_the_custom_node() -> None:
+    rt = tf.Runtime()
+    for fn in (f, sp):
+        with tf.capture_trace():
+            x = rt.constant(X)
+            out = loss(fn)(x, rt.constant(Y))
+        plain = {f: plain_f, sp: plain_sp}[fn]
+        close(rt.grad(out, x), tf.func.grad(loss(plain))(X, Y))
+
+
 # --------------------------------------------------------------------------------------------
 # the fixed-point example (docs/custom-rules.md): x* = tanh(A x* + θ)
 

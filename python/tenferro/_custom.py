@@ -40,7 +40,14 @@ class _Call:
     (``nondiff_argnums``) and the flattened differentiated ones, of which the float/complex
     tensors are the recorded node's inputs."""
 
-    def __init__(self, name: str, fun: Callable[..., Any], nondiff: tuple[int, ...], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        name: str,
+        fun: Callable[..., Any],
+        nondiff: tuple[int, ...],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> None:
         if kwargs:
             try:
                 bound = inspect.signature(fun).bind(*args, **kwargs)
@@ -143,8 +150,8 @@ class _VjpBridge:
     """The rules of one recorded ``custom_vjp`` call (called by the node's Rust rule): ``bwd``
     on the kept residuals. Holds no tensor the call produced (no cycle through the node)."""
 
-    def __init__(self, fn: "custom_vjp", call: _Call, residuals: Any, outs: _Outputs) -> None:
-        self.fn, self.residuals, self.outs = fn, residuals, outs
+    def __init__(self, bwd: Callable[..., Any], call: _Call, residuals: Any, outs: _Outputs) -> None:
+        self.bwd, self.residuals, self.outs = bwd, residuals, outs
         self.name, self.nondiff, self.tree = call.name, call.nondiff, call.tree
         self.diff_pos, self.tensor_pos = call.diff_pos, call.tensor_pos
         self.in_meta = [(tuple(t.shape), np.dtype(t.dtype)) for t in call.inputs]
@@ -155,7 +162,10 @@ class _VjpBridge:
             leaves[k] = c
         ct_tree = _unflatten(self.outs.tree, leaves)
         with _factories._recording_on(_runtime_of(cts)):
-            res = self.fn.bwd(*self.nondiff, self.residuals, ct_tree)
+            return self._check(self.bwd(*self.nondiff, self.residuals, ct_tree))
+
+    def _check(self, res: Any) -> list[Tensor | None]:
+        """``bwd``'s result as one cotangent (or ``None``) per input tensor, checked."""
         name = self.name
         if not isinstance(res, (tuple, list)):
             raise TypeError(
@@ -183,7 +193,8 @@ class _VjpBridge:
         out: list[Tensor | None] = []
         for i, (k, (shape, dtype)) in enumerate(zip(self.tensor_pos, self.in_meta)):
             c = flat[k]
-            out.append(None if c is None else _check_leaf(name, f"the cotangent of input {i} returned by bwd", c, shape, dtype))
+            what = f"the cotangent of input {i} returned by bwd"
+            out.append(None if c is None else _check_leaf(name, what, c, shape, dtype))
         return out
 
 
@@ -192,20 +203,24 @@ class _JvpBridge:
     reverse mode (the JVP is linear in the tangents: it is recorded on fresh tangent leaves
     and reverse mode runs over that record)."""
 
-    def __init__(self, fn: "custom_jvp", call: _Call, outs: _Outputs) -> None:
+    def __init__(self, jvp: Callable[..., Any], call: _Call, outs: _Outputs) -> None:
         # The call keeps its arguments: tensors upstream of the node, never its outputs.
-        self.fn, self.call, self.outs = fn, call, outs
+        self.jvp_rule, self.call, self.outs = jvp, call, outs
         self.in_meta = [(tuple(t.shape), np.dtype(t.dtype)) for t in call.inputs]
 
     def _tangent_out(self, inputs: Sequence[Tensor], tangents: Sequence[Tensor]) -> list[Tensor | None]:
-        call, name = self.call, self.call.name
+        call = self.call
         primals = call.diff_args(inputs)
         tan_leaves = [None if k in call.tensor_pos else _zeros_for(x) for k, x in enumerate(call.leaves)]
         for k, t in zip(call.tensor_pos, tangents):
             tan_leaves[k] = t
         tan_args = tuple(_unflatten(call.tree, tan_leaves))
         with _factories._recording_on(_runtime_of(list(inputs))):
-            res = self.fn.jvp(*call.nondiff, primals, tan_args)
+            return self._check(self.jvp_rule(*call.nondiff, primals, tan_args))
+
+    def _check(self, res: Any) -> list[Tensor | None]:
+        """The rule's ``tangent_out`` as one tangent (or ``None``) per output tensor, checked."""
+        name = self.call.name
         if not (isinstance(res, (tuple, list)) and len(res) == 2):
             raise TypeError(f"{name}: the custom_jvp rule must return a pair (primal_out, tangent_out)")
         tl, ttree = _flatten(res[1])
@@ -214,8 +229,9 @@ class _JvpBridge:
                 f"{name}: the custom_jvp rule returned a tangent with {len(tl)} leaves ({ttree}), "
                 f"the output has {self.outs.num_leaves} ({self.outs.tree})"
             )
+        what = "the tangent of output {} returned by the jvp rule"
         return [
-            None if tl[k] is None else _check_leaf(name, f"the tangent of output {i} returned by the jvp rule", tl[k], shape, dtype)
+            None if tl[k] is None else _check_leaf(name, what.format(i), tl[k], shape, dtype)
             for i, (k, (shape, dtype)) in enumerate(zip(self.outs.pos, self.outs.meta))
         ]
 
@@ -354,11 +370,8 @@ class custom_vjp:
         outs = _Outputs(out)
         if not outs.pos:
             return out
-        bridge = _VjpBridge(self, call, residuals, outs)
+        bridge = _VjpBridge(self.bwd, call, residuals, outs)
         return _record(call, bridge, False, outs)
-
-    def __get__(self, obj: Any, objtype: Any = None) -> Any:
-        return self if obj is None else functools.partial(self, obj)
 
     def __repr__(self) -> str:
         return f"<tenferro.custom_vjp {self.name}>"
@@ -445,10 +458,7 @@ class custom_jvp:
         outs = _Outputs(out)
         if not outs.pos:
             return out
-        return _record(call, _JvpBridge(self, call, outs), True, outs)
-
-    def __get__(self, obj: Any, objtype: Any = None) -> Any:
-        return self if obj is None else functools.partial(self, obj)
+        return _record(call, _JvpBridge(self.jvp, call, outs), True, outs)
 
     def __repr__(self) -> str:
         return f"<tenferro.custom_jvp {self.name}>"

@@ -147,21 +147,18 @@ impl PyRule {
         ctx: &Ctx<'_>,
         method: &str,
         inputs: &[Var],
-        vectors: &[Option<Var>],
-        vec_like: &[Var],
-        vec_rt: &[Arc<Runtime>],
+        vectors: Vectors<'_>,
         like: &[Var],
     ) -> Result<Vec<Option<Var>>> {
         Python::attach(|py| {
             let ins = to_py(py, ctx, &Self::inputs(ctx, inputs), inputs, &self.in_rt)?;
-            let vs = to_py(py, ctx, vectors, vec_like, vec_rt)?;
+            let vs = to_py(py, ctx, vectors.values, vectors.like, vectors.rt)?;
             let r = with_mode(py, ctx.record, || {
                 let out = self.bridge.bind(py).call_method1(
                     method,
                     (PyList::new(py, ins)?, PyList::new(py, vs)?, ctx.record),
                 )?;
                 out.extract::<Vec<Option<Bound<'_, PyTensor>>>>()
-                    .map_err(PyErr::from)
             })
             .map_err(|e| stash(&self.name, e))?;
             if r.len() != like.len() {
@@ -189,6 +186,14 @@ impl PyRule {
                 .collect()
         })
     }
+}
+
+/// The (co)tangents handed to a rule: one per entry of `like` (`None`: zero), as tensors of
+/// the runtimes `rt`.
+struct Vectors<'a> {
+    values: &'a [Option<Var>],
+    like: &'a [Var],
+    rt: &'a [Arc<Runtime>],
 }
 
 /// A value a rule returned must have the shape and dtype of the tensor it belongs to.
@@ -231,7 +236,12 @@ impl CustomRule for PyRule {
         if cts.iter().all(Option::is_none) {
             return Ok(vec![None; inputs.len()]);
         }
-        let gs = self.call(ctx, "vjp", inputs, cts, outputs, &self.out_rt, inputs)?;
+        let cts = Vectors {
+            values: cts,
+            like: outputs,
+            rt: &self.out_rt,
+        };
+        let gs = self.call(ctx, "vjp", inputs, cts, inputs)?;
         if self.forward || !ctx.record {
             return Ok(gs);
         }
@@ -263,7 +273,12 @@ impl CustomRule for PyRule {
         if !self.forward {
             return Err(no_forward(&self.name));
         }
-        let ts = self.call(ctx, "jvp", inputs, tangents, inputs, &self.in_rt, outputs)?;
+        let ts = Vectors {
+            values: tangents,
+            like: inputs,
+            rt: &self.in_rt,
+        };
+        let ts = self.call(ctx, "jvp", inputs, ts, outputs)?;
         Ok(ts
             .into_iter()
             .zip(wanted)
