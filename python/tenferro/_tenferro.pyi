@@ -49,6 +49,7 @@ __all__ = [
     "_node_id",
     "_profile",
     "_set_modes",
+    "_custom_call",
     "_state_var",
     "_variable",
     "_vjp",
