@@ -60,6 +60,7 @@ from . import testing
 from . import func
 from .einsum import einsum, einsum_path
 from . import linalg
+from ._custom import custom_jvp, custom_vjp
 from ._jit import CompiledGraph, TracedGraph, TraceCacheStats, jit, make_graph
 from ._graph_context import clear_caches
 from ._types import CacheStats
@@ -78,6 +79,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "jit",
+    "custom_vjp",
+    "custom_jvp",
     "make_graph",
     "TracedGraph",
     "CompiledGraph",

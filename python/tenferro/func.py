@@ -171,7 +171,10 @@ def _flatten(tree: Any) -> tuple[list[Any], _TreeDef]:
         leaves.append(x)
         return _LEAF_DEF
 
-    return leaves, walk(tree)
+    try:
+        return leaves, walk(tree)
+    finally:
+        del walk  # the recursive closure is a cycle holding the leaves: break it
 
 
 def _unflatten(tdef: _TreeDef, leaves: Sequence[Any]) -> Any:
@@ -194,7 +197,10 @@ def _unflatten(tdef: _TreeDef, leaves: Sequence[Any]) -> Any:
             return d.meta(*kids)
         return dict(zip(d.meta, kids))
 
-    return build(tdef)
+    try:
+        return build(tdef)
+    finally:
+        del build  # the recursive closure is a cycle holding the leaves: break it
 
 
 def _tree_map(fn: Callable[[Any], Any], tree: Any) -> Any:

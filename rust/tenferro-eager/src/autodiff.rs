@@ -6,7 +6,9 @@
 use crate::runtime::Runtime;
 use crate::session::{scalar_tensor, EagerTensor, Exec, Host, ModeState, IMPLICIT};
 use std::sync::Arc;
-use tenferro_ad::{jvp_graph, reachable_leaves, vjp_graph, Ctx, Node, Value, Var};
+use tenferro_ad::{
+    jvp_graph, reachable_leaves, record_custom, vjp_graph, Ctx, CustomRule, Node, Value, Var,
+};
 use tenferro_ops::{BinaryOp, Op};
 use tenferro_tensor::{Error, Result, Scalar};
 
@@ -299,4 +301,34 @@ pub fn jvp(
     };
     let r = jvp_graph(&ctx, &output.var(), &sources)?;
     Ok(r.map(|t| EagerTensor::from_var(t, output.runtime.clone())))
+}
+
+/// A call of a function whose derivative rules are supplied (`tf.custom_vjp` / `tf.custom_jvp`,
+/// `graph-mode.md`): under the active-edge rule (`mode` records and an input has a node, or
+/// `capture_trace`), one [`NodeKind::Custom`](tenferro_ad::NodeKind::Custom) node over `inputs`
+/// whose outputs are the values of `outputs` (their own nodes are dropped: the rules stand for
+/// the function); untracked tensors of the same values otherwise.
+pub fn custom_call(
+    rule: Arc<dyn CustomRule>,
+    inputs: &[&EagerTensor],
+    outputs: &[&EagerTensor],
+    mode: &ModeState,
+) -> Vec<EagerTensor> {
+    let any_node = inputs.iter().any(|t| t.node().is_some());
+    if !mode.records(any_node) {
+        return outputs
+            .iter()
+            .map(|o| EagerTensor::new(o.value.clone(), o.runtime.clone(), None))
+            .collect();
+    }
+    let vars: Vec<Var> = inputs
+        .iter()
+        .map(|t| t.input_var(mode.capture_trace))
+        .collect();
+    let values: Vec<Value> = outputs.iter().map(|o| o.value.clone()).collect();
+    record_custom(rule, vars, values, mode.capture_trace)
+        .into_iter()
+        .zip(outputs)
+        .map(|(v, o)| EagerTensor::from_var(v, o.runtime.clone()))
+        .collect()
 }

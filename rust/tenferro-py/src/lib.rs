@@ -7,6 +7,7 @@ mod autodiff;
 mod classes;
 mod context;
 mod convert;
+mod custom;
 mod defaults;
 mod dlpack;
 mod einsum;
@@ -127,6 +128,7 @@ fn _tenferro(m: &Bound<'_, PyModule>) -> PyResult<()> {
     defaults::register(m)?;
     autodiff::register(m)?;
     graph::register(m)?;
+    custom::register(m)?;
     m.add_class::<jitcall::PyCallCache>()?;
     m.add_function(wrap_pyfunction!(_catalog, m)?)?;
     m.add_function(wrap_pyfunction!(args::_normalize_axes, m)?)?;
