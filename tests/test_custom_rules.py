@@ -567,3 +567,73 @@ def test_docs_page_examples_run() -> None:
     page = pathlib.Path(__file__).resolve().parents[1] / "docs" / "custom-rules.md"
     r = doctest.testfile(str(page), module_relative=False, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert r.attempted > 10 and r.failed == 0, r
+
+
+# --------------------------------------------------------------------------------------------
+# custom rules inside a jitted function differentiated from outside (grad of jit)
+
+
+def _three_times():
+    @tf.custom_vjp
+    def g(x):
+        return x * 1.0
+
+    g.defvjp(lambda x: (x * 1.0, None), lambda _, ct: (3.0 * ct,))
+    return g
+
+
+def test_custom_vjp_inside_jit_differentiated_from_outside_uses_the_rule() -> None:
+    g = _three_times()
+    L = lambda x: (tf.sin(g(x)) * 2.0).sum()  # noqa: E731
+    want = 6.0 * np.cos(X)  # the rule's 3, not the primal's 1
+    jL = tf.jit(L)
+    close(tf.func.grad(L)(X), want)
+    close(tf.func.grad(jL)(X), want)  # value_and_grad of a jitted function (Rust fast path)
+    close(tf.func.vjp(jL, X)[1](tf.tensor(1.0))[0], want)  # the tf.func frame
+    rt = tf.Runtime()
+    x = rt.variable(X)
+    jL(x).backward()
+    close(x.grad, want)
+    assert jL.cache_stats().fallbacks == 0
+    # Second order: through the rule's body (3·ct is linear: d/dx of 6 cos x is -6 sin x).
+    close(tf.func.grad(lambda x: tf.func.grad(jL)(x).sum())(X), -6.0 * np.sin(X))
+    # Forward mode of a custom_vjp function raises, also compiled.
+    with pytest.raises(TypeError, match="custom_vjp"):
+        tf.func.jvp(jL, (X,), (X,))
+
+
+def test_fixed_point_gradient_of_a_jitted_function_matches_the_implicit_formula() -> None:
+    n = 4
+    A = 0.4 * RNG.standard_normal((n, n)) / np.sqrt(n)
+    th = RNG.standard_normal(n)
+    w = RNG.standard_normal(n)
+    xs = np_fixed_point(A, th)
+    D = np.diag(1.0 - xs**2)
+    u = np.linalg.solve((np.eye(n) - D @ A).T, w)
+    jL = tf.jit(lambda A, th: (fixed_point(A, th) * w).sum())
+    gA, gth = tf.func.grad(jL, argnums=(0, 1))(A, th)
+    close(gth, D @ u, 1e-10)
+    close(gA, np.outer(D @ u, xs), 1e-10)
+    rt = tf.Runtime()
+    a, t = rt.variable(A), rt.variable(th)
+    jL(a, t).backward()
+    close(t.grad, D @ u, 1e-10)
+    close(a.grad, np.outer(D @ u, xs), 1e-10)
+
+
+def test_custom_jvp_inside_jit_differentiated_from_outside() -> None:
+    @tf.custom_jvp
+    def h(x):
+        return tf.sin(x)
+
+    @h.defjvp
+    def h_jvp(primals, tangents):  # deliberately 2·cos: the rule, not the primal, must run
+        (x,), (t,) = primals, tangents
+        return tf.sin(x), 2.0 * tf.cos(x) * t
+
+    jh = tf.jit(lambda x: h(x) * 1.5)
+    close(tf.func.grad(lambda x: jh(x).sum())(X), 3.0 * np.cos(X))  # transposed JVP
+    t = RNG.standard_normal(X.shape)
+    o, dt = tf.func.jvp(jh, (X,), (t,))
+    close(o, 1.5 * np.sin(X))
+    close(dt, 3.0 * np.cos(X) * t)

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _factories, _tenferro
+from . import _factories, _jit, _tenferro
 from ._tenferro import Tensor
 from .errors import DTypeError, ShapeError
 from .func import _flatten, _TreeDef, _unflatten
@@ -142,6 +142,17 @@ def _zeros_for(x: Any) -> Any:
     return _factories.zeros(a.shape, dtype=a.dtype)
 
 
+def _zero_leaf(rt: Any, x: Any, shape: tuple[int, ...], dtype: np.dtype) -> Tensor:
+    """A fresh tracked zero tangent for the transposition of a JVP rule: traced (a ``select``
+    of 0 on ``x``'s shape) when ``x`` is traced by ``tf.jit``, so that the rule's ops stay in
+    the program; data otherwise."""
+    if isinstance(x, Tensor) and x._traced:
+        from ._numpy_api.indexing import where
+
+        return _tenferro._variable(rt, where(True, np.zeros((), dtype=dtype), x.detach()), True)
+    return rt.variable(np.zeros(shape, dtype=dtype))
+
+
 def _runtime_of(ts: Sequence[Tensor]) -> Any:
     return ts[0].runtime if ts else _tenferro._current_runtime()
 
@@ -242,7 +253,7 @@ class _JvpBridge:
         rt = _runtime_of(inputs)
         token = _tenferro._set_modes(grad_enabled=True)
         try:
-            leaves = [rt.variable(np.zeros(shape, dtype=dtype)) for shape, dtype in self.in_meta]
+            leaves = [_zero_leaf(rt, x, shape, dtype) for x, (shape, dtype) in zip(inputs, self.in_meta)]
             touts = self._tangent_out(inputs, leaves)
             acc: list[Tensor | None] = [None] * len(leaves)
             for ct, tout in zip(cts, touts):
@@ -355,6 +366,7 @@ class custom_vjp:
         if self.fwd is None or self.bwd is None:
             raise AttributeError(f"No VJP defined for custom_vjp function {self.name} using defvjp.")
         call = _Call(self.name, self.fun, self.nondiff_argnums, args, kwargs)
+        _jit.note_custom_rule(self.name)
         # A call inside its own fwd (JAX's examples compute ``out`` as ``f(x)`` there) is the
         # primal function; only the outer call is recorded as the node.
         if self._in_fwd or not call.records():
@@ -448,6 +460,7 @@ class custom_jvp:
         if self.jvp is None:
             raise AttributeError(f"No JVP defined for custom_jvp function {self.name} using defjvp.")
         call = _Call(self.name, self.fun, self.nondiff_argnums, args, kwargs)
+        _jit.note_custom_rule(self.name)
         if not call.records():
             return self.fun(*call.args)
         token = _tenferro._set_modes(grad_enabled=False)

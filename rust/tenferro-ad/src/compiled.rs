@@ -800,8 +800,15 @@ impl CustomRule for CompiledCallRule {
         wanted: &[bool],
     ) -> Result<Vec<Option<Var>>> {
         let _ = outputs;
-        let split = self.caches.split(&self.call, &self.mask)?;
-        let jvp = self.caches.jvp(&split.fwd, &self.mask)?;
+        let n = self.n_outputs.min(wanted.len());
+        // Supplied rules give the outputs' tangents; the residuals' tangents (wanted only by a
+        // recorded backward program's node) come from the forward part's primitives.
+        let jvp = if self.call.supplied.is_some() && !wanted[n..].iter().any(|&w| w) {
+            self.caches.jvp(&self.call, &self.mask)?
+        } else {
+            let split = self.caches.split(&self.call, &self.mask)?;
+            self.caches.jvp(&split.fwd, &self.mask)?
+        };
         let (active, like): (Vec<Option<Var>>, Vec<&Var>) = tangents
             .iter()
             .zip(inputs)
@@ -812,11 +819,10 @@ impl CustomRule for CompiledCallRule {
         let mut args: Vec<Var> = inputs.to_vec();
         args.extend(or_zeros(ctx, &active, &like)?);
         let refs: Vec<&Var> = args.iter().collect();
-        let outs = ctx.exec.apply_call(&jvp, &refs, ctx.record)?;
-        Ok(outs
-            .into_iter()
-            .zip(wanted)
-            .map(|(t, &w)| w.then_some(t))
+        let mut outs = ctx.exec.apply_call(&jvp, &refs, ctx.record)?.into_iter();
+        Ok(wanted
+            .iter()
+            .map(|&w| outs.next().filter(|_| w))
             .collect())
     }
 }
