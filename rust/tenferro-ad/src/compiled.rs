@@ -820,9 +820,6 @@ impl CustomRule for CompiledCallRule {
         args.extend(or_zeros(ctx, &active, &like)?);
         let refs: Vec<&Var> = args.iter().collect();
         let mut outs = ctx.exec.apply_call(&jvp, &refs, ctx.record)?.into_iter();
-        Ok(wanted
-            .iter()
-            .map(|&w| outs.next().filter(|_| w))
-            .collect())
+        Ok(wanted.iter().map(|&w| outs.next().filter(|_| w)).collect())
     }
 }

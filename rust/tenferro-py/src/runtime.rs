@@ -9,6 +9,10 @@ use crate::mode::current_state;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyModule};
 use tenferro_ad::compiled_defaults::{DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES};
+
+// The Python signatures below spell the core's default limits as literals (a signature default
+// must be one for the stub); this fails to compile when they drift apart.
+const _: () = assert!(DEFAULT_CACHE_ENTRIES == 128 && DEFAULT_CACHE_BYTES == 67_108_864);
 use tenferro_eager::{EagerTensor, Runtime, Value};
 
 #[pymethods]
@@ -100,7 +104,7 @@ impl PyRuntime {
     /// ------
     /// ValueError
     ///     ``max_entries`` below 1 or ``max_retained_bytes`` negative.
-    #[pyo3(signature = (max_entries=DEFAULT_CACHE_ENTRIES as i64, max_retained_bytes=DEFAULT_CACHE_BYTES as i64))]
+    #[pyo3(signature = (max_entries=128, max_retained_bytes=67_108_864))]
     fn set_ad_transform_cache_limits(
         &self,
         max_entries: i64,
@@ -121,7 +125,7 @@ impl PyRuntime {
     /// ------
     /// ValueError
     ///     ``max_entries`` below 1 or ``max_retained_bytes`` negative.
-    #[pyo3(signature = (max_entries=DEFAULT_CACHE_ENTRIES as i64, max_retained_bytes=DEFAULT_CACHE_BYTES as i64))]
+    #[pyo3(signature = (max_entries=128, max_retained_bytes=67_108_864))]
     fn set_prepared_derivative_cache_limits(
         &self,
         max_entries: i64,
