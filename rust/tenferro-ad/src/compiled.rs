@@ -22,8 +22,8 @@
 //! it records its own node when its inputs are tracked, so `grad(grad(jit f))` and
 //! `jvp(grad(jit f))` derive from the derived programs in turn.
 
-use crate::{record, record_multi, rules, vjp_graph_all, Apply, Ctx, CustomRule, Node, Value, Var};
 use crate::{jvp_graph_all, Emitter};
+use crate::{record, record_multi, rules, vjp_graph_all, Apply, Ctx, CustomRule, Node, Value, Var};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tenferro_runtime::{
@@ -242,11 +242,7 @@ impl CompiledCall {
     /// Dtype and shape of each output (inferred by the catalog).
     pub fn output_metas(&self) -> Result<Vec<(DType, Vec<usize>)>> {
         let em = Emitter::new();
-        let xs: Vec<Var> = self
-            .inputs
-            .iter()
-            .map(|(d, s)| em.input(*d, s))
-            .collect();
+        let xs: Vec<Var> = self.inputs.iter().map(|(d, s)| em.input(*d, s)).collect();
         let refs: Vec<&Var> = xs.iter().collect();
         let ys = self.inline(&em, &refs, false)?;
         em.end();
@@ -314,11 +310,7 @@ impl CompiledCall {
         let (fwd, _) = optimize_for(&fwd, &fwd_metas, &PassConfig::default())?;
         let (bwd, _) = optimize_for(&bwd, &bwd_metas, &PassConfig::default())?;
         Ok(Derivation {
-            fwd: CompiledCall::new(
-                &format!("{}.forward", self.name),
-                Arc::new(fwd),
-                fwd_metas,
-            )?,
+            fwd: CompiledCall::new(&format!("{}.forward", self.name), Arc::new(fwd), fwd_metas)?,
             bwd: CompiledCall::new(&format!("{}.vjp", self.name), Arc::new(bwd), bwd_metas)?,
             n_outputs: n_y,
         })
@@ -608,9 +600,10 @@ impl AdCaches {
         let mut key = prepared_key(call.fingerprint, engine).to_vec();
         key[0] = PREPARED_DERIVATIVE_TAG;
         key.push(self.epoch() as i64);
-        self.prepared.try_get_or_build(key, PreparedGraph::bytes, || {
-            PreparedGraph::prepare(&call.program, &call.inputs, engine)
-        })
+        self.prepared
+            .try_get_or_build(key, PreparedGraph::bytes, || {
+                PreparedGraph::prepare(&call.program, &call.inputs, engine)
+            })
     }
 }
 

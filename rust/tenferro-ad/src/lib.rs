@@ -425,10 +425,14 @@ pub fn record_custom(
             outputs,
         },
     });
+    // Integer and bool outputs carry no derivative (as `record`): untracked, zero cotangent.
     values
         .into_iter()
         .enumerate()
-        .map(|(i, t)| project(&node, i, t))
+        .map(|(i, t)| match t.dtype().is_inexact() {
+            true => project(&node, i, t),
+            false => Var::untracked(t),
+        })
         .collect()
 }
 
@@ -525,7 +529,12 @@ pub trait Apply {
     ///
     /// # Errors
     /// The steps' validation and kernel errors; `Internal` for a wrong number of inputs.
-    fn apply_call(&self, call: &Arc<CompiledCall>, inputs: &[&Var], record: bool) -> Result<Vec<Var>> {
+    fn apply_call(
+        &self,
+        call: &Arc<CompiledCall>,
+        inputs: &[&Var],
+        record: bool,
+    ) -> Result<Vec<Var>> {
         call.inline(self, inputs, record)
     }
 }

@@ -817,16 +817,34 @@ impl Exec {
         let caches = self.runtime.ad_caches();
         let engine = self.engine.as_ref();
         let any_node = inputs.iter().any(|v| v.node.is_some());
-        if !mode.records(any_node) || !any_node {
+        let recorded = mode.records(any_node) && any_node;
+        let mask: Vec<bool> = inputs.iter().map(|v| v.node.is_some()).collect();
+        // A program with a step that has no reverse rule (eig eigenvectors; the next order of a
+        // derivative program that has one) is recorded without residuals: as in eager mode, the
+        // error comes only if that derivative is asked for (the recomputing VJP derives it).
+        let split = match recorded.then(|| caches.split(call, &mask)) {
+            Some(Ok(split)) => Some(split),
+            None | Some(Err(Error::UnsupportedAdRule { .. })) => None,
+            Some(Err(e)) => return Err(e),
+        };
+        let Some(split) = split else {
             let plan = caches.prepared(call, engine)?;
             let outs = self.run_compiled(call.name(), plan.program(), data, host)?;
+            if recorded {
+                let rule = CompiledCallRule::new(call.clone(), caches.clone(), mask, None);
+                let owned: Vec<Var> = inputs.iter().map(|v| (*v).clone()).collect();
+                return Ok(record_custom(
+                    Arc::new(rule),
+                    owned,
+                    outs.into_iter().map(Value::Tensor).collect(),
+                    mode.capture_trace,
+                ));
+            }
             return Ok(outs
                 .into_iter()
                 .map(|t| Var::untracked(Value::Tensor(t)))
                 .collect());
-        }
-        let mask: Vec<bool> = inputs.iter().map(|v| v.node.is_some()).collect();
-        let split = caches.split(call, &mask)?;
+        };
         let plan = caches.prepared(&split.fwd, engine)?;
         let mut outs = self.run_compiled(call.name(), plan.program(), data, host)?;
         let residuals = outs.split_off(split.n_outputs.min(outs.len()));
@@ -855,10 +873,16 @@ pub struct RuleExec<'a> {
 
 impl Apply for RuleExec<'_> {
     fn apply_vars(&self, op: &Op, inputs: &[&Var], record: bool) -> Result<Vec<Var>> {
-        self.exec.apply_vars(op, inputs, &self.mode(record), self.host)
+        self.exec
+            .apply_vars(op, inputs, &self.mode(record), self.host)
     }
 
-    fn apply_call(&self, call: &Arc<CompiledCall>, inputs: &[&Var], record: bool) -> Result<Vec<Var>> {
+    fn apply_call(
+        &self,
+        call: &Arc<CompiledCall>,
+        inputs: &[&Var],
+        record: bool,
+    ) -> Result<Vec<Var>> {
         self.exec
             .call_compiled(call, inputs, &self.mode(record), self.host)
     }

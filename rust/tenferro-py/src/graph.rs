@@ -150,8 +150,8 @@ impl PyGraph {
         if let Some(c) = self.call.get() {
             return Ok(c.clone());
         }
-        let c = CompiledCall::new("CompiledCall", self.program.clone(), self.inputs.clone())
-            .py(py)?;
+        let c =
+            CompiledCall::new("CompiledCall", self.program.clone(), self.inputs.clone()).py(py)?;
         Ok(self.call.get_or_init(|| c).clone())
     }
 

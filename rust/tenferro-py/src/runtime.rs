@@ -4,9 +4,9 @@
 use crate::apply::tensor_from_object;
 use crate::args::parse_timeout;
 use crate::classes::{register_runtime, PyCpuEngine, PyRuntime, PySession, PyTensor};
+use crate::imports;
 use crate::mode::current_state;
 use pyo3::prelude::*;
-use crate::imports;
 use pyo3::types::{PyDict, PyModule};
 use tenferro_ad::compiled_defaults::{DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES};
 use tenferro_eager::{EagerTensor, Runtime, Value};
@@ -106,7 +106,11 @@ impl PyRuntime {
         max_entries: i64,
         max_retained_bytes: i64,
     ) -> PyResult<()> {
-        let (n, b) = limits("set_ad_transform_cache_limits", max_entries, max_retained_bytes)?;
+        let (n, b) = limits(
+            "set_ad_transform_cache_limits",
+            max_entries,
+            max_retained_bytes,
+        )?;
         self.inner.ad_caches().set_transform_limits(n, b);
         Ok(())
     }

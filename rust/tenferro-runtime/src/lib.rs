@@ -10,7 +10,9 @@ pub mod profile;
 mod program;
 
 pub use lending::{thread_token, Borrow, Lending};
-pub use passes::{fingerprint, fold_constants, optimize, optimize_for, Pass, PassConfig, PassReport, PassStep};
+pub use passes::{
+    fingerprint, fold_constants, optimize, optimize_for, Pass, PassConfig, PassReport, PassStep,
+};
 pub use plan_cache::{CacheStats, PlanCache};
 pub use prepared::{prepared_key, PreparedGraph, PREPARED_GRAPH_TAG};
 pub use program::{Instr, Program, ProgramBuilder, Symbol, TraceEnded};
