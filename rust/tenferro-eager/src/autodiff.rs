@@ -239,6 +239,23 @@ pub fn vjp(
     mode: &ModeState,
     host: &dyn Host,
 ) -> Result<Vec<Option<EagerTensor>>> {
+    vjp_with(output, wrt, cotangent, mode, host, true)
+}
+
+/// [`vjp`], recording the rule bodies only when `record` (`false`: first order, untracked
+/// results; a compiled call then runs its backward program on the residuals of its forward
+/// instead of recomputing).
+///
+/// # Errors
+/// As [`vjp`].
+pub fn vjp_with(
+    output: &EagerTensor,
+    wrt: &[&EagerTensor],
+    cotangent: Option<&EagerTensor>,
+    mode: &ModeState,
+    host: &dyn Host,
+    record: bool,
+) -> Result<Vec<Option<EagerTensor>>> {
     let seed = seed("vjp", "grad", "vjp with a cotangent", output, cotangent)?;
     // A tensor that was never recorded gets a fresh leaf: no path reaches it (`None`).
     let targets: Vec<Arc<Node>> = wrt
@@ -252,7 +269,7 @@ pub fn vjp(
     let rules = exec.rules(host);
     let ctx = Ctx {
         exec: &rules,
-        record: true,
+        record,
     };
     let gs = vjp_graph(&ctx, &output.var(), seed, &targets)?;
     Ok(gs
