@@ -550,3 +550,36 @@ def test_integer_and_bool_outputs_of_a_recorded_call_are_untracked():
     out, pos, ar = tf.jit(lambda x: (tf.sum(x), x > 0, tf.asarray(np.arange(3))))(x)
     assert out.requires_grad and not pos.requires_grad and not ar.requires_grad
     assert (x > 0).requires_grad is False  # as eagerly
+
+
+def test_no_grad_inside_a_jitted_function_stops_the_gradient_like_eager():
+    """A program has no stop-gradient step: a jitted function that enters ``tf.no_grad()``
+    runs eagerly when its call records a derivative (it used to differentiate through the
+    region: a wrong gradient), and its compiled graph called directly on tracked inputs
+    raises."""
+    from tenferro.errors import UnsupportedAdRuleError
+
+    def f(a):
+        with tf.no_grad():
+            c = tf.sum(a * 3)
+        return tf.sum(a * a) * c
+
+    xa = np.array([0.5, -1.0, 2.0])
+    want = 2 * xa * np.sum(3 * xa)
+    x = tf.asarray(xa)
+    jf = tf.jit(f)
+    close(jf(x), f(x), np.float64)  # untracked: the compiled program
+    close(tf.func.grad(jf)(x), want, np.float64)
+    close(tf.func.grad(f)(x), want, np.float64)
+    close(tf.jit(tf.func.grad(f))(x), want, np.float64)
+    v = tf.default_runtime().variable(xa)
+    jf(v).backward()
+    close(v.grad, want, np.float64)
+    assert jf.cache_stats().fallbacks == 2
+    outer = tf.jit(lambda a: jf(a) * 2.0)  # the inner trace joins the outer one
+    close(tf.func.grad(outer)(x), 2 * want, np.float64)
+    cg = jf.trace(x).compile()
+    with pytest.raises(UnsupportedAdRuleError, match="no_grad"):
+        cg(tf.default_runtime().variable(xa))
+    with tf.no_grad():
+        close(cg(tf.default_runtime().variable(xa)), f(x), np.float64)

@@ -150,6 +150,8 @@ def _dict_keys(d: dict[Any, Any]) -> tuple[Any, ...]:
 
 def _flatten(tree: Any) -> tuple[list[Any], _TreeDef]:
     """The leaves of ``tree`` (depth first) and its structure."""
+    if isinstance(tree, Tensor):  # the common case: one tensor
+        return [tree], _LEAF_DEF
     leaves: list[Any] = []
 
     def walk(x: Any) -> _TreeDef:
@@ -171,6 +173,8 @@ def _flatten(tree: Any) -> tuple[list[Any], _TreeDef]:
 
 def _unflatten(tdef: _TreeDef, leaves: Sequence[Any]) -> Any:
     """The pytree of structure ``tdef`` holding ``leaves`` (depth first)."""
+    if tdef.kind == "leaf":
+        return next(iter(leaves))
     it = iter(leaves)
 
     def build(d: _TreeDef) -> Any:
