@@ -317,6 +317,14 @@ class _Frame:
         _own(self.rt, self.name, output=out, wrt=self.wrt)
         return self.run(lambda: _tenferro._vjp(out, self.wrt, ct, create_graph=self.composed))
 
+    def jvp(self, out: Tensor, wrt: list[Tensor], tangents: list[Tensor]) -> Tensor | None:
+        """Tangent of ``out`` along ``tangents`` of ``wrt``; recorded only in a composed frame
+        (as :meth:`vjp`)."""
+        from .autodiff import _own
+
+        _own(self.rt, self.name, output=out, wrt=wrt, tangent=tangents)
+        return self.run(lambda: _tenferro._jvp(out, wrt, tangents, create_graph=self.composed))
+
     def const(self, data: Any) -> Tensor:
         return self.rt.constant(data)
 
@@ -669,7 +677,7 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], 
     for o in outs:
         t_out = None
         if frame.wrt and (o.requires_grad or _tenferro._is_leaf(o)):
-            t_out = frame.run(lambda o=o: o.runtime.jvp_optional(o, frame.wrt, tans))
+            t_out = frame.jvp(o, frame.wrt, tans)
         t_outs.append(t_out if t_out is not None else _zeros_like(frame, o))
     value, tangent = _unflatten(out_tree, outs), _unflatten(out_tree, t_outs)
     res = (value, tangent, aux) if has_aux else (value, tangent)
@@ -828,7 +836,7 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic:
                 for i, out in enumerate(outs):
                     t = None
                     if out.requires_grad or _tenferro._is_leaf(out):
-                        t = frame.run(lambda out=out, tan=tan: out.runtime.jvp_optional(out, [w], [tan]))
+                        t = frame.jvp(out, [w], [tan])
                     cols[i].append(t if t is not None else _zeros_like(frame, out))
             for i, out in enumerate(outs):
                 dtype = np.result_type(out.dtype, w.dtype)

@@ -291,6 +291,22 @@ pub fn jvp(
     mode: &ModeState,
     host: &dyn Host,
 ) -> Result<Option<EagerTensor>> {
+    jvp_with(output, wrt, tangents, mode, host, true)
+}
+
+/// [`jvp`], recording the rule bodies only when `record` (`false`: an untracked result; a
+/// compiled call then runs its JVP program without recording it).
+///
+/// # Errors
+/// As [`jvp`].
+pub fn jvp_with(
+    output: &EagerTensor,
+    wrt: &[&EagerTensor],
+    tangents: &[&EagerTensor],
+    mode: &ModeState,
+    host: &dyn Host,
+    record: bool,
+) -> Result<Option<EagerTensor>> {
     if wrt.len() != tangents.len() {
         return Err(Error::value(
             "jvp",
@@ -312,7 +328,7 @@ pub fn jvp(
     let rules = exec.rules(host);
     let ctx = Ctx {
         exec: &rules,
-        record: true,
+        record,
     };
     let r = jvp_graph(&ctx, &output.var(), &sources)?;
     Ok(r.map(|t| EagerTensor::from_var(t, output.runtime.clone())))

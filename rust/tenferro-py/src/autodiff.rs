@@ -180,21 +180,25 @@ pub fn _vjp(
 }
 
 /// `jvp(output, wrt, tangents)`: the tangent of `output` (`None`: inactive).
+/// `create_graph=False` (`tf.func` on fresh leaves) records nothing.
 #[pyfunction]
+#[pyo3(signature = (output, wrt, tangents, create_graph=true))]
 pub fn _jvp(
     py: Python<'_>,
     output: &Bound<'_, PyTensor>,
     wrt: Vec<Bound<'_, PyTensor>>,
     tangents: Vec<Bound<'_, PyTensor>>,
+    create_graph: bool,
 ) -> PyResult<Option<PyTensor>> {
     let state = current_state(py)?;
     let host = PyHost::new(py);
-    let r = autodiff::jvp(
+    let r = autodiff::jvp_with(
         output.get(),
         &cores(&wrt),
         &cores(&tangents),
         &state.get().core,
         &host,
+        create_graph,
     );
     Ok(host.finish(r)?.map(PyTensor::from))
 }
