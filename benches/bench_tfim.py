@@ -137,6 +137,131 @@ def jitted_energy(problem: tfim.TfimProblem) -> Any:
     return tf.jit(tf.func.value_and_grad(energy, argnums=tuple(range(problem.sites))))
 
 
+def _energy_fn(problem: tfim.TfimProblem) -> Callable[..., Any]:
+    """``E`` of the site tensors (the function ``jitted_energy`` differentiates)."""
+
+    def energy(*sites: Any) -> Any:
+        num, den = tfim.mps_energy(list(sites), problem.mpo)
+        if problem.is_complex:
+            num, den = tf.real(num), tf.real(den)
+        return num / den
+
+    return energy
+
+
+def _flat_grad(problem: tfim.TfimProblem, grads: Any) -> np.ndarray:
+    g = np.concatenate([np.asarray(t).ravel() for t in grads])
+    return np.concatenate([g.real, g.imag]) if problem.is_complex else g
+
+
+def grad_of_jit_fns(problem: tfim.TfimProblem) -> tuple[Any, dict[str, Callable]]:
+    """Grad of jit: the energy compiled alone (``tf.jit(E)``), differentiated from outside —
+    ``tf.func.value_and_grad(tf.jit(E))`` and, for information, ``rt.variable`` leaves with
+    ``.backward()`` through the jitted energy (first-order split: forward with residuals, then
+    the backward program). Gradients back to NumPy as in the other columns. Returns the
+    ``Jitted`` (to check it replayed one trace) and the calls."""
+    rt = problem.runtime
+    jitted = tf.jit(_energy_fn(problem))
+    vg = tf.func.value_and_grad(jitted, argnums=tuple(range(problem.sites)))
+
+    def via_func(x: np.ndarray) -> tuple[float, np.ndarray]:
+        e, grads = vg(*[rt.constant(a) for a in problem.unpack(x)])
+        return float(e), _flat_grad(problem, grads)
+
+    def via_backward(x: np.ndarray) -> tuple[float, np.ndarray]:
+        leaves = [rt.variable(a) for a in problem.unpack(x)]
+        e = jitted(*leaves)
+        e.backward()
+        return e.item(), _flat_grad(problem, [t.grad for t in leaves])
+
+    return jitted, {"tf vg(jit)": via_func, "tf jit+backward": via_backward}
+
+
+def jax_grad_of_jit_fn(peers: h.Peers, problem: tfim.TfimProblem) -> Callable:
+    """``jax.value_and_grad(jax.jit(E))`` of the energy ``jax_fns`` times as
+    ``jax.jit(jax.value_and_grad(E))``."""
+    jax, jnp = peers.jax, peers.jnp
+    mpo = jnp.asarray(tfim.tfim_mpo(problem.g, problem.J, problem.dtype))
+
+    def energy(x: Any) -> Any:
+        env = jnp.zeros((1, 3, 1), dtype=problem.dtype).at[0, 0, 0].set(1.0)
+        for a in _split(jnp, x, problem):
+            bra = jnp.conj(a) if problem.is_complex else a
+            env = jnp.einsum(STEPS[0], env, a)
+            env = jnp.einsum(STEPS[1], env, mpo)
+            env = jnp.einsum(STEPS[2], env, bra)
+        return jnp.real(env[0, 2, 0]) / jnp.real(env[0, 0, 0])
+
+    fn = jax.value_and_grad(jax.jit(energy))
+
+    def call(x: np.ndarray) -> tuple[float, np.ndarray]:
+        e, g = fn(jnp.asarray(x))
+        return float(e), np.asarray(g)
+
+    return call
+
+
+#: Grad-of-jit target (issue 21): ``grad(jit E)`` within this factor of ``jit(grad E)`` and of
+#: ``jax.value_and_grad(jax.jit(E))``.
+GRAD_OF_JIT_TARGET = 1.2
+GOJ_LIBS = ("tf jit(vg)", "tf vg(jit)", "tf jit+backward", "jax jit(vg)", "jax vg(jit)")
+
+
+def grad_of_jit_case(peers: h.Peers, sites: int, bond: int, dtype: str, rounds: int) -> dict[str, float]:
+    """ms per energy+gradient (median of interleaved rounds): tenferro's jit of grad
+    (``TfimProblem(jit=True)``, the ``tenferro.jit`` column) and grad of jit, JAX's both ways."""
+    engine = tf.CpuEngine(threads=1)
+    rt = tf.Runtime()
+    jproblem = tfim.TfimProblem(sites, bond, 1.0, 1.0, dtype, runtime=rt, jit=True)
+    x = jproblem.pack(tfim.random_mps(sites, bond, seed=0, dtype=dtype))
+    with rt.session(engine):
+        jitted, goj = grad_of_jit_fns(jproblem)
+        fns: dict[str, Callable[[np.ndarray], tuple[float, np.ndarray]]] = {
+            "tf jit(vg)": jproblem.value_and_grad, **goj}
+        if peers.jax is not None:
+            fns["jax jit(vg)"] = jax_fns(peers, jproblem)[1]
+            fns["jax vg(jit)"] = jax_grad_of_jit_fn(peers, jproblem)
+        e_ref, g_ref = fns["tf jit(vg)"](x)
+        for lib, fn in fns.items():
+            _check(lib, *fn(x), e_ref, g_ref)
+        calls = {lib: (lambda fn=fn: fn(x)) for lib, fn in fns.items()}
+        samples = h.round_robin_samples(calls, rounds, inner=10 if sites <= 16 else 3, warmup=2,
+                                        desc="tfim grad of jit")
+        _check_one_trace(jproblem._jitted, f"N={sites} D={bond} {dtype} (jit of grad)")
+        _check_one_trace(jitted, f"N={sites} D={bond} {dtype} (grad of jit)")
+    st = rt.cache_stats()["prepared_derivatives"]
+    if st.evictions or st.clears:
+        raise RuntimeError(f"grad of jit re-prepared its derivative: {st}")
+    return {lib: statistics.median(s) * 1e3 for lib, s in samples.items()}
+
+
+def grad_of_jit_table(peers: h.Peers, rounds: int) -> tuple[list[list[Any]], list[str]]:
+    head = (f"{'grad of jit (ms per energy+gradient)':<34}" + "".join(f"{lib:>16}" for lib in GOJ_LIBS)
+            + f"{'vg(jit)/jit(vg)':>17}{'vg(jit)/jax vg(jit)':>21}{'backward/jit(vg)':>18}{'jax: vg(jit)/jit(vg)':>22}")
+    print(head)
+    print("-" * len(head))
+    table: list[list[Any]] = []
+    verdicts: list[str] = []
+    for sites, bond in CASES:
+        for dtype in DTYPES:
+            case = f"TFIM MPS N={sites} D={bond} {dtype}"
+            res = grad_of_jit_case(peers, sites, bond, dtype, rounds)
+            r_self = h.ratio(res.get("tf vg(jit)"), res.get("tf jit(vg)"))
+            r_jax = h.ratio(res.get("tf vg(jit)"), res.get("jax vg(jit)"))
+            r_bw = h.ratio(res.get("tf jit+backward"), res.get("tf jit(vg)"))
+            r_jj = h.ratio(res.get("jax vg(jit)"), res.get("jax jit(vg)"))
+            cells = [r_self, r_jax, r_bw, r_jj]
+            print(f"{case:<34}" + "".join(f"{h.fmt(res.get(lib)):>16}" for lib in GOJ_LIBS)
+                  + "".join(f"{(f'{r:.3f}x' if r else 'n/a'):>{w}}" for r, w in zip(cells, (17, 21, 18, 22))),
+                  flush=True)
+            table.append([case, *(res.get(lib) for lib in GOJ_LIBS), *cells])
+            for what, r in (("tf grad-of-jit / tf jit-of-grad", r_self), ("tf grad-of-jit / jax grad-of-jit", r_jax)):
+                if r:
+                    verdicts.append(f"  {case}: {what} {r:.3f}x <= {GRAD_OF_JIT_TARGET:g}x -> "
+                                    + ("met" if r <= GRAD_OF_JIT_TARGET else "MISSED"))
+    return table, verdicts
+
+
 def _check(lib: str, e: float, g: np.ndarray, e_ref: float, g_ref: np.ndarray) -> None:
     assert abs(e - e_ref) <= 1e-10 * abs(e_ref), (lib, e, e_ref)
     err = np.linalg.norm(g - g_ref) / np.linalg.norm(g_ref)
@@ -279,6 +404,8 @@ def _geomean(values: list[float]) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds (a smoke run)")
+    parser.add_argument("--grad-of-jit", action="store_true",
+                        help="only the grad-of-jit table (printed; results file untouched)")
     args = parser.parse_args(argv)
     rounds = 3 if args.quick else 9
     peers = h.import_peers()
@@ -286,6 +413,10 @@ def main(argv: list[str] | None = None) -> int:
     print(h.machine_line(h.machine_info(peers)))
     print()
     _warm_up(peers)
+    if args.grad_of_jit:
+        _, goj_verdicts = grad_of_jit_table(peers, rounds)
+        print("\n".join(["", "targets:", *goj_verdicts]))
+        return 0
     head = f"{'case (ms per energy+gradient)':<34}" + "".join(f"{lib:>13}" for lib in LIBS)
     head += "".join(f"{'tf/' + lib:>12}" for lib in PEER_NAMES) + f"{'tf.jit/jax.jit':>16}"
     print(head)
@@ -375,6 +506,11 @@ def main(argv: list[str] | None = None) -> int:
                 verdicts.append(f"  {case}: tf.jit trace+compile {tcm:.3g} ms <= {TRACE_COMPILE_TARGET_MS:g} ms -> "
                                 + ("met" if tcm <= TRACE_COMPILE_TARGET_MS else "MISSED"))
 
+    # Grad of jit (issue 21): tf.func.value_and_grad(tf.jit(E)) against jit of grad and JAX.
+    print()
+    goj_table, goj_verdicts = grad_of_jit_table(peers, rounds)
+    verdicts += goj_verdicts
+
     # Pass ablation (N=16 D=8).
     print()
     abl = {dtype: pass_ablation(dtype, 10 if args.quick else 40) for dtype in DTYPES}
@@ -415,6 +551,13 @@ def main(argv: list[str] | None = None) -> int:
          "columns": ["case", "tf.jit trace", "tf.jit compile", "trace+compile", "tf.jit first call",
                      "jax.jit first call", "ratio", "instructions traced->compiled"],
          "rows": first_table},
+        {"title": "Grad of jit (ms per energy+gradient, median of interleaved rounds): "
+                  "tf.jit(value_and_grad(E)) (jit of grad), value_and_grad(tf.jit(E)) and "
+                  "rt.variable leaves + backward through tf.jit(E) (grad of jit), JAX both ways; "
+                  f"target grad of jit <= {GRAD_OF_JIT_TARGET:g}x jit of grad and jax grad of jit",
+         "columns": ["case", *GOJ_LIBS, "vg(jit)/jit(vg)", "vg(jit)/jax vg(jit)", "backward/jit(vg)",
+                     "jax: vg(jit)/jit(vg)"],
+         "rows": goj_table},
         {"title": "Graph mode: pass ablation, TFIM N=16 D=8 energy+gradient program (instructions "
                   "after compile, '= X' where the program is X's; ms per call of the compiled program, best of "
                   "interleaved rounds, identical programs timed once; × the time with all passes)",

@@ -59,6 +59,7 @@ import inspect
 import operator
 import os
 import sys
+import contextvars
 import threading
 import warnings
 import weakref
@@ -97,6 +98,9 @@ class TracedGraph:
     _error_rules: dict[Any, Any] | None = None
     # The derivative programs of a function that called custom rules (``_Supplier``).
     _supplier: Any = None
+    # The traced function entered ``tf.no_grad()``: the program has no stop-gradient step, so
+    # its derivative would differentiate through that region (see ``_note_no_grad``).
+    _stops_gradient = False
 
     def __init__(self, graph: Any, in_tree: _TreeDef, out_tree: _TreeDef, name: str) -> None:
         self._graph = graph
@@ -132,7 +136,9 @@ class TracedGraph:
             graph._supply_derivatives(self._supplier)
         if self._error_rules:
             graph = _trace_errors.RenamingGraph(graph, self._error_rules)
-        return CompiledGraph(graph, self._out_tree, self.name, [tuple(r) for r in report])
+        compiled = CompiledGraph(graph, self._out_tree, self.name, [tuple(r) for r in report])
+        compiled._stops_gradient = self._stops_gradient
+        return compiled
 
 
 class CompiledGraph:
@@ -159,12 +165,24 @@ class CompiledGraph:
     def __repr__(self) -> str:
         return f"<CompiledGraph {self.name}: {len(self)} instructions>"
 
+    #: See ``TracedGraph._stops_gradient``.
+    _stops_gradient = False
+
     def run_flat(self, inputs: Sequence[Any]) -> list[Tensor]:
         """Run on the flat list of tensor inputs; the flat list of outputs."""
         if len(inputs) != self._graph.n_inputs:
             raise TypeError(
                 f"{self.name}: the compiled graph takes {self._graph.n_inputs} tensor inputs, "
                 f"got {len(inputs)}"
+            )
+        if self._stops_gradient and _records(inputs):
+            from .errors import UnsupportedAdRuleError
+
+            raise UnsupportedAdRuleError(
+                f"{self.name}: the traced function entered tf.no_grad(), and a compiled program "
+                "has no stop-gradient step yet: its derivative would differentiate through that "
+                "region. Call the tf.jit function (it runs such calls eagerly), or call the "
+                "compiled graph under tf.no_grad()"
             )
         return list(self._graph.run(list(inputs)))
 
@@ -295,6 +313,24 @@ class _Supplier:
             return list(t_out)
 
         return self._trace(tangent_map, [(self.metas[i][1], self.metas[i][2]) for i in act])
+#: While ``Jitted._trace_leaves`` runs the function: a list that ``_note_no_grad`` appends to.
+_NO_GRAD_SEEN: contextvars.ContextVar[list[bool] | None] = contextvars.ContextVar("tenferro_no_grad_seen", default=None)
+
+
+def _note_no_grad() -> None:
+    """``tf.no_grad()`` entered: the trace in progress (if any) has a no-grad region."""
+    seen = _NO_GRAD_SEEN.get()
+    if seen is not None:
+        seen.append(True)
+
+
+def _records(inputs: Sequence[Any]) -> bool:
+    """A call on these inputs would record a derivative (grad mode on and a tracked input, or
+    ``tf.func``'s capture)."""
+    state = _tenferro._state_var().get()
+    if state.capture_trace:
+        return True
+    return bool(state.grad_enabled) and any(isinstance(x, Tensor) and x.requires_grad for x in inputs)
 
 
 def _is_scalar(x: Any) -> bool:
@@ -574,6 +610,8 @@ class Jitted:
         rules_token = _trace_errors.RULES.set(rules)
         custom: list[str] = []
         custom_token = _CUSTOM_RULES.set(custom)
+        no_grad_seen: list[bool] = []
+        seen_token = _NO_GRAD_SEEN.set(no_grad_seen)
         try:
             out = self._fun(*args, **kwargs)
         except TraceError as e:
@@ -588,6 +626,7 @@ class Jitted:
             _tenferro._state_var().reset(token)
             _trace_errors.RULES.reset(rules_token)
             _CUSTOM_RULES.reset(custom_token)
+            _NO_GRAD_SEEN.reset(seen_token)
         try:
             out_leaves, out_tree = _flatten(out)
             if any(isinstance(x, Tensor) and x.requires_grad and not x._traced for x in out_leaves):
@@ -602,6 +641,9 @@ class Jitted:
         traced._error_rules = rules
         if custom:
             traced._supplier = _Supplier(self._fun, leaves, tdef, rebuild)
+        traced._stops_gradient = bool(no_grad_seen)
+        if no_grad_seen:
+            _note_no_grad()  # an enclosing trace (a jitted function calling this one's trace)
         return traced, self._capture.tensors()
 
     def trace(self, *args: Any, **kwargs: Any) -> TracedGraph:
@@ -635,7 +677,7 @@ class Jitted:
         if not kwargs and all(type(a) in _FAST for a in args):
             # The replay cache refused this call only because it was cleared (an eviction).
             self._remember(args, entry.compiled)
-        return _unflatten(entry.compiled._out_tree, entry.compiled.run_flat(_inputs(leaves)))
+        return self._run(entry.compiled, leaves, tdef, rebuild)
 
     def _value_and_grad_fast(self, args: tuple[Any, ...], argnums: tuple[int, ...]) -> Any:
         """``tf.func.value_and_grad(self, argnums)(*args)`` served by the replay cache in Rust
@@ -649,7 +691,7 @@ class Jitted:
         """Let the Rust replay cache serve later calls like ``args`` (positional tensors and
         floats) with ``compiled``. (Not a graph that renames its errors: only its Python
         ``run`` applies the renaming.)"""
-        if self._fast is not None and type(compiled._graph) is _tenferro._Graph:
+        if self._fast is not None and type(compiled._graph) is _tenferro._Graph and not compiled._stops_gradient:
             n = compiled._graph.n_outputs
             probe = [object() for _ in range(n)]
             built = _unflatten(compiled._out_tree, probe)
@@ -715,7 +757,7 @@ class Jitted:
             entry = self._cache.get(key)
         if entry is not None:
             self._hits += 1
-            return _unflatten(entry.compiled._out_tree, entry.compiled.run_flat(_inputs(leaves)))
+            return self._run(entry.compiled, leaves, tdef, rebuild)
         try:
             return self._trace_and_run(key, leaves, tdef, rebuild, args, kwargs)
         finally:
@@ -754,7 +796,15 @@ class Jitted:
             self._evict()
         if args is not None and not kwargs:
             self._remember(args, compiled)
-        return _unflatten(compiled._out_tree, compiled.run_flat(_inputs(leaves)))
+        return self._run(compiled, leaves, tdef, rebuild)
+
+    def _run(self, compiled: CompiledGraph, leaves: list[Any], tdef: _TreeDef, rebuild: Any) -> Any:
+        """Run a cached program, or the function eagerly when its program has a ``tf.no_grad``
+        region and this call records a derivative (the program has no stop-gradient step)."""
+        inputs = _inputs(leaves)
+        if compiled._stops_gradient and _records(inputs):
+            return self._eager(leaves, tdef, rebuild)
+        return _unflatten(compiled._out_tree, compiled.run_flat(inputs))
 
     def _warn_big_captures(self, captured: tuple[Tensor, ...]) -> None:
         """Warn once per function when a captured tensor over 1 MiB became a constant of a

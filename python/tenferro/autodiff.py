@@ -53,6 +53,10 @@ class _Mode:
         pass
 
     def __enter__(self) -> "_Mode":
+        if self._flags.get("grad_enabled", True) is False:
+            from ._jit import _note_no_grad
+
+            _note_no_grad()  # a tf.jit trace in progress has a no-grad region
         self._tokens.append(_tenferro._set_modes(**self._flags))
         return self
 

@@ -320,6 +320,23 @@ class _Frame:
         finally:
             _tenferro._state_var().reset(token)
 
+    def vjp(self, out: Tensor, ct: Tensor | None) -> list[Tensor | None]:
+        """Cotangents of ``wrt`` for ``out`` (seed ``ct``; ``None``: a scalar's 1). Recorded only
+        in a composed frame: a fresh frame's results are detached, so recording them would only
+        cost (a compiled call would recompute its forward instead of using its residuals)."""
+        from .autodiff import _own
+
+        _own(self.rt, self.name, output=out, wrt=self.wrt)
+        return self.run(lambda: _tenferro._vjp(out, self.wrt, ct, create_graph=self.composed))
+
+    def jvp(self, out: Tensor, wrt: list[Tensor], tangents: list[Tensor]) -> Tensor | None:
+        """Tangent of ``out`` along ``tangents`` of ``wrt``; recorded only in a composed frame
+        (as :meth:`vjp`)."""
+        from .autodiff import _own
+
+        _own(self.rt, self.name, output=out, wrt=wrt, tangent=tangents)
+        return self.run(lambda: _tenferro._jvp(out, wrt, tangents, create_graph=self.composed))
+
     def const(self, data: Any) -> Tensor:
         return self.rt.constant(data)
 
@@ -400,7 +417,7 @@ def _grads(frame: _Frame, out: Tensor, name: str) -> list[Tensor]:
     if not frame.wrt or (not out.requires_grad and not _tenferro._is_leaf(out)):
         # Constant output: every derivative is zero.
         return [_zeros_like(frame, w) for w in frame.wrt]
-    gs = frame.run(lambda: out.runtime.grad_optional(out, frame.wrt))
+    gs = frame.vjp(out, None)
     return [g if g is not None else _zeros_like(frame, w) for g, w in zip(gs, frame.wrt)]
 
 
@@ -602,7 +619,7 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
                 raise ShapeError(f"vjp: {what} has shape {ct.shape}, the output {o.shape}")
             if not frame.wrt or (not o.requires_grad and not _tenferro._is_leaf(o)):
                 continue
-            gs = frame.run(lambda o=o, ct=ct: o.runtime.vjp_optional(o, frame.wrt, ct))
+            gs = frame.vjp(o, ct)
             for j, g in enumerate(gs):
                 if g is not None:
                     acc[j] = g if acc[j] is None else frame.run(lambda a=acc[j], g=g: a + g)
@@ -679,7 +696,7 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], 
     for o in outs:
         t_out = None
         if frame.wrt and (o.requires_grad or _tenferro._is_leaf(o)):
-            t_out = frame.run(lambda o=o: o.runtime.jvp_optional(o, frame.wrt, tans))
+            t_out = frame.jvp(o, frame.wrt, tans)
         t_outs.append(t_out if t_out is not None else _zeros_like(frame, o))
     value, tangent = _unflatten(out_tree, outs), _unflatten(out_tree, t_outs)
     res = (value, tangent, aux) if has_aux else (value, tangent)
@@ -780,7 +797,7 @@ def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic:
             live = bool(frame.wrt) and (out.requires_grad or _tenferro._is_leaf(out))
             for k in range(out.size if live else 0):
                 ct = _basis(frame, out.shape, out.dtype, k)
-                gs = frame.run(lambda ct=ct: out.runtime.vjp_optional(out, frame.wrt, ct))
+                gs = frame.vjp(out, ct)
                 for j, (g, w) in enumerate(zip(gs, frame.wrt)):
                     if g is None:
                         g = _zeros_like(frame, w)
@@ -838,7 +855,7 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic:
                 for i, out in enumerate(outs):
                     t = None
                     if out.requires_grad or _tenferro._is_leaf(out):
-                        t = frame.run(lambda out=out, tan=tan: out.runtime.jvp_optional(out, [w], [tan]))
+                        t = frame.jvp(out, [w], [tan])
                     cols[i].append(t if t is not None else _zeros_like(frame, out))
             for i, out in enumerate(outs):
                 dtype = np.result_type(out.dtype, w.dtype)

@@ -703,17 +703,21 @@ pub struct CompiledCallRule {
     call: Arc<CompiledCall>,
     caches: Arc<AdCaches>,
     mask: Vec<bool>,
-    n_outputs: usize,
+    /// Number of the program's own outputs among the node's, when the split's forward part
+    /// ran (the residuals follow them); `None` when the plain program ran (the split could not
+    /// be derived: a step without a reverse rule), then the rules recompute.
+    n_outputs: Option<usize>,
 }
 
 impl CompiledCallRule {
     /// The rules of `call` on inputs whose active ones `mask` marks, recorded with the outputs
-    /// of its split's forward program, of which the first `n_outputs` are the program's own.
+    /// of its split's forward program, of which the first `n_outputs` are the program's own
+    /// (`None`: recorded with the plain program's outputs).
     pub fn new(
         call: Arc<CompiledCall>,
         caches: Arc<AdCaches>,
         mask: Vec<bool>,
-        n_outputs: usize,
+        n_outputs: Option<usize>,
     ) -> CompiledCallRule {
         CompiledCallRule {
             call,
@@ -768,8 +772,16 @@ impl CustomRule for CompiledCallRule {
         if cts.iter().all(Option::is_none) {
             return Ok(vec![None; inputs.len()]);
         }
+        let Some(n) = self.n_outputs.map(|n| n.min(outputs.len())) else {
+            // No residuals: the VJP program recomputes the forward part.
+            let vjp = self.caches.vjp(&self.call, &self.mask)?;
+            let all: Vec<&Var> = outputs.iter().collect();
+            let mut args: Vec<Var> = inputs.to_vec();
+            args.extend(or_zeros(ctx, cts, &all)?);
+            let refs: Vec<&Var> = args.iter().collect();
+            return self.spread(ctx.exec.apply_call(&vjp, &refs, ctx.record)?);
+        };
         let split = self.caches.split(&self.call, &self.mask)?;
-        let n = self.n_outputs.min(outputs.len());
         let outs = if cts[n..].iter().all(Option::is_none) {
             // The backward part on the residuals (recorded when `ctx.record`: its node reads
             // the residuals as outputs of this node, so higher derivatives reach `x`).
@@ -800,10 +812,12 @@ impl CustomRule for CompiledCallRule {
         wanted: &[bool],
     ) -> Result<Vec<Option<Var>>> {
         let _ = outputs;
-        let n = self.n_outputs.min(wanted.len());
-        // Supplied rules give the outputs' tangents; the residuals' tangents (wanted only by a
-        // recorded backward program's node) come from the forward part's primitives.
-        let jvp = if self.call.supplied.is_some() && !wanted[n..].iter().any(|&w| w) {
+        let n = self.n_outputs.unwrap_or(wanted.len()).min(wanted.len());
+        // The program's own JVP gives its outputs' tangents (supplied rules included); the
+        // residuals' tangents (wanted only by a recorded backward program's node) come from
+        // the JVP of the split's forward part.
+        let own_only = !wanted[n..].iter().any(|&w| w);
+        let jvp = if own_only {
             self.caches.jvp(&self.call, &self.mask)?
         } else {
             let split = self.caches.split(&self.call, &self.mask)?;

@@ -425,10 +425,14 @@ pub fn record_custom(
             outputs,
         },
     });
+    // Integer and bool outputs carry no derivative (as `record`): untracked, zero cotangent.
     values
         .into_iter()
         .enumerate()
-        .map(|(i, t)| project(&node, i, t))
+        .map(|(i, t)| match t.dtype().is_inexact() {
+            true => project(&node, i, t),
+            false => Var::untracked(t),
+        })
         .collect()
 }
 

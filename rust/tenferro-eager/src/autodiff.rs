@@ -241,6 +241,23 @@ pub fn vjp(
     mode: &ModeState,
     host: &dyn Host,
 ) -> Result<Vec<Option<EagerTensor>>> {
+    vjp_with(output, wrt, cotangent, mode, host, true)
+}
+
+/// [`vjp`], recording the rule bodies only when `record` (`false`: first order, untracked
+/// results; a compiled call then runs its backward program on the residuals of its forward
+/// instead of recomputing).
+///
+/// # Errors
+/// As [`vjp`].
+pub fn vjp_with(
+    output: &EagerTensor,
+    wrt: &[&EagerTensor],
+    cotangent: Option<&EagerTensor>,
+    mode: &ModeState,
+    host: &dyn Host,
+    record: bool,
+) -> Result<Vec<Option<EagerTensor>>> {
     let seed = seed("vjp", "grad", "vjp with a cotangent", output, cotangent)?;
     // A tensor that was never recorded gets a fresh leaf: no path reaches it (`None`).
     let targets: Vec<Arc<Node>> = wrt
@@ -254,7 +271,7 @@ pub fn vjp(
     let rules = exec.rules(host);
     let ctx = Ctx {
         exec: &rules,
-        record: true,
+        record,
     };
     let gs = vjp_graph(&ctx, &output.var(), seed, &targets)?;
     Ok(gs
@@ -275,6 +292,22 @@ pub fn jvp(
     tangents: &[&EagerTensor],
     mode: &ModeState,
     host: &dyn Host,
+) -> Result<Option<EagerTensor>> {
+    jvp_with(output, wrt, tangents, mode, host, true)
+}
+
+/// [`jvp`], recording the rule bodies only when `record` (`false`: an untracked result; a
+/// compiled call then runs its JVP program without recording it).
+///
+/// # Errors
+/// As [`jvp`].
+pub fn jvp_with(
+    output: &EagerTensor,
+    wrt: &[&EagerTensor],
+    tangents: &[&EagerTensor],
+    mode: &ModeState,
+    host: &dyn Host,
+    record: bool,
 ) -> Result<Option<EagerTensor>> {
     if wrt.len() != tangents.len() {
         return Err(Error::value(
@@ -297,7 +330,7 @@ pub fn jvp(
     let rules = exec.rules(host);
     let ctx = Ctx {
         exec: &rules,
-        record: true,
+        record,
     };
     let r = jvp_graph(&ctx, &output.var(), &sources)?;
     Ok(r.map(|t| EagerTensor::from_var(t, output.runtime.clone())))

@@ -821,20 +821,35 @@ impl Exec {
         // functional transform's capture.
         let node = mode.grad_enabled
             && (inputs.iter().any(|v| v.is_tracked()) || (mode.capture_trace && any_node));
-        if !node {
+        let mask: Vec<bool> = inputs.iter().map(|v| v.node.is_some()).collect();
+        // A program with a step that has no reverse rule (eig eigenvectors; the next order of a
+        // derivative program that has one) is recorded without residuals: as in eager mode, the
+        // error comes only if that derivative is asked for (the recomputing VJP derives it).
+        let split = match node.then(|| caches.split(call, &mask)) {
+            Some(Ok(split)) => Some(split),
+            None | Some(Err(Error::UnsupportedAdRule { .. })) => None,
+            Some(Err(e)) => return Err(e),
+        };
+        let Some(split) = split else {
             let plan = caches.prepared(call, engine)?;
             let outs = self.run_compiled(call.name(), plan.program(), data, host)?;
-            return Ok(outs
-                .into_iter()
-                .map(|t| Var::untracked(Value::Tensor(t)))
-                .collect());
-        }
-        let mask: Vec<bool> = inputs.iter().map(|v| v.node.is_some()).collect();
-        let split = caches.split(call, &mask)?;
+            let outs: Vec<Value> = outs.into_iter().map(Value::Tensor).collect();
+            if node {
+                let rule = CompiledCallRule::new(call.clone(), caches.clone(), mask, None);
+                let owned: Vec<Var> = inputs.iter().map(|v| (*v).clone()).collect();
+                return Ok(record_custom(
+                    Arc::new(rule),
+                    owned,
+                    outs,
+                    mode.capture_trace,
+                ));
+            }
+            return Ok(outs.into_iter().map(Var::untracked).collect());
+        };
         let plan = caches.prepared(&split.fwd, engine)?;
         let outs = self.run_compiled(call.name(), plan.program(), data, host)?;
         let n = split.n_outputs;
-        let rule = CompiledCallRule::new(call.clone(), caches.clone(), mask, n);
+        let rule = CompiledCallRule::new(call.clone(), caches.clone(), mask, Some(n));
         let owned: Vec<Var> = inputs.iter().map(|v| (*v).clone()).collect();
         let mut vars = record_custom(
             Arc::new(rule),

@@ -157,22 +157,26 @@ pub fn _backward(
 }
 
 /// `vjp(output, wrt, cotangent)`: cotangents of each `wrt` tensor (`None`: inactive). Results
-/// are recorded (tracked when they depend on tracked values), so transforms compose.
+/// are recorded (tracked when they depend on tracked values), so transforms compose;
+/// `create_graph=False` (`tf.func` on fresh leaves, whose results are detached) records nothing.
 #[pyfunction]
+#[pyo3(signature = (output, wrt, cotangent, create_graph=true))]
 pub fn _vjp(
     py: Python<'_>,
     output: &Bound<'_, PyTensor>,
     wrt: Vec<Bound<'_, PyTensor>>,
     cotangent: Option<&Bound<'_, PyTensor>>,
+    create_graph: bool,
 ) -> PyResult<Vec<Option<PyTensor>>> {
     let state = current_state(py)?;
     let host = PyHost::new(py);
-    let r = autodiff::vjp(
+    let r = autodiff::vjp_with(
         output.get(),
         &cores(&wrt),
         cotangent.map(|c| &c.get().inner),
         &state.get().core,
         &host,
+        create_graph,
     );
     Ok(host
         .finish(r)?
@@ -182,21 +186,25 @@ pub fn _vjp(
 }
 
 /// `jvp(output, wrt, tangents)`: the tangent of `output` (`None`: inactive).
+/// `create_graph=False` (`tf.func` on fresh leaves) records nothing.
 #[pyfunction]
+#[pyo3(signature = (output, wrt, tangents, create_graph=true))]
 pub fn _jvp(
     py: Python<'_>,
     output: &Bound<'_, PyTensor>,
     wrt: Vec<Bound<'_, PyTensor>>,
     tangents: Vec<Bound<'_, PyTensor>>,
+    create_graph: bool,
 ) -> PyResult<Option<PyTensor>> {
     let state = current_state(py)?;
     let host = PyHost::new(py);
-    let r = autodiff::jvp(
+    let r = autodiff::jvp_with(
         output.get(),
         &cores(&wrt),
         &cores(&tangents),
         &state.get().core,
         &host,
+        create_graph,
     );
     Ok(host.finish(r)?.map(PyTensor::from))
 }
