@@ -422,3 +422,20 @@ def test_hessian_of_dict_argument_matches_finite_differences() -> None:
     assert_close(h["a"]["b"], _fd_jac(gb, np.array(0.3)), **TOL)
     assert_close(h["b"]["a"], h["a"]["b"], rtol=1e-12, atol=1e-12)
     assert_close(h["b"]["b"], np.float64(-np.sin(0.3) * P_A[0]), rtol=1e-10)
+
+
+def test_nested_transform_sees_the_outer_variable_it_closes_over():
+    """An inner transform whose function closes over the outer transform's argument composes
+    with it (JAX's semantics): d/dy Σ ∂/∂x Σ x²y = d/dy Σ 2xy = 2x, by grad, vjp and jvp, eager
+    and with the inner function jitted."""
+    x0, y0 = np.array([1.0, 2.0]), np.array([3.0, -1.0])
+    want = 2 * x0
+    inner_grad = lambda y: tf.sum(tf.func.grad(lambda x: tf.sum(x * x * y))(x0))  # noqa: E731
+    np.testing.assert_allclose(np.asarray(tf.func.grad(inner_grad)(y0)), want, rtol=1e-15)
+    inner_vjp = lambda y: tf.sum(tf.func.vjp(lambda x: x * x * y, x0)[1](np.ones(2))[0])  # noqa: E731
+    np.testing.assert_allclose(np.asarray(tf.func.grad(inner_vjp)(y0)), want, rtol=1e-15)
+    inner_jvp = lambda y: tf.func.jvp(lambda x: tf.sum(x * x * y), (x0,), (np.ones(2),))[1]  # noqa: E731
+    np.testing.assert_allclose(np.asarray(tf.func.grad(inner_jvp)(y0)), want, rtol=1e-15)
+    jf = tf.jit(lambda x, y: tf.sum(x * x * y))
+    inner_jit = lambda y: tf.sum(tf.func.grad(jf)(x0, y))  # noqa: E731
+    np.testing.assert_allclose(np.asarray(tf.func.grad(inner_jit)(y0)), want, rtol=1e-15)

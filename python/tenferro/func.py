@@ -79,6 +79,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -235,6 +236,11 @@ def _caller_runtime(leaves: Sequence[Any]) -> Runtime:
     return _tenferro._current_runtime(first)
 
 
+# How many transform frames are running their function or derivative on this thread/context
+# (nested transforms compose with the enclosing ones).
+_ACTIVE: ContextVar[int] = ContextVar("tenferro_func_active_frames", default=0)
+
+
 class _Frame:
     """One call of a transformed function: the runtime it records on and how results leave it.
 
@@ -246,7 +252,10 @@ class _Frame:
         self.name = name
         all_leaves = [x for a in args for x in _flatten(a)[0]]
         tracked = [a for a in all_leaves if isinstance(a, Tensor) and a.requires_grad]
-        self.composed = bool(tracked)
+        # Composed: inside another transform's function (which f may close over: its tracked
+        # tensors reach f without being arguments) or on tracked arguments. Its derivative is
+        # recorded and its results stay tracked, so the outer transform sees through it.
+        self.composed = bool(tracked) or _ACTIVE.get() > 0
         self.home = _caller_runtime(all_leaves)
         state = _tenferro._state_var().get()
         self.grad_was_enabled = state.grad_enabled
@@ -304,20 +313,18 @@ class _Frame:
 
     def call(self, f: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
         """Run ``f`` recording on the frame's runtime; its factories build constants there."""
-        token = _tenferro._set_modes(grad_enabled=True)
-        try:
-            with _factories._recording_on(self.rt):
-                return f(*self.args, **kwargs)
-        finally:
-            _tenferro._state_var().reset(token)
+        return self.run(lambda: f(*self.args, **kwargs))
 
     def run(self, fn: Callable[[], Any]) -> Any:
-        """Run a derivative computation with recording on (needed for higher order)."""
+        """Run ``f`` or a derivative computation with recording on (needed for higher order),
+        as an active frame (transforms nested inside compose with this one)."""
         token = _tenferro._set_modes(grad_enabled=True)
+        depth = _ACTIVE.set(_ACTIVE.get() + 1)
         try:
             with _factories._recording_on(self.rt):
                 return fn()
         finally:
+            _ACTIVE.reset(depth)
             _tenferro._state_var().reset(token)
 
     def vjp(self, out: Tensor, ct: Tensor | None) -> list[Tensor | None]:
@@ -477,7 +484,7 @@ def value_and_grad(
     @functools.wraps(f)
     def value_and_grad_f(*args: Any, **kwargs: Any) -> Any:
         nums, single = _norm_argnums(argnums, len(args), "value_and_grad")
-        if fast is not None and not kwargs:
+        if fast is not None and not kwargs and _ACTIVE.get() == 0:
             # A jitted f: its compiled program's derivative programs, without this frame.
             r = fast(args, nums)
             if r is not None:
