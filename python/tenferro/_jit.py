@@ -685,7 +685,17 @@ class Jitted:
         ``None`` when it does not serve the call (then the general path runs)."""
         if self._fast is None:
             return None
-        return self._fast.value_and_grad(args, self._capture.key() if self._captures else None, list(argnums))
+        captured = self._capture.key() if self._captures else None
+        r = self._fast.value_and_grad(args, captured, list(argnums))
+        if r is None and all(type(a) in _FAST for a in args) and _tenferro._state_var().get().grad_enabled:
+            key = self._signature(args, {})[0]
+            if key not in self._cache and not any(isinstance(a, Tensor) and a.requires_grad for a in args):
+                # First call with this signature: trace and compile it by running it once, so
+                # this call and the next are served (the general path would derive other
+                # programs: the split of a recorded call).
+                self(*args)
+                r = self._fast.value_and_grad(args, captured, list(argnums))
+        return r
 
     def _remember(self, args: tuple[Any, ...], compiled: CompiledGraph) -> None:
         """Let the Rust replay cache serve later calls like ``args`` (positional tensors and

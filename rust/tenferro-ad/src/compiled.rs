@@ -74,6 +74,8 @@ pub struct CompiledCall {
     inputs: Vec<(DType, Vec<usize>)>,
     fingerprint: u64,
     supplied: Option<Arc<dyn SuppliedDerivatives>>,
+    /// Dtype and shape of each output (inferred on first use).
+    outputs: std::sync::OnceLock<Vec<(DType, Vec<usize>)>>,
 }
 
 impl CompiledCall {
@@ -112,6 +114,7 @@ impl CompiledCall {
             inputs,
             fingerprint,
             supplied: None,
+            outputs: std::sync::OnceLock::new(),
         })
     }
 
@@ -307,8 +310,19 @@ impl CompiledCall {
         Ok(metas)
     }
 
-    /// Dtype and shape of each output (inferred by the catalog).
+    /// Dtype and shape of each output (inferred by the catalog once).
+    ///
+    /// # Errors
+    /// Validation errors of the steps (a malformed program).
     pub fn output_metas(&self) -> Result<Vec<(DType, Vec<usize>)>> {
+        if let Some(m) = self.outputs.get() {
+            return Ok(m.clone());
+        }
+        let m = self.infer_output_metas()?;
+        Ok(self.outputs.get_or_init(|| m).clone())
+    }
+
+    fn infer_output_metas(&self) -> Result<Vec<(DType, Vec<usize>)>> {
         let em = Emitter::new();
         let xs: Vec<Var> = self.inputs.iter().map(|(d, s)| em.input(*d, s)).collect();
         let refs: Vec<&Var> = xs.iter().collect();
@@ -382,6 +396,13 @@ impl CompiledCall {
             bwd: CompiledCall::new(&format!("{}.vjp", self.name), Arc::new(bwd), bwd_metas)?,
             n_outputs: n_y,
         })
+    }
+
+    fn derive_joint(&self, mask: &[bool]) -> Result<CompiledCall> {
+        let (joint, ..) = self.joint_vjp(mask)?;
+        let metas = self.x_and_outputs()?;
+        let (p, _) = optimize_for(&joint, &metas, &PassConfig::default())?;
+        CompiledCall::build(&format!("{}.value_and_vjp", self.name), Arc::new(p), metas)
     }
 
     fn derive_vjp(&self, mask: &[bool]) -> Result<CompiledCall> {
@@ -664,6 +685,18 @@ impl AdCaches {
         self.transforms
             .try_get_or_build(self.key(1, call, mask), CompiledCall::bytes, || {
                 call.derive_vjp(mask)
+            })
+    }
+
+    /// The joint program `(x, ȳ) → (y, x̄_active)` of `call`, forward and backward in one
+    /// (derived on first use): `value_and_grad` of a compiled function runs it once.
+    ///
+    /// # Errors
+    /// Rule errors.
+    pub fn joint(&self, call: &CompiledCall, mask: &[bool]) -> Result<Arc<CompiledCall>> {
+        self.transforms
+            .try_get_or_build(self.key(3, call, mask), CompiledCall::bytes, || {
+                call.derive_joint(mask)
             })
     }
 

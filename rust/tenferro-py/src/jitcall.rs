@@ -16,8 +16,7 @@ use pyo3::types::{PyFloat, PyTuple};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
-use tenferro_ad::{vjp_graph, Ctx, Node, Var};
-use tenferro_eager::{scalar_tensor, EagerTensor, ModeState, Operand, IMPLICIT};
+use tenferro_eager::{scalar_tensor, EagerTensor, Operand, IMPLICIT};
 use tenferro_tensor::dtype::scalar_default_dtype;
 use tenferro_tensor::{DType, Scalar};
 
@@ -188,11 +187,11 @@ impl PyCallCache {
 
     /// ``tf.func.value_and_grad`` of the jitted function at ``args`` with respect to the
     /// positional arguments ``argnums`` (grad of jit without the Python frame of ``tf.func``):
-    /// fresh leaves for those arguments, the compiled program's `CompiledCall` node (its
-    /// reverse-mode split from the runtime's derivative caches), and one reverse pass seeded
-    /// with 1. ``(value, [grad, ...])``, or ``None`` when this path does not serve the call
-    /// (no entry; an argument already tracked; a differentiated argument that is not a float or
-    /// complex tensor; an output that is not a real scalar; inside a trace or a transform): the general
+    /// the compiled program's joint derivative program ``(x, ȳ) → (y, x̄)``, derived from it by
+    /// the rule table and cached in the runtime's derivative caches, run once with ``ȳ = 1``.
+    /// ``(value, [grad, ...])``, or ``None`` when this path does not serve the call (no entry;
+    /// an argument already tracked; a differentiated argument that is not a float or complex
+    /// tensor; an output that is not a real scalar; inside a trace or a transform): the general
     /// path then runs, with its errors.
     fn value_and_grad(
         &self,
@@ -230,68 +229,42 @@ impl PyCallCache {
         let host = PyHost::new(py);
         let exec = host.finish(IMPLICIT.prepare("jit", &ops, mode, &host))?;
         let call = graph.get().call(py)?;
-        let mut leaves = Vec::with_capacity(argnums.len());
-        let mut vars = Vec::with_capacity(ops.len());
-        for (o, &w) in ops.iter().zip(&wanted) {
-            let var = match o {
-                Operand::Tensor(t) if w => {
-                    let value = t.value.clone().with_weak(false);
-                    let leaf = Node::leaf(&value);
-                    leaves.push(leaf.clone());
-                    Var {
-                        value,
-                        node: Some(leaf),
-                    }
+        // A real scalar output only (else the general path raises or seeds as it does).
+        let metas = host.finish(call.output_metas())?;
+        let dtype = match metas.as_slice() {
+            [(d, s)] if s.is_empty() && d.is_inexact() && !d.is_complex() => *d,
+            _ => return Ok(None),
+        };
+        let mut data = Vec::with_capacity(ops.len() + 1);
+        for o in &ops {
+            data.push(match o {
+                Operand::Tensor(t) => host.finish(t.data("jit").cloned())?,
+                Operand::Array(t) => t.clone(),
+                Operand::Scalar(s) => {
+                    host.finish(scalar_tensor("jit", *s, scalar_default_dtype(s.kind())))?
                 }
-                Operand::Tensor(t) => t.var(),
-                Operand::Array(t) => Var::constant(t.clone()),
-                Operand::Scalar(s) => Var::constant(host.finish(scalar_tensor(
-                    "jit",
-                    *s,
-                    scalar_default_dtype(s.kind()),
-                ))?),
-            };
-            vars.push(var);
+            });
         }
-        let refs: Vec<&Var> = vars.iter().collect();
-        let gmode = ModeState {
-            grad_enabled: true,
-            capture_trace: false,
-            sessions: mode.sessions.clone(),
-            trace: None,
-        };
-        let mut outs = host.finish(exec.call_compiled(&call, &refs, &gmode, &host))?;
-        let (Some(out), true) = (outs.pop(), outs.is_empty()) else {
-            return Ok(None);
-        };
-        let dtype = out.value.dtype();
-        if !out.value.shape().is_empty() || !dtype.is_inexact() || dtype.is_complex() {
-            return Ok(None);
-        }
+        data.push(host.finish(scalar_tensor("grad", Scalar::Float(1.0), dtype))?);
+        // The joint forward-and-backward program of the compiled one, seeded with 1.
+        let caches = exec.runtime().ad_caches();
+        let joint = host.finish(caches.joint(&call, &wanted))?;
+        let plan = host.finish(caches.prepared(&joint, exec.engine().as_ref()))?;
+        let outs = host.finish(exec.run_compiled(call.name(), plan.program(), data, &host))?;
         let rt = exec.runtime().clone();
-        let rules = exec.rules(&host);
-        let ctx = Ctx {
-            exec: &rules,
-            record: false,
-        };
-        let seed = Var::constant(host.finish(scalar_tensor("grad", Scalar::Float(1.0), dtype))?);
-        let gs = host.finish(vjp_graph(&ctx, &out, seed, &leaves))?;
-        let mut grads = Vec::with_capacity(gs.len());
-        for (g, leaf) in gs.into_iter().zip(&leaves) {
-            let g = match g {
-                Some(g) => g,
-                None => {
-                    let Some((d, s)) = leaf.leaf_meta() else {
-                        return Ok(None);
-                    };
-                    host.finish(tenferro_ad::rules::ops::full(&ctx, 0.0, d, s))?
-                }
-            };
-            grads.push(EagerTensor::new(g.value, rt.clone(), None).into());
-        }
         // The engine borrow ends before the results are handed back.
         drop(exec);
-        let value = EagerTensor::new(out.value, rt, None).into();
+        let mut outs = outs.into_iter();
+        let Some(value) = outs.next() else {
+            return Ok(None);
+        };
+        let value: PyTensor = EagerTensor::of_data(value, rt.clone(), None).into();
+        let grads: Vec<PyTensor> = outs
+            .map(|g| EagerTensor::of_data(g, rt.clone(), None).into())
+            .collect();
+        if grads.len() != argnums.len() {
+            return Ok(None);
+        }
         self.hits.fetch_add(1, Ordering::Relaxed);
         Ok(Some((value, grads)))
     }
