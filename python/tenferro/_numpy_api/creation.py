@@ -74,7 +74,11 @@ def full_like(
     >>> tf.full_like(tf.asarray([1, 2]), 0.5, dtype="float64").tolist()
     [0.5, 0.5]
     """
-    x, out_shape, out_dtype = _like("full_like", a, dtype, shape, device)
+    return _full_like("full_like", a, fill_value, dtype, shape, device)
+
+
+def _full_like(op: str, a: ArrayLike, fill_value: Any, dtype: Any, shape: Any, device: Any) -> Tensor:
+    x, out_shape, out_dtype = _like(op, a, dtype, shape, device)
     if isinstance(fill_value, Tensor) or type(fill_value) not in _PY_SCALARS:
         v = _to_dtype(_as_tensor(fill_value), out_dtype)
         return broadcast_to(v, out_shape)
@@ -92,7 +96,7 @@ def zeros_like(a: ArrayLike, dtype: Any = None, *, shape: Any = None, device: An
     >>> tf.zeros_like(tf.asarray([[1.5, 2.0]])).tolist()
     [[0.0, 0.0]]
     """
-    return full_like(a, 0, dtype, shape=shape, device=device)
+    return _full_like("zeros_like", a, 0, dtype, shape, device)
 
 
 def ones_like(a: ArrayLike, dtype: Any = None, *, shape: Any = None, device: Any = None) -> Tensor:
@@ -104,7 +108,7 @@ def ones_like(a: ArrayLike, dtype: Any = None, *, shape: Any = None, device: Any
     >>> tf.ones_like(tf.asarray([1 + 1j])).tolist()
     [(1+0j)]
     """
-    return full_like(a, 1, dtype, shape=shape, device=device)
+    return _full_like("ones_like", a, 1, dtype, shape, device)
 
 
 def empty_like(a: ArrayLike, dtype: Any = None, *, shape: Any = None, device: Any = None) -> Tensor:
@@ -117,4 +121,4 @@ def empty_like(a: ArrayLike, dtype: Any = None, *, shape: Any = None, device: An
     >>> tf.empty_like(tf.asarray([1, 2])).shape
     (2,)
     """
-    return full_like(a, 0, dtype, shape=shape, device=device)
+    return _full_like("empty_like", a, 0, dtype, shape, device)

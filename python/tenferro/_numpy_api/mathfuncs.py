@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import prim as _p
 from .._tenferro import Tensor
-from ..errors import DTypeError
+from ..errors import DTypeError, ShapeError
 from .elementwise import power
 from ._common import ArrayLike, _F64, _as_tensor, _float_input, _operands, _result_dtype, _to_common, _to_dtype
 
@@ -135,7 +135,12 @@ def _atan2_operands(op: str, x1: ArrayLike, x2: ArrayLike) -> tuple[Tensor, Tens
     if dt.kind in "biu":
         dt = _F64
     a, b = _to_common([a, b], dt)
-    shape = np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
+    try:
+        shape = np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
+    except ValueError:
+        raise ShapeError(
+            f"{op}: operands could not be broadcast together with shapes {tuple(a.shape)} {tuple(b.shape)}"
+        ) from None
     return broadcast_to(a, shape), broadcast_to(b, shape)
 
 
@@ -277,13 +282,16 @@ def _odd(f: Any, t: Tensor) -> Tensor:
     return _p.select(neg, _p.neg(v), v)
 
 
-def _large_split(t: Tensor, limit: float, small: Any, large: Any) -> Tensor:
-    """``large(t)`` where ``t > limit``, else ``small(t)``, each fed only its own inputs."""
+def _large_split(t: Tensor, limit: float, small: Any, large: Any, small_safe: float) -> Tensor:
+    """``large(t)`` where ``t > limit``, else ``small(t)``; each branch is fed only inputs it
+    has finite derivatives at (``limit`` and ``small_safe`` elsewhere), so the branch not taken
+    adds no NaN to a gradient."""
     is_large = _p.compare(t, limit, "GT")
+    one = _one_like(t)
     return _p.select(
         is_large,
-        large(_p.select(is_large, t, _one_like(t))),
-        small(_p.select(is_large, _p.mul(t, 0.0), t)),
+        large(_p.select(is_large, t, _p.mul(one, limit))),
+        small(_p.select(is_large, _p.mul(one, small_safe), t)),
     )
 
 
@@ -323,7 +331,7 @@ def arcsinh(x: ArrayLike, /) -> Tensor:
     def large(a: Tensor) -> Tensor:
         return _p.add(_p.log(a), _LN2)
 
-    return _via_f64(lambda u: _odd(lambda a: _large_split(a, 2.0**28, small, large), u), t)
+    return _via_f64(lambda u: _odd(lambda a: _large_split(a, 2.0**28, small, large, 0.0), u), t)
 
 
 def arccosh(x: ArrayLike, /) -> Tensor:
@@ -363,7 +371,11 @@ def arccosh(x: ArrayLike, /) -> Tensor:
     def large(a: Tensor) -> Tensor:
         return _p.add(_p.log(a), _LN2)
 
-    return _via_f64(lambda u: _large_split(u, 2.0**28, small, large), t)
+    def f(u: Tensor) -> Tensor:
+        # NaN below 1 explicitly (for x < -1 the formula can round to a finite value).
+        return _p.select(_p.compare(u, 1.0, "LT"), math.nan, _large_split(u, 2.0**28, small, large, 2.0))
+
+    return _via_f64(f, t)
 
 
 def arctanh(x: ArrayLike, /) -> Tensor:
@@ -415,7 +427,7 @@ _LOG_E = {2.0: 1.442695040888963407359924681001892137, 10.0: 0.43429448190325182
 def _log_base(x: ArrayLike, base: float) -> Tensor:
     t = _float_input(x)
     if t.dtype.kind == "c":
-        return _p.mul(_p.log(t), _LOG_E[base])  # NumPy: the complex log times log_b(e)
+        return _p.scale_real(_p.log(t), _LOG_E[base])  # NumPy: each part of the log times log_b(e)
     return _via_f64(lambda u: _snapped_log(u, base), t)
 
 
@@ -443,8 +455,8 @@ def log2(x: ArrayLike, /) -> Tensor:
 
     ``prim.log(x) * log2(e)``, snapped to the integer ``k`` where ``2**k == x`` exactly (so
     powers of two give exact integers, as the C library's ``log2``); elsewhere within 2 ulp of
-    NumPy in float64 (measured in tests/test_array_api_names.py). Complex inputs: the complex
-    log times ``log2(e)``, as NumPy.
+    NumPy in float64 (measured in tests/test_array_api_names.py). Complex inputs: both parts of
+    the complex log times ``log2(e)`` (``prim.scale_real``), as NumPy.
 
     Parameters
     ----------
@@ -470,8 +482,8 @@ def log10(x: ArrayLike, /) -> Tensor:
 
     ``prim.log(x) * log10(e)``, snapped to the integer ``k`` where ``10**k == x`` (the
     float nearest to it), so ``log10(1000.0)`` is exactly ``3.0`` as in NumPy; elsewhere within
-    2 ulp of NumPy in float64 (measured in tests/test_array_api_names.py). Complex inputs: the
-    complex log times ``log10(e)``, as NumPy.
+    2 ulp of NumPy in float64 (measured in tests/test_array_api_names.py). Complex inputs: both parts
+    of the complex log times ``log10(e)`` (``prim.scale_real``), as NumPy.
 
     Parameters
     ----------
