@@ -56,6 +56,7 @@ from ._factories import arange, array, asarray, empty, eye, from_dlpack, full, l
 from . import prim
 from . import _numpy_api
 from ._numpy_api import *  # noqa: F401,F403  (NumPy-named functions)
+from ._numpy_api import complex  # noqa: A004 - autoray's name; not in __all__ (see _numpy_api)
 from . import _tensor_methods
 from . import autodiff
 from .autodiff import Gradients, capture_trace, no_grad

@@ -167,6 +167,8 @@ from .creation import (
     zeros_like,
 )
 
+# ``complex`` (autoray's name) is exported as an attribute only: in ``__all__`` a star import
+# would shadow the builtin ``complex``.
 __all__ = [
     "abs",
     "absolute",
@@ -194,7 +196,6 @@ __all__ = [
     "atanh",
     "broadcast_to",
     "clip",
-    "complex",
     "concat",
     "concatenate",
     "conj",

@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import prim as _p
 from .._tenferro import Tensor
 from ..errors import ShapeError
 from ._common import ArrayLike, _as_tensor, _host_indices, _normalize_axes, _unchanged

@@ -19,7 +19,7 @@ from .. import prim as _p
 from .._tenferro import Tensor
 from ..errors import DTypeError, ShapeError
 from .elementwise import power
-from ._common import ArrayLike, _F64, _as_tensor, _float_input, _operands, _result_dtype, _to_common, _to_dtype
+from ._common import ArrayLike, _F64, _float_input, _operands, _result_dtype, _to_common, _to_dtype
 
 __all__ = [
     "acos",
