@@ -404,7 +404,7 @@ ANY = st.one_of(floats(np.float64), ints(), bools(), complexes())
 def test_meshgrid_matches_numpy(vecs: list[np.ndarray], indexing: str, sparse: bool) -> None:
     want = np.meshgrid(*vecs, indexing=indexing, sparse=sparse)
     got = tf.meshgrid(*[tf.asarray(v) for v in vecs], indexing=indexing, sparse=sparse)
-    assert isinstance(got, tuple) and len(got) == len(want)
+    assert isinstance(got, list) and len(got) == len(want)  # the Array API's list (NumPy: tuple)
     for g, w in zip(got, want):
         same(g, w)
 

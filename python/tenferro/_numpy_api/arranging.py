@@ -115,7 +115,7 @@ def permute_dims(x: ArrayLike, /, axes: Sequence[int]) -> Tensor:
     return transpose(x, tuple(axes))
 
 
-def meshgrid(*xi: ArrayLike, indexing: str = "xy", sparse: bool = False, copy: bool = True) -> tuple[Tensor, ...]:
+def meshgrid(*xi: ArrayLike, indexing: str = "xy", sparse: bool = False, copy: bool = True) -> list[Tensor]:
     """Coordinate tensors from coordinate vectors, as ``numpy.meshgrid``.
 
     Each input is flattened, reshaped to be long along its own axis and broadcast (a view) to the
@@ -135,8 +135,9 @@ def meshgrid(*xi: ArrayLike, indexing: str = "xy", sparse: bool = False, copy: b
 
     Returns
     -------
-    tuple of Tensor
-        One per input, each of the input's dtype.
+    list of Tensor
+        One per input, each of the input's dtype: a list, as the Array API 2024.12 specifies
+        (NumPy 2 returns a tuple; both unpack alike).
 
     Raises
     ------
@@ -156,7 +157,7 @@ def meshgrid(*xi: ArrayLike, indexing: str = "xy", sparse: bool = False, copy: b
     vecs = [ravel(_as_tensor(x)) for x in xi]
     n = len(vecs)
     if n == 0:
-        return ()
+        return []
     lengths = [v.shape[0] for v in vecs]
     order = list(range(n))
     if indexing == "xy" and n > 1:
@@ -170,7 +171,7 @@ def meshgrid(*xi: ArrayLike, indexing: str = "xy", sparse: bool = False, copy: b
         shape[order[i]] = lengths[i]
         r = reshape(v, tuple(shape))
         out.append(r if sparse else broadcast_to(r, tuple(full)))
-    return tuple(out)
+    return out
 
 
 def repeat(a: ArrayLike, repeats: Any, axis: int | None = None) -> Tensor:
