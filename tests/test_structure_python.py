@@ -101,7 +101,7 @@ def test_install_refuses_a_second_definition() -> None:
         _tensor_methods.install()
 
 
-def _package_hops(tree: ast.Module) -> list[tuple[str, int]]:
+def _package_hops(tree: ast.Module, self_ok: bool = False) -> list[tuple[str, int]]:
     hops = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "tenferro" for a in node.names):
@@ -113,8 +113,10 @@ def _package_hops(tree: ast.Module) -> list[tuple[str, int]]:
             and isinstance(node.value, ast.Attribute)
             and node.value.attr == "modules"
             and isinstance(node.value.value, ast.Name)
-            and node.value.value.id == "sys"
+            and node.value.value.id.lstrip("_") == "sys"
         ):
+            if self_ok and isinstance(node.slice, ast.Name) and node.slice.id == "__name__":
+                continue  # the package's __init__ naming itself (the Array API namespace)
             hops.append(("sys.modules[...]", node.lineno))
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "import_module":
             hops.append(("importlib.import_module", node.lineno))
@@ -122,5 +124,8 @@ def _package_hops(tree: ast.Module) -> list[tuple[str, int]]:
 
 
 def test_no_module_reaches_the_package_through_a_hop() -> None:
-    hops = {str(p.relative_to(PKG)): _package_hops(_parse(p)) for p in _modules()}
+    hops = {
+        str(p.relative_to(PKG)): _package_hops(_parse(p), self_ok=p == PKG / "__init__.py")
+        for p in _modules()
+    }
     assert {k: v for k, v in hops.items() if v} == {}

@@ -23,6 +23,9 @@ Examples
 
 from __future__ import annotations
 
+import math as _math
+import sys as _sys
+
 import numpy as _np
 
 from . import errors
@@ -53,6 +56,7 @@ from ._factories import arange, array, asarray, empty, eye, from_dlpack, full, l
 from . import prim
 from . import _numpy_api
 from ._numpy_api import *  # noqa: F401,F403  (NumPy-named functions)
+from ._numpy_api import complex  # noqa: A004 - autoray's name; not in __all__ (see _numpy_api)
 from . import _tensor_methods
 from . import autodiff
 from .autodiff import Gradients, capture_trace, no_grad
@@ -64,6 +68,8 @@ from ._custom import custom_jvp, custom_vjp
 from ._jit import CompiledGraph, TracedGraph, TraceCacheStats, jit, make_graph
 from ._graph_context import clear_caches
 from ._types import CacheStats
+from . import _array_api
+from ._array_api import __array_api_version__, __array_namespace_info__, finfo, iinfo, isdtype
 
 _tensor_methods.install()
 
@@ -74,6 +80,17 @@ float32 = _np.dtype("float32")
 float64 = _np.dtype("float64")
 complex64 = _np.dtype("complex64")
 complex128 = _np.dtype("complex128")
+bool = bool_  # noqa: A001 - the Array API's name of the boolean dtype (NumPy 2's np.bool)
+
+# Array API constants (NumPy's values).
+e = _math.e
+pi = _math.pi
+inf = _math.inf
+nan = _math.nan
+newaxis = None
+
+# Tensor.__array_namespace__ returns this module (the package binds itself; not a hop).
+_array_api._bind_namespace(_sys.modules[__name__])
 
 __version__ = "0.1.0"
 
@@ -135,5 +152,16 @@ __all__ = [
     "float64",
     "complex64",
     "complex128",
+    "bool",
+    "e",
+    "pi",
+    "inf",
+    "nan",
+    "newaxis",
+    "finfo",
+    "iinfo",
+    "isdtype",
+    "__array_api_version__",
+    "__array_namespace_info__",
     *_numpy_api.__all__,
 ]

@@ -384,16 +384,45 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = np.float64) -> Te
     return tensor(np.eye(N, M, k, dtype=_float_default(dtype)))
 
 
-def arange(*args: Any, dtype: Any = None) -> Tensor:
-    """Evenly spaced values in ``[start, stop)`` (``numpy.arange``; ints → ``int64``).
+def arange(
+    start: Any, stop: Any = None, step: Any = None, *, dtype: Any = None, device: Any = None
+) -> Tensor:
+    """Evenly spaced values in ``[start, stop)``, as ``numpy.arange`` and the Array API's
+    ``arange``: ``arange(stop)``, ``arange(start, stop)``, ``arange(start, stop, step)``, with
+    ``stop``/``step`` also as keywords (``arange(0, 10, step=2)``); ints give ``int64``.
+
+    Parameters
+    ----------
+    start, stop, step : int or float
+        Host numbers (the length depends on them).
+    dtype : dtype-like, optional
+    device : "cpu" or None
+        The Array API keyword; any other device is a ``ValueError``.
+
+    Raises
+    ------
+    ZeroDivisionError
+        For ``step=0`` (NumPy's error).
+    ValueError
+        For a device other than ``"cpu"``.
 
     Examples
     --------
     >>> import tenferro as tf
     >>> tf.arange(4).tolist()
     [0, 1, 2, 3]
+    >>> tf.arange(0, 10, step=3).tolist()
+    [0, 3, 6, 9]
     """
-    return tensor(np.arange(*args, dtype=dtype))
+    if device is not None and device != "cpu":
+        raise ValueError(f"arange: unsupported device {device!r} (tenferro's devices: ['cpu'])")
+    if stop is None:
+        start, stop = 0, start
+    if step is None:
+        step = 1
+    if step == 0:
+        raise ZeroDivisionError("arange: step must not be zero")
+    return tensor(np.arange(start, stop, step, dtype=dtype))
 
 
 def linspace(

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _graph_context, _indexing, _numpy_api, autodiff
+from . import _array_api, _graph_context, _indexing, _numpy_api, autodiff
 from ._numpy_api import elementwise as _ew
 from ._numpy_api import indexing as _ix
 from ._numpy_api import layout as _lay
@@ -337,6 +337,7 @@ _TENSOR_METHODS: dict[str, Any] = {
     "__str__": _str,
     "__format__": _format,
     "__array__": _array,
+    "__array_namespace__": _array_api._array_namespace,
     "__array_ufunc__": _array_ufunc,
     "__array_priority__": 1000.0,
     "__float__": _float,
