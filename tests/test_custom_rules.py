@@ -595,8 +595,9 @@ def test_custom_vjp_inside_jit_differentiated_from_outside_uses_the_rule() -> No
     jL(x).backward()
     close(x.grad, want)
     assert jL.cache_stats().fallbacks == 0
-    # Second order: through the rule's body (3·ct is linear: d/dx of 6 cos x is -6 sin x).
-    close(tf.func.grad(lambda x: tf.func.grad(jL)(x).sum())(X), -6.0 * np.sin(X))
+    # Second order: the rule at every order (d/dx 6 cos g(x) = -6 sin g(x) · 3), as eagerly.
+    close(tf.func.grad(lambda x: tf.func.grad(jL)(x).sum())(X), -18.0 * np.sin(X))
+    close(tf.func.grad(lambda x: tf.func.grad(L)(x).sum())(X), -18.0 * np.sin(X))
     # Forward mode of a custom_vjp function raises, also compiled.
     with pytest.raises(TypeError, match="custom_vjp"):
         tf.func.jvp(jL, (X,), (X,))
@@ -637,3 +638,61 @@ def test_custom_jvp_inside_jit_differentiated_from_outside() -> None:
     o, dt = tf.func.jvp(jh, (X,), (t,))
     close(o, 1.5 * np.sin(X))
     close(dt, 3.0 * np.cos(X) * t)
+
+
+def test_higher_order_of_a_jitted_function_with_custom_rules_uses_the_rules() -> None:
+    """grad∘grad, hessian, jvp∘grad and create_graph of a jitted function that calls custom
+    rules keep the rules at every order (the recorded derivative runs the function itself under
+    tf.func), equal to eager; forward-over-reverse of a custom_vjp raises TypeError."""
+
+    @tf.custom_vjp
+    def s(x):
+        return tf.sin(x)
+
+    s.defvjp(lambda x: (s(x), x), lambda x, ct: (ct * tf.cos(x) * 10.0,))
+    f = lambda x: tf.sum(s(x) * s(x))  # noqa: E731
+    x = np.array([0.01, 0.4])
+    gg = lambda fn: tf.func.grad(lambda x: tf.sum(tf.func.grad(fn)(x)))(x)  # noqa: E731
+    want = 20 * np.cos(x) ** 2 * 10 - 20 * np.sin(x) * np.sin(x)  # d/dx (2 sin x · 10 cos x)
+    close(gg(f), want)
+    close(gg(tf.jit(f)), want)
+
+    @tf.custom_jvp
+    def c(x):
+        return tf.sin(x)
+
+    @c.defjvp
+    def c_jvp(p, t):
+        return tf.sin(p[0]), 10 * tf.cos(p[0]) * t[0]
+
+    f2 = lambda x: tf.sum(c(x) * c(x) * 3)  # noqa: E731
+    jf2 = tf.jit(f2)
+    close(tf.func.hessian(jf2)(x), tf.func.hessian(f2)(x))
+    close(gg(jf2), gg(f2))
+    t = np.ones(2)
+    close(tf.func.jvp(tf.func.grad(jf2), (x,), (t,))[1], tf.func.jvp(tf.func.grad(f2), (x,), (t,))[1])
+
+    @tf.custom_vjp
+    def clip(x):
+        return x * 1.0
+
+    clip.defvjp(lambda x: (x * 1.0, None), lambda _, ct: (tf.clip(ct, -0.1, 0.1),))
+    loss = lambda x: 3 * tf.sum(clip(x) ** 2)  # noqa: E731
+    rt = tf.Runtime()
+    a = rt.variable(np.array([1.0, 2.0]))
+    tf.jit(loss)(a).backward(create_graph=True)
+    close(a.grad, [0.1, 0.1])
+    with pytest.raises(TypeError, match="custom_vjp"):
+        tf.func.jacfwd(tf.func.grad(tf.jit(loss)))(np.array([1.0, 2.0]))
+
+
+def test_detach_inside_a_jitted_function_stops_the_gradient_from_outside() -> None:
+    f = lambda x: tf.sum(x * x.detach())  # noqa: E731
+    x = np.array([1.0, 2.0, 3.0])
+    jf = tf.jit(f)
+    close(tf.func.grad(jf)(x), x)
+    close(tf.func.jvp(jf, (x,), (np.ones(3),))[1], x.sum())
+    rt = tf.Runtime()
+    a = rt.variable(x)
+    jf(a).backward()
+    close(a.grad, x)

@@ -133,7 +133,7 @@ class TracedGraph:
             raise TypeError(f"compile: unknown passes {sorted(unknown)}; known: {list(_PASSES)}")
         graph, report = self._graph.optimize(**passes)
         if self._supplier is not None:
-            graph._supply_derivatives(self._supplier)
+            graph._supply_derivatives(self._supplier, self._supplier.runtime)
         if self._error_rules:
             graph = _trace_errors.RenamingGraph(graph, self._error_rules)
         compiled = CompiledGraph(graph, self._out_tree, self.name, [tuple(r) for r in report])
@@ -294,7 +294,46 @@ class _Supplier:
 
         return self._trace(joint, [(d, tuple(s)) for d, s in out_metas])
 
-    def jvp(self, mask: Sequence[bool]) -> Any:
+    # -- the recorded rules (higher order): the function itself under tf.func, eagerly ------
+
+    def _g(self, inputs: Sequence[Tensor]) -> tuple[list[int], Callable[..., tuple[Any, ...]]]:
+        """The differentiable inputs (float/complex tensors, not weak scalars) and the function
+        of them; weak scalars are passed back as Python numbers."""
+        ins: list[Any] = [
+            (float if d == "float64" else complex)(x.item()) if k == "W" else x
+            for (k, d, _), x in zip(self.metas, inputs)
+        ]
+        idx = [i for i, (k, _, _) in enumerate(self.metas) if k == "T" and np.dtype(inputs[i].dtype).kind in "fc"]
+
+        def g(*a: Any) -> tuple[Any, ...]:
+            full = list(ins)
+            for i, v in zip(idx, a):
+                full[i] = v
+            return tuple(self._flat_f(full))
+
+        return idx, g
+
+    def vjp(self, inputs: list[Tensor], cts: list[Tensor], record: bool) -> list[Tensor | None]:
+        """Cotangents of the inputs: ``tf.func.vjp`` of the function (its custom rules
+        recorded as nodes)."""
+        from .func import vjp
+
+        idx, g = self._g(inputs)
+        _, pull = vjp(g, *[inputs[i] for i in idx])
+        out: list[Tensor | None] = [None] * len(inputs)
+        for i, ct in zip(idx, pull(tuple(cts))):
+            out[i] = ct
+        return out
+
+    def jvp(self, inputs: list[Tensor], tangents: list[Tensor], record: bool) -> list[Tensor]:
+        """Tangents of the outputs: ``tf.func.jvp`` of the function."""
+        from .func import jvp
+
+        idx, g = self._g(inputs)
+        _, t_out = jvp(g, tuple(inputs[i] for i in idx), tuple(tangents[i] for i in idx))
+        return list(t_out)
+
+    def jvp_program(self, mask: Sequence[bool]) -> Any:
         """The program ``(x, ẋ of the active inputs) → ẏ``."""
         from .func import jvp
 

@@ -247,6 +247,12 @@ def clear_grads(self: Runtime) -> None:
 
 def detach(self: Tensor) -> Tensor:
     """An untracked tensor of the same runtime sharing this tensor's storage."""
+    if self._traced:
+        from ._jit import _note_no_grad
+
+        # The program has no stop-gradient step: a derivative of the compiled function taken
+        # from outside would differentiate through this value, so such calls run eagerly.
+        _note_no_grad()
     return _tenferro._detach(self)
 
 

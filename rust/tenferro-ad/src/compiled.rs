@@ -63,6 +63,11 @@ pub trait SuppliedDerivatives: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// The trace's errors (`TypeError` for a `custom_vjp` function).
     fn jvp(&self, mask: &[bool]) -> Result<Program>;
+
+    /// The rules that run the function itself under the transforms (its custom rules as
+    /// recorded nodes), for derivatives that are recorded in turn (higher order): the derived
+    /// programs are made of primitives, which do not know the custom rules.
+    fn recorded_rule(&self, n_inputs: usize, n_outputs: usize) -> Arc<dyn CustomRule>;
 }
 
 /// A compiled program that can be called on AD values: the optimised program, its inputs'
@@ -805,6 +810,19 @@ impl CustomRule for CompiledCallRule {
         if cts.iter().all(Option::is_none) {
             return Ok(vec![None; inputs.len()]);
         }
+        if let (true, Some(s)) = (ctx.record, &self.call.supplied) {
+            // Recorded (higher order) with custom rules inside: the function itself under
+            // `tf.func.vjp`, so the custom rules stay nodes of the recorded derivative.
+            let n = self.n_outputs.unwrap_or(outputs.len()).min(outputs.len());
+            if cts[n..].iter().any(Option::is_some) {
+                return Err(Error::internal(
+                    &self.call.name,
+                    "a cotangent for a residual of a call recorded with custom rules",
+                ));
+            }
+            let rule = s.recorded_rule(inputs.len(), n);
+            return rule.vjp(ctx, inputs, &outputs[..n], &cts[..n]);
+        }
         let Some(n) = self.n_outputs.map(|n| n.min(outputs.len())) else {
             // No residuals: the VJP program recomputes the forward part.
             let vjp = self.caches.vjp(&self.call, &self.mask)?;
@@ -844,8 +862,14 @@ impl CustomRule for CompiledCallRule {
         tangents: &[Option<Var>],
         wanted: &[bool],
     ) -> Result<Vec<Option<Var>>> {
-        let _ = outputs;
         let n = self.n_outputs.unwrap_or(wanted.len()).min(wanted.len());
+        if let (true, Some(s)) = (ctx.record, &self.call.supplied) {
+            // Recorded (higher order) with custom rules inside: as in `vjp`.
+            let rule = s.recorded_rule(inputs.len(), n);
+            let mut ts = rule.jvp(ctx, inputs, &outputs[..n], tangents, &wanted[..n])?;
+            ts.resize(wanted.len(), None);
+            return Ok(ts);
+        }
         // The program's own JVP gives its outputs' tangents (supplied rules included); the
         // residuals' tangents (wanted only by a recorded backward program's node) come from
         // the JVP of the split's forward part.

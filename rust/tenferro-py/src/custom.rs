@@ -21,7 +21,7 @@ use tenferro_tensor::{Error, Result};
 /// with the residuals it keeps, and the runtimes of the inputs and outputs (cotangents and
 /// tangents are handed to Python as tensors of them). The bridge holds no tensor produced by
 /// the call itself, so the node it belongs to is never reachable from it (no cycle).
-struct PyRule {
+pub(crate) struct PyRule {
     name: String,
     bridge: Py<PyAny>,
     /// `custom_jvp` (has a JVP); `custom_vjp` has a VJP only.
@@ -125,6 +125,26 @@ fn to_py(
 }
 
 impl PyRule {
+    /// The rules of a call whose derivatives the Python object `bridge` computes with the
+    /// methods of `_custom`'s bridges (``vjp(inputs, cts, record)``, ``jvp(inputs, tangents,
+    /// record)``), its inputs and outputs handed over as tensors of `runtime` (a compiled
+    /// function that called custom rules, differentiated at higher order: `_jit._Supplier`).
+    pub(crate) fn bridged(
+        name: &str,
+        bridge: Py<PyAny>,
+        runtime: Arc<Runtime>,
+        n_in: usize,
+        n_out: usize,
+    ) -> PyRule {
+        PyRule {
+            name: name.to_string(),
+            bridge,
+            forward: true,
+            in_rt: vec![runtime.clone(); n_in],
+            out_rt: vec![runtime; n_out],
+        }
+    }
+
     /// The primal inputs as the rule body sees them: recorded (higher order) or constants.
     fn inputs(ctx: &Ctx<'_>, inputs: &[Var]) -> Vec<Option<Var>> {
         inputs

@@ -19,7 +19,7 @@ use pyo3::types::PyModule;
 use pyo3::types::PyTuple;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
-use tenferro_ad::{CompiledCall, Emitter, SuppliedDerivatives, Var};
+use tenferro_ad::{CompiledCall, CustomRule, Emitter, SuppliedDerivatives, Var};
 use tenferro_eager::{scalar_tensor, EagerTensor, Exec, Operand, Runtime, Value, IMPLICIT};
 use tenferro_runtime::{
     optimize_for, prepared_key, Engine, PassConfig, PreparedGraph, Program, PREPARED_GRAPH_TAG,
@@ -141,11 +141,15 @@ pub struct PyGraph {
 
 /// Derivative programs supplied by Python (`_jit` traces the function again under `tf.func`,
 /// so `tf.custom_vjp` / `tf.custom_jvp` rules inside it are emitted): an object with methods
-/// ``joint_vjp(mask, output_metas) -> _Graph`` and ``jvp(mask) -> _Graph``.
+/// ``joint_vjp(mask, output_metas) -> _Graph`` and ``jvp_program(mask) -> _Graph``, and the
+/// bridge methods ``vjp(inputs, cts, record)`` / ``jvp(inputs, tangents, record)`` of the
+/// recorded rule (higher order: the function itself under `tf.func`).
 #[derive(Debug)]
 pub(crate) struct PySupplied {
     obj: Py<PyAny>,
     id: u64,
+    /// The runtime the supplier's recorded rules hand tensors over in.
+    runtime: Arc<Runtime>,
 }
 
 impl PySupplied {
@@ -183,7 +187,18 @@ impl SuppliedDerivatives for PySupplied {
     }
 
     fn jvp(&self, mask: &[bool]) -> tenferro_tensor::Result<Program> {
-        self.program("jvp", |py| (mask.to_vec(),).into_pyobject(py))
+        self.program("jvp_program", |py| (mask.to_vec(),).into_pyobject(py))
+    }
+
+    fn recorded_rule(&self, n_inputs: usize, n_outputs: usize) -> Arc<dyn CustomRule> {
+        let bridge = Python::attach(|py| self.obj.clone_ref(py));
+        Arc::new(crate::custom::PyRule::bridged(
+            "CompiledCall",
+            bridge,
+            self.runtime.clone(),
+            n_inputs,
+            n_outputs,
+        ))
     }
 }
 
@@ -471,14 +486,21 @@ impl PyGraph {
     }
 
     /// Supply this graph's first-order derivative programs (``supplier.joint_vjp(mask,
-    /// output_metas)`` and ``supplier.jvp(mask)``, each returning a ``_Graph``) instead of
+    /// output_metas)`` and ``supplier.jvp_program(mask)``, each returning a ``_Graph``) instead of
     /// deriving them from its instructions: the traced function used custom derivative rules.
     /// Set once, before the graph is first called on tracked inputs.
-    fn _supply_derivatives(&self, supplier: Py<PyAny>) -> PyResult<()> {
+    #[pyo3(signature = (supplier, runtime=None))]
+    fn _supply_derivatives(
+        &self,
+        py: Python<'_>,
+        supplier: Py<PyAny>,
+        runtime: Option<&Bound<'_, PyRuntime>>,
+    ) -> PyResult<()> {
         static NEXT_SUPPLIER: AtomicU64 = AtomicU64::new(1);
         let s = Arc::new(PySupplied {
             obj: supplier,
             id: NEXT_SUPPLIER.fetch_add(1, Ordering::Relaxed),
+            runtime: runtime_arg(py, runtime)?,
         });
         if self.call.get().is_some() || self.supplied.set(s).is_err() {
             return Err(pyo3::exceptions::PyRuntimeError::new_err(
