@@ -583,3 +583,49 @@ def test_no_grad_inside_a_jitted_function_stops_the_gradient_like_eager():
         cg(tf.default_runtime().variable(xa))
     with tf.no_grad():
         close(cg(tf.default_runtime().variable(xa)), f(x), np.float64)
+
+
+def test_value_and_grad_of_jit_keeps_the_argnums_order():
+    f = lambda a, b: (a * b * a).sum()  # noqa: E731
+    x, y = tf.asarray(np.array([1.0, 2.0])), tf.asarray(np.array([3.0, 4.0]))
+    for nums in ((1, 0), (-1, 0), (0, 1)):
+        want = tf.func.grad(f, argnums=nums)(x, y)
+        for _ in range(2):  # the first call traces, the second replays
+            got = tf.func.grad(tf.jit(f), argnums=nums)(x, y)
+            for a, b in zip(got, want):
+                close(a, b, np.float64)
+    v, g = tf.func.value_and_grad(tf.jit(f), argnums=(1, 0))(x, y)
+    close(v, (x * y * x).sum(), np.float64)
+    close(g[0], np.asarray(x) ** 2, np.float64)
+
+
+def test_grad_of_jit_on_tensors_of_another_runtime_works_as_eagerly():
+    rt = tf.Runtime()
+    with rt.session(tf.CpuEngine(threads=1)):
+        xo = tf.asarray(np.array([1.0, 2.0]))
+    x = tf.asarray(np.array([3.0, 5.0]))
+    f = lambda a, b: (a * b).sum()  # noqa: E731
+    jf = tf.jit(f)
+    for _ in range(2):
+        close(tf.func.grad(jf)(x, xo), tf.func.grad(f)(x, xo), np.float64)
+    g = lambda a: (a * a).sum()  # noqa: E731
+    with rt.session(tf.CpuEngine(threads=1)):
+        close(tf.func.grad(tf.jit(g))(x), 2 * np.asarray(x), np.float64)
+
+
+def test_grad_of_jit_that_falls_back_runs_the_function_once_per_call():
+    rt = tf.default_runtime()
+    w = rt.variable(np.array([2.0, 3.0]))
+    runs = []
+
+    def f(x):
+        runs.append(1)
+        return (x * w).sum()  # a captured tensor that requires grad: runs eagerly
+
+    jf = tf.jit(f)
+    x = tf.asarray(np.array([1.0, 1.0]))
+    for _ in range(3):
+        close(tf.func.grad(jf)(x), np.array([2.0, 3.0]), np.float64)
+    s = jf.cache_stats()
+    assert len(runs) == 3  # once per call: no extra run to prepare a path that falls back
+    assert (s.hits, s.misses, s.fallbacks) == (0, 0, 3)  # hits + misses + fallbacks = calls

@@ -72,7 +72,7 @@ import numpy as np
 
 from . import _tenferro, _trace_errors
 from ._tenferro import Tensor
-from .errors import RecompileLimitError, RecompileWarning, TraceError
+from .errors import ContextMismatchError, RecompileLimitError, RecompileWarning, TraceError
 from .func import _flatten, _TreeDef, _unflatten
 
 __all__ = ["jit", "make_graph", "TracedGraph", "CompiledGraph", "TraceCacheStats"]
@@ -550,6 +550,8 @@ class Jitted:
         except (TypeError, ValueError):
             self._sig = None
         self._cache: OrderedDict[Any, _Entry] = OrderedDict()
+        # Signatures whose value_and_grad the replay cache cannot serve (``_value_and_grad_fast``).
+        self._no_fast: set[Any] = set()
         self._n_traces = 0
         self._warned = False
         self._warned_big = False
@@ -728,12 +730,28 @@ class Jitted:
         r = self._fast.value_and_grad(args, captured, list(argnums))
         if r is None and all(type(a) in _FAST for a in args) and _tenferro._state_var().get().grad_enabled:
             key = self._signature(args, {})[0]
-            if key not in self._cache and not any(isinstance(a, Tensor) and a.requires_grad for a in args):
+            if (
+                key not in self._cache
+                and key not in self._no_fast
+                and not any(isinstance(a, Tensor) and a.requires_grad for a in args)
+                and not (self._max_traces is not None and self._n_traces >= self._max_traces)
+                and not any(t.requires_grad for t in self._capture.tensors())
+                and len({a.runtime.id for a in args if isinstance(a, Tensor)}) <= 1
+            ):
                 # First call with this signature: trace and compile it by running it once, so
                 # this call and the next are served (the general path would derive other
-                # programs: the split of a recorded call).
-                self(*args)
+                # programs: the split of a recorded call). A signature this path cannot serve
+                # (the trace fell back to eager) is not tried again.
+                try:
+                    self(*args)
+                except ContextMismatchError:
+                    # Tensors of another runtime than the active session's: the general path
+                    # re-registers them, as tf.func does.
+                    self._no_fast.add(key)
+                    return None
                 r = self._fast.value_and_grad(args, captured, list(argnums))
+                if r is None:
+                    self._no_fast.add(key)
         return r
 
     def _remember(self, args: tuple[Any, ...], compiled: CompiledGraph) -> None:
@@ -902,6 +920,7 @@ class Jitted:
     def clear_cache(self) -> None:
         """Drop every trace (the function stays usable; the trace limit starts over)."""
         self._cache.clear()
+        self._no_fast.clear()
         if self._fast is not None:
             self._fast.clear()
         self._n_traces = 0

@@ -488,7 +488,10 @@ def value_and_grad(
             # A jitted f: its compiled program's derivative programs, without this frame.
             r = fast(args, nums)
             if r is not None:
-                return r[0], (r[1][0] if single else tuple(r[1]))
+                # The program returns the gradients in argument order; argnums may not be.
+                order = sorted(nums)
+                gs = [r[1][order.index(n)] for n in nums]
+                return r[0], (gs[0] if single else tuple(gs))
         frame = _Frame("value_and_grad", args, nums)
         out, aux = _split_aux(frame.call(f, kwargs), has_aux, "value_and_grad")
         out = _check_tensor(frame, out, "value_and_grad")

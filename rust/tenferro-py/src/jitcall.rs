@@ -227,7 +227,11 @@ impl PyCallCache {
         };
         let ops = arg_operands(&items)?;
         let host = PyHost::new(py);
-        let exec = host.finish(IMPLICIT.prepare("jit", &ops, mode, &host))?;
+        // Tensors of several runtimes (the general path re-registers them, as `tf.func` does)
+        // or of a runtime other than an active session's: not served here.
+        let Ok(exec) = IMPLICIT.prepare("jit", &ops, mode, &host) else {
+            return Ok(None);
+        };
         let call = graph.get().call(py)?;
         // A real scalar output only (else the general path raises or seeds as it does).
         let metas = host.finish(call.output_metas())?;
