@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _factories, _jit, _tenferro
+from . import _factories, _tenferro, _trace_state
 from ._tenferro import Tensor
 from .errors import DTypeError, ShapeError
 from .func import _flatten, _TreeDef, _unflatten
@@ -366,7 +366,7 @@ class custom_vjp:
         if self.fwd is None or self.bwd is None:
             raise AttributeError(f"No VJP defined for custom_vjp function {self.name} using defvjp.")
         call = _Call(self.name, self.fun, self.nondiff_argnums, args, kwargs)
-        _jit.note_custom_rule(self.name)
+        _trace_state.note_custom_rule(self.name)
         # A call inside its own fwd (JAX's examples compute ``out`` as ``f(x)`` there) is the
         # primal function; only the outer call is recorded as the node.
         if self._in_fwd or not call.records():
@@ -460,7 +460,7 @@ class custom_jvp:
         if self.jvp is None:
             raise AttributeError(f"No JVP defined for custom_jvp function {self.name} using defjvp.")
         call = _Call(self.name, self.fun, self.nondiff_argnums, args, kwargs)
-        _jit.note_custom_rule(self.name)
+        _trace_state.note_custom_rule(self.name)
         if not call.records():
             return self.fun(*call.args)
         token = _tenferro._set_modes(grad_enabled=False)

@@ -59,18 +59,16 @@ import inspect
 import operator
 import os
 import sys
-import contextvars
 import threading
 import warnings
 import weakref
 from collections import OrderedDict
-from contextvars import ContextVar
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import _tenferro, _trace_errors
+from . import _tenferro, _trace_errors, _trace_state
 from ._tenferro import Tensor
 from .errors import ContextMismatchError, RecompileLimitError, RecompileWarning, TraceError
 from .func import _flatten, _TreeDef, _unflatten
@@ -99,7 +97,7 @@ class TracedGraph:
     # The derivative programs of a function that called custom rules (``_Supplier``).
     _supplier: Any = None
     # The traced function entered ``tf.no_grad()``: the program has no stop-gradient step, so
-    # its derivative would differentiate through that region (see ``_note_no_grad``).
+    # its derivative would differentiate through that region (see ``_trace_state.note_no_grad``).
     _stops_gradient = False
 
     def __init__(self, graph: Any, in_tree: _TreeDef, out_tree: _TreeDef, name: str) -> None:
@@ -208,21 +206,6 @@ _PASSES = ("dce", "cse", "layout", "fold_transpose", "fold_conj", "final_dce")
 
 def _tracing() -> bool:
     return bool(_tenferro._state_var().get().tracing)
-
-
-# Set while ``tf.jit`` traces a function: custom derivative rules called inside the trace note
-# themselves here (:func:`note_custom_rule`), so that the compiled graph's derivatives are
-# traced from the function under ``tf.func`` (:class:`_Supplier`) rather than derived from its
-# primitives, which do not know the rules.
-_CUSTOM_RULES: ContextVar[list[str] | None] = ContextVar("tenferro_jit_custom_rules", default=None)
-
-
-def note_custom_rule(name: str) -> None:
-    """Record that a function with custom derivative rules (``tf.custom_vjp`` /
-    ``tf.custom_jvp``) ran inside the trace being recorded (no-op outside ``tf.jit``)."""
-    used = _CUSTOM_RULES.get()
-    if used is not None:
-        used.append(name)
 
 
 class _Supplier:
@@ -352,17 +335,6 @@ class _Supplier:
             return list(t_out)
 
         return self._trace(tangent_map, [(self.metas[i][1], self.metas[i][2]) for i in act])
-#: While ``Jitted._trace_leaves`` runs the function: a list that ``_note_no_grad`` appends to.
-_NO_GRAD_SEEN: contextvars.ContextVar[list[bool] | None] = contextvars.ContextVar("tenferro_no_grad_seen", default=None)
-
-
-def _note_no_grad() -> None:
-    """``tf.no_grad()`` entered: the trace in progress (if any) has a no-grad region."""
-    seen = _NO_GRAD_SEEN.get()
-    if seen is not None:
-        seen.append(True)
-
-
 def _records(inputs: Sequence[Any]) -> bool:
     """A call on these inputs would record a derivative (grad mode on and a tracked input, or
     ``tf.func``'s capture)."""
@@ -650,9 +622,9 @@ class Jitted:
         rules: dict[Any, Any] = {}
         rules_token = _trace_errors.RULES.set(rules)
         custom: list[str] = []
-        custom_token = _CUSTOM_RULES.set(custom)
+        custom_token = _trace_state.CUSTOM_RULES.set(custom)
         no_grad_seen: list[bool] = []
-        seen_token = _NO_GRAD_SEEN.set(no_grad_seen)
+        seen_token = _trace_state.NO_GRAD_SEEN.set(no_grad_seen)
         try:
             out = self._fun(*args, **kwargs)
         except TraceError as e:
@@ -666,8 +638,8 @@ class Jitted:
         finally:
             _tenferro._state_var().reset(token)
             _trace_errors.RULES.reset(rules_token)
-            _CUSTOM_RULES.reset(custom_token)
-            _NO_GRAD_SEEN.reset(seen_token)
+            _trace_state.CUSTOM_RULES.reset(custom_token)
+            _trace_state.NO_GRAD_SEEN.reset(seen_token)
         try:
             out_leaves, out_tree = _flatten(out)
             if any(isinstance(x, Tensor) and x.requires_grad and not x._traced for x in out_leaves):
@@ -684,7 +656,7 @@ class Jitted:
             traced._supplier = _Supplier(self._fun, leaves, tdef, rebuild)
         traced._stops_gradient = bool(no_grad_seen)
         if no_grad_seen:
-            _note_no_grad()  # an enclosing trace (a jitted function calling this one's trace)
+            _trace_state.note_no_grad()  # an enclosing trace (a jitted function calling this one's trace)
         return traced, self._capture.tensors()
 
     def trace(self, *args: Any, **kwargs: Any) -> TracedGraph:

@@ -27,7 +27,7 @@ import inspect
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from . import _tenferro
+from . import _tenferro, _trace_state
 from ._tenferro import Runtime, Session, Tensor
 from .errors import ContextMismatchError, InactiveError
 
@@ -54,9 +54,7 @@ class _Mode:
 
     def __enter__(self) -> "_Mode":
         if self._flags.get("grad_enabled", True) is False:
-            from ._jit import _note_no_grad
-
-            _note_no_grad()  # a tf.jit trace in progress has a no-grad region
+            _trace_state.note_no_grad()  # a tf.jit trace in progress has a no-grad region
         self._tokens.append(_tenferro._set_modes(**self._flags))
         return self
 
@@ -248,11 +246,9 @@ def clear_grads(self: Runtime) -> None:
 def detach(self: Tensor) -> Tensor:
     """An untracked tensor of the same runtime sharing this tensor's storage."""
     if self._traced:
-        from ._jit import _note_no_grad
-
         # The program has no stop-gradient step: a derivative of the compiled function taken
         # from outside would differentiate through this value, so such calls run eagerly.
-        _note_no_grad()
+        _trace_state.note_no_grad()
     return _tenferro._detach(self)
 
 
