@@ -339,10 +339,20 @@ impl CompiledCall {
             .collect())
     }
 
-    fn derive_split(&self, mask: &[bool]) -> Result<Derivation> {
-        let (joint, n_x, n_y, _) = self.joint_vjp(mask)?;
+    /// The joint program `(x, ȳ) → (y, x̄_active)`, optimised (the one derivation the split and
+    /// the recomputing VJP are cut from).
+    fn derive_joint(&self, mask: &[bool]) -> Result<CompiledCall> {
+        let (joint, ..) = self.joint_vjp(mask)?;
         let metas = self.x_and_outputs()?;
-        let (joint, _) = optimize_for(&joint, &metas, &PassConfig::default())?;
+        let (p, _) = optimize_for(&joint, &metas, &PassConfig::default())?;
+        CompiledCall::build(&format!("{}.value_and_vjp", self.name), Arc::new(p), metas)
+    }
+
+    /// The reverse-mode split of the joint program `joint` of this call (see the module docs).
+    fn derive_split(&self, joint: &CompiledCall) -> Result<Derivation> {
+        let (n_x, n_y) = (self.inputs.len(), joint.inputs.len() - self.inputs.len());
+        let metas = &joint.inputs;
+        let joint = joint.program.as_ref();
         // Slots that depend on a cotangent input (slots n_x..n_x + n_y) are the backward part.
         let n_in = joint.n_inputs();
         let n_c = joint.consts().len();
@@ -386,11 +396,11 @@ impl CompiledCall {
         let forward: Vec<bool> = backward.iter().map(|b| !b).collect();
         let mut fwd_outs: Vec<usize> = joint.outputs()[..n_y].to_vec();
         fwd_outs.extend(&residuals);
-        let fwd = extract(&joint, &xs, &forward, &fwd_outs)?;
+        let fwd = extract(joint, &xs, &forward, &fwd_outs)?;
         let mut bwd_in = residuals.clone();
         bwd_in.extend(&cts);
-        let bwd = extract(&joint, &bwd_in, &backward, grads)?;
-        let slot_metas = slot_metas(&joint, &metas)?;
+        let bwd = extract(joint, &bwd_in, &backward, grads)?;
+        let slot_metas = slot_metas(joint, metas)?;
         let fwd_metas: Vec<(DType, Vec<usize>)> = metas[..n_x].to_vec();
         let bwd_metas: Vec<(DType, Vec<usize>)> =
             bwd_in.iter().map(|&i| slot_metas[i].clone()).collect();
@@ -403,22 +413,19 @@ impl CompiledCall {
         })
     }
 
-    fn derive_joint(&self, mask: &[bool]) -> Result<CompiledCall> {
-        let (joint, ..) = self.joint_vjp(mask)?;
-        let metas = self.x_and_outputs()?;
-        let (p, _) = optimize_for(&joint, &metas, &PassConfig::default())?;
-        CompiledCall::build(&format!("{}.value_and_vjp", self.name), Arc::new(p), metas)
-    }
-
-    fn derive_vjp(&self, mask: &[bool]) -> Result<CompiledCall> {
-        let (joint, n_x, n_y, n_active) = self.joint_vjp(mask)?;
-        let metas = self.x_and_outputs()?;
-        let all: Vec<usize> = (0..n_x + n_y).collect();
-        let keep = vec![true; joint.instrs().len()];
-        let grads = &joint.outputs()[n_y..n_y + n_active];
-        let p = extract(&joint, &all, &keep, grads)?;
-        let (p, _) = optimize_for(&p, &metas, &PassConfig::default())?;
-        CompiledCall::build(&format!("{}.vjp", self.name), Arc::new(p), metas)
+    /// The recomputing VJP `(x, ȳ) → x̄_active`: the joint program `joint` without its `y`.
+    fn derive_vjp(&self, joint: &CompiledCall) -> Result<CompiledCall> {
+        let n_y = joint.inputs.len() - self.inputs.len();
+        let p = joint.program.as_ref();
+        let all: Vec<usize> = (0..p.n_inputs()).collect();
+        let keep = vec![true; p.instrs().len()];
+        let grads = extract(p, &all, &keep, &p.outputs()[n_y..])?;
+        let (grads, _) = optimize_for(&grads, &joint.inputs, &PassConfig::default())?;
+        CompiledCall::build(
+            &format!("{}.vjp", self.name),
+            Arc::new(grads),
+            joint.inputs.clone(),
+        )
     }
 
     fn derive_jvp(&self, mask: &[bool]) -> Result<CompiledCall> {
@@ -678,7 +685,7 @@ impl AdCaches {
     pub fn split(&self, call: &CompiledCall, mask: &[bool]) -> Result<Arc<Derivation>> {
         self.transforms
             .try_get_or_build(self.key(0, call, mask), Derivation::bytes, || {
-                call.derive_split(mask)
+                call.derive_split(self.joint(call, mask)?.as_ref())
             })
     }
 
@@ -689,7 +696,7 @@ impl AdCaches {
     pub fn vjp(&self, call: &CompiledCall, mask: &[bool]) -> Result<Arc<CompiledCall>> {
         self.transforms
             .try_get_or_build(self.key(1, call, mask), CompiledCall::bytes, || {
-                call.derive_vjp(mask)
+                call.derive_vjp(self.joint(call, mask)?.as_ref())
             })
     }
 

@@ -574,6 +574,95 @@ impl Ctx<'_> {
     }
 }
 
+/// The rules of a node with several outputs: the table's for a [`NodeKind::Multi`] node's op,
+/// the supplied ones of a [`NodeKind::Custom`] node (checked to return one value per input,
+/// resp. output).
+enum SeveralRules<'a> {
+    Table(&'a Op),
+    Supplied(&'a Arc<dyn CustomRule>),
+}
+
+impl SeveralRules<'_> {
+    /// The profile's row: the op, or one row for every supplied rule.
+    fn profile_name(&self) -> &'static str {
+        match self {
+            SeveralRules::Table(op) => op.name(),
+            SeveralRules::Supplied(_) => "custom_rule",
+        }
+    }
+
+    fn vjp(
+        &self,
+        ctx: &Ctx<'_>,
+        inputs: &[Var],
+        outputs: &[Var],
+        cts: &[Option<Var>],
+    ) -> Result<Vec<Option<Var>>> {
+        match self {
+            SeveralRules::Table(op) => rules::vjp_multi(ctx, op, inputs, outputs, cts),
+            SeveralRules::Supplied(r) => {
+                let grads = r.vjp(ctx, inputs, outputs, cts)?;
+                check_count(r.name(), "cotangents", grads.len(), "inputs", inputs.len())?;
+                Ok(grads)
+            }
+        }
+    }
+
+    fn jvp(
+        &self,
+        ctx: &Ctx<'_>,
+        inputs: &[Var],
+        outputs: &[Var],
+        tangents: &[Option<Var>],
+        wanted: &[bool],
+    ) -> Result<Vec<Option<Var>>> {
+        match self {
+            SeveralRules::Table(op) => rules::jvp_multi(ctx, op, inputs, outputs, tangents, wanted),
+            SeveralRules::Supplied(r) => {
+                let ts = r.jvp(ctx, inputs, outputs, tangents, wanted)?;
+                check_count(r.name(), "tangents", ts.len(), "outputs", outputs.len())?;
+                Ok(ts)
+            }
+        }
+    }
+}
+
+/// `Internal` unless a supplied rule returned `got` values for `want` of them.
+fn check_count(name: &str, what: &str, got: usize, of: &str, want: usize) -> Result<()> {
+    if got == want {
+        return Ok(());
+    }
+    Err(Error::internal(
+        name,
+        format!("a custom rule returned {got} {what} for {want} {of}"),
+    ))
+}
+
+/// The rules, inputs and outputs of a node with several outputs.
+///
+/// # Errors
+/// `Internal` for any other node (a walk routed it wrongly).
+fn several(node: &Node) -> Result<(SeveralRules<'_>, &[Var], &[Value])> {
+    match &node.kind {
+        NodeKind::Multi {
+            op,
+            inputs,
+            outputs,
+        } => Ok((SeveralRules::Table(op), inputs, outputs)),
+        NodeKind::Custom {
+            rule,
+            inputs,
+            outputs,
+        } => Ok((SeveralRules::Supplied(rule), inputs, outputs)),
+        NodeKind::Leaf { .. } | NodeKind::Op { .. } | NodeKind::Output { .. } => {
+            Err(Error::internal(
+                "autodiff",
+                "a node with one output walked as one with several",
+            ))
+        }
+    }
+}
+
 /// Nodes reachable from `root`, inputs before users (iterative post-order DFS).
 fn topo_order(root: &Arc<Node>) -> Vec<Arc<Node>> {
     topo_order_all(std::slice::from_ref(root))
@@ -661,7 +750,7 @@ pub fn vjp_graph_all(
         cts.insert(n.id, acc);
     }
     for node in order.iter().rev() {
-        let (op, inputs, grads) = match &node.kind {
+        let (inputs, grads): (&[Var], _) = match &node.kind {
             NodeKind::Leaf { .. } => {
                 if let Some(ct) = cts.remove(&node.id) {
                     put(&mut result, node.id, &ct);
@@ -690,48 +779,23 @@ pub fn vjp_graph_all(
                 }
                 continue;
             }
-            NodeKind::Multi {
-                op,
-                inputs,
-                outputs,
-            } => {
+            NodeKind::Multi { .. } | NodeKind::Custom { .. } => {
+                let (rules, inputs, outputs) = several(node)?;
                 let Some(out_cts) = multi_cts.remove(&node.id) else {
                     continue;
                 };
                 let outs = outputs_of(ctx, node, outputs);
                 let prof = tenferro_runtime::profile::profiler();
                 let t0 = prof.enabled().then(std::time::Instant::now);
-                let grads = rules::vjp_multi(ctx, op, inputs, &outs, &out_cts)?;
+                let grads = rules.vjp(ctx, inputs, &outs, &out_cts)?;
                 if let Some(t0) = t0 {
                     prof.add(
-                        op.name(),
+                        rules.profile_name(),
                         tenferro_runtime::profile::Phase::Backward,
                         t0.elapsed(),
                     );
                 }
-                (op.name(), inputs, grads)
-            }
-            NodeKind::Custom {
-                rule,
-                inputs,
-                outputs,
-            } => {
-                let Some(out_cts) = multi_cts.remove(&node.id) else {
-                    continue;
-                };
-                let outs = outputs_of(ctx, node, outputs);
-                let grads = rule.vjp(ctx, inputs, &outs, &out_cts)?;
-                if grads.len() != inputs.len() {
-                    return Err(Error::internal(
-                        rule.name(),
-                        format!(
-                            "a custom VJP returned {} cotangents for {} inputs",
-                            grads.len(),
-                            inputs.len()
-                        ),
-                    ));
-                }
-                (rule.name(), inputs, grads)
+                (inputs, grads)
             }
             NodeKind::Op { op, inputs, output } => {
                 let Some(ct) = cts.remove(&node.id) else {
@@ -752,10 +816,9 @@ pub fn vjp_graph_all(
                         t0.elapsed(),
                     );
                 }
-                (op.name(), inputs, grads)
+                (inputs, grads)
             }
         };
-        let _ = op;
         for (input, g) in inputs.iter().zip(grads) {
             let (Some(n), Some(g)) = (&input.node, g) else {
                 continue;
@@ -833,11 +896,8 @@ pub fn jvp_graph_all(
                     tangents.insert(node.id, t);
                 }
             }
-            NodeKind::Multi {
-                op,
-                inputs,
-                outputs,
-            } => {
+            NodeKind::Multi { .. } | NodeKind::Custom { .. } => {
+                let (rules, inputs, outputs) = several(&node)?;
                 let ts = input_tangents(inputs, &tangents);
                 if ts.iter().all(Option::is_none) {
                     continue;
@@ -845,32 +905,7 @@ pub fn jvp_graph_all(
                 let outs = outputs_of(ctx, &node, outputs);
                 let all = vec![true; outputs.len()];
                 let w = wanted.get(&node.id).unwrap_or(&all);
-                let res = rules::jvp_multi(ctx, op, inputs, &outs, &ts, w)?;
-                multi_tangents.insert(node.id, res);
-            }
-            NodeKind::Custom {
-                rule,
-                inputs,
-                outputs,
-            } => {
-                let ts = input_tangents(inputs, &tangents);
-                if ts.iter().all(Option::is_none) {
-                    continue;
-                }
-                let outs = outputs_of(ctx, &node, outputs);
-                let all = vec![true; outputs.len()];
-                let w = wanted.get(&node.id).unwrap_or(&all);
-                let res = rule.jvp(ctx, inputs, &outs, &ts, w)?;
-                if res.len() != outputs.len() {
-                    return Err(Error::internal(
-                        rule.name(),
-                        format!(
-                            "a custom JVP returned {} tangents for {} outputs",
-                            res.len(),
-                            outputs.len()
-                        ),
-                    ));
-                }
+                let res = rules.jvp(ctx, inputs, &outs, &ts, w)?;
                 multi_tangents.insert(node.id, res);
             }
             NodeKind::Op { op, inputs, output } => {

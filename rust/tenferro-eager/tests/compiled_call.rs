@@ -173,20 +173,21 @@ fn split_vjp_joint_and_jvp_programs_agree_with_finite_differences() {
     let want1: Vec<f64> = dxv.iter().map(|d| 3.0 * d).collect();
     assert_eq!(f64s(&tj[1]), want1);
 
-    // The caches: one derivation per (kind, mask); a second lookup hits; clear empties and
-    // advances the epoch.
+    // The caches: one derivation per (kind, mask) — split, VJP, joint (the split and the VJP are
+    // cut from it) and JVP; a second lookup hits; clear empties and advances the epoch.
     let before = caches.transform_stats();
     assert_eq!(before.misses, 4);
     caches.split(&call, &mask).unwrap();
     assert_eq!(caches.transform_stats().hits, before.hits + 1);
+    // Another mask: its joint program, then its split.
     caches.split(&call, &[true, false]).unwrap();
-    assert_eq!(caches.transform_stats().misses, 5);
+    assert_eq!(caches.transform_stats().misses, 6);
     let epoch = caches.epoch();
     caches.clear();
     assert_eq!(caches.epoch(), epoch + 1);
     assert_eq!(caches.transform_stats().entries, 0);
     caches.split(&call, &mask).unwrap();
-    assert_eq!(caches.transform_stats().misses, 6);
+    assert_eq!(caches.transform_stats().misses, 8);
 }
 
 #[test]
