@@ -254,55 +254,63 @@ class _Supplier:
             tr.end()
             raise
 
-    def _active(self, mask: Sequence[bool]) -> list[int]:
-        return [i for i, m in enumerate(mask) if m]
+    def _of(self, xs: Sequence[Any], idx: Sequence[int]) -> Callable[..., tuple[Any, ...]]:
+        """The function's flat outputs as a function of the inputs ``idx`` (the others fixed at
+        ``xs``): what ``tf.func`` differentiates."""
+
+        def g(*a: Any) -> tuple[Any, ...]:
+            full = list(xs)
+            for i, v in zip(idx, a):
+                full[i] = v
+            return tuple(self._flat_f(full))
+
+        return g
 
     def joint_vjp(self, mask: Sequence[bool], out_metas: Sequence[tuple[str, Sequence[int]]]) -> Any:
         """The program ``(x, ȳ) → (y, x̄ of the active inputs)``."""
         from .func import vjp
 
-        n, act = len(self.positions), self._active(mask)
+        n, act = len(self.positions), [i for i, m in enumerate(mask) if m]
 
         def joint(*xc: Any) -> list[Any]:
-            xs, cts = list(xc[:n]), tuple(xc[n:])
-
-            def g(*a: Any) -> tuple[Any, ...]:
-                full = list(xs)
-                for i, v in zip(act, a):
-                    full[i] = v
-                return tuple(self._flat_f(full))
-
-            ys, pull = vjp(g, *[xs[i] for i in act])
+            xs, cts = xc[:n], tuple(xc[n:])
+            ys, pull = vjp(self._of(xs, act), *[xs[i] for i in act])
             return [*ys, *pull(cts)]
 
         return self._trace(joint, [(d, tuple(s)) for d, s in out_metas])
 
+    def jvp_program(self, mask: Sequence[bool]) -> Any:
+        """The program ``(x, ẋ of the active inputs) → ẏ``."""
+        from .func import jvp
+
+        n, act = len(self.positions), [i for i, m in enumerate(mask) if m]
+
+        def tangent_map(*xt: Any) -> list[Any]:
+            xs, ts = xt[:n], tuple(xt[n:])
+            _, t_out = jvp(self._of(xs, act), tuple(xs[i] for i in act), ts)
+            return list(t_out)
+
+        return self._trace(tangent_map, [(self.metas[i][1], self.metas[i][2]) for i in act])
+
     # -- the recorded rules (higher order): the function itself under tf.func, eagerly ------
 
-    def _g(self, inputs: Sequence[Tensor]) -> tuple[list[int], Callable[..., tuple[Any, ...]]]:
-        """The differentiable inputs (float/complex tensors, not weak scalars) and the function
-        of them; weak scalars are passed back as Python numbers."""
+    def _differentiable(self, inputs: Sequence[Tensor]) -> tuple[list[Any], list[int]]:
+        """The inputs as the function takes them (weak scalars back as Python numbers) and the
+        differentiable ones among them (float/complex tensors)."""
         ins: list[Any] = [
             (float if d == "float64" else complex)(x.item()) if k == "W" else x
             for (k, d, _), x in zip(self.metas, inputs)
         ]
         idx = [i for i, (k, _, _) in enumerate(self.metas) if k == "T" and np.dtype(inputs[i].dtype).kind in "fc"]
-
-        def g(*a: Any) -> tuple[Any, ...]:
-            full = list(ins)
-            for i, v in zip(idx, a):
-                full[i] = v
-            return tuple(self._flat_f(full))
-
-        return idx, g
+        return ins, idx
 
     def vjp(self, inputs: list[Tensor], cts: list[Tensor], record: bool) -> list[Tensor | None]:
         """Cotangents of the inputs: ``tf.func.vjp`` of the function (its custom rules
         recorded as nodes)."""
         from .func import vjp
 
-        idx, g = self._g(inputs)
-        _, pull = vjp(g, *[inputs[i] for i in idx])
+        ins, idx = self._differentiable(inputs)
+        _, pull = vjp(self._of(ins, idx), *[inputs[i] for i in idx])
         out: list[Tensor | None] = [None] * len(inputs)
         for i, ct in zip(idx, pull(tuple(cts))):
             out[i] = ct
@@ -312,29 +320,11 @@ class _Supplier:
         """Tangents of the outputs: ``tf.func.jvp`` of the function."""
         from .func import jvp
 
-        idx, g = self._g(inputs)
-        _, t_out = jvp(g, tuple(inputs[i] for i in idx), tuple(tangents[i] for i in idx))
+        ins, idx = self._differentiable(inputs)
+        _, t_out = jvp(self._of(ins, idx), tuple(inputs[i] for i in idx), tuple(tangents[i] for i in idx))
         return list(t_out)
 
-    def jvp_program(self, mask: Sequence[bool]) -> Any:
-        """The program ``(x, ẋ of the active inputs) → ẏ``."""
-        from .func import jvp
 
-        n, act = len(self.positions), self._active(mask)
-
-        def tangent_map(*xt: Any) -> list[Any]:
-            xs, ts = list(xt[:n]), list(xt[n:])
-
-            def g(*a: Any) -> tuple[Any, ...]:
-                full = list(xs)
-                for i, v in zip(act, a):
-                    full[i] = v
-                return tuple(self._flat_f(full))
-
-            _, t_out = jvp(g, tuple(xs[i] for i in act), tuple(ts))
-            return list(t_out)
-
-        return self._trace(tangent_map, [(self.metas[i][1], self.metas[i][2]) for i in act])
 def _records(inputs: Sequence[Any]) -> bool:
     """A call on these inputs would record a derivative (grad mode on and a tracked input, or
     ``tf.func``'s capture)."""
