@@ -438,3 +438,17 @@ def test_numpy_keywords_give_numpy_values_or_type_error(name: str) -> None:
             assert not (t.requires_grad and isinstance(g, np.ndarray)), name
             np.testing.assert_allclose(np.asarray(g), w, rtol=1e-10, atol=1e-12, err_msg=name)
             assert np.asarray(g).shape == np.shape(w)
+
+
+def test_traced_tensors_dispatch_to_tenferro_and_name_the_function_otherwise() -> None:
+    seen = {}
+
+    def f(x: tf.Tensor) -> tf.Tensor:
+        seen["shape"] = np.shape(x)
+        seen["rt"] = np.result_type(x, 1.0)
+        return np.tensordot(np.ones((2, 3)), x, axes=1)
+
+    np.testing.assert_allclose(np.asarray(tf.jit(f)(tf.asarray(np.eye(3)))), np.ones((2, 3)))
+    assert seen == {"shape": (3, 3), "rt": np.float64}
+    with pytest.raises(tf.errors.ConcretizationError, match="numpy.median"):
+        tf.jit(lambda x: tf.asarray(np.median(x)))(tf.asarray(np.eye(3)))

@@ -259,7 +259,12 @@ def _to_dtypes(obj: Any) -> Any:
     return obj.dtype if isinstance(obj, Tensor) else obj
 
 
-def _host_call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+def _host_call(plan: _Plan, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """NumPy's ``func`` on the host data of every tensor (``ConcretizationError`` naming the
+    function for a tensor traced by ``tf.jit``)."""
+    for t in (*_tensors(args), *_tensors(kwargs)):
+        if t._traced:
+            raise t._value_error(plan.np_name)
     return func(*_to_host(args), **_to_host(kwargs))
 
 
@@ -275,7 +280,7 @@ def _array_function(self: Tensor, func: Any, types: Any, args: tuple[Any, ...], 
             return func._implementation(*args, **kwargs)
         if plan.np_name in _DTYPE_ONLY:
             return func(*[_to_dtypes(a) for a in args], **{k: _to_dtypes(v) for k, v in kwargs.items()})
-        return _host_call(func, args, kwargs)
+        return _host_call(plan, func, args, kwargs)
     reason: BaseException
     if plan.fn is not None:
         try:
@@ -297,4 +302,4 @@ def _array_function(self: Tensor, func: Any, types: Any, args: tuple[Any, ...], 
             "arguments it takes), or .detach() the tensor (or work under tf.no_grad()) to compute "
             "it in NumPy without a gradient"
         ) from (reason if not isinstance(reason, _Unsupported) else None)
-    return _host_call(func, args, kwargs)
+    return _host_call(plan, func, args, kwargs)
