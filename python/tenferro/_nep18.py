@@ -26,12 +26,12 @@ Tensors traced by ``tf.jit`` follow the same rules; reading their host data rais
 from __future__ import annotations
 
 import inspect
-import sys
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 
+from . import _array_api
 from ._tenferro import Tensor, _implicit_session
 
 _S = _implicit_session()
@@ -93,7 +93,7 @@ def _namesake(func: Any) -> Any:
     mod = getattr(func, "__module__", None) or ""
     if not (mod == "numpy" or mod.startswith("numpy.")):
         return None
-    target: Any = sys.modules.get("tenferro")
+    target: Any = _array_api._NAMESPACE[0] if _array_api._NAMESPACE else None  # the package
     for part in mod.split(".")[1:]:
         target = getattr(target, part, None)
         if not isinstance(target, ModuleType) or not target.__name__.startswith("tenferro"):
