@@ -109,15 +109,32 @@ def _namesake(func: Any) -> Any:
 
 
 class _Plan:
-    """What is known about one NumPy function: its tenferro namesake and both signatures."""
+    """What is known about one NumPy function: its tenferro namesake and both signatures, as
+    plain tuples (read on every call)."""
 
-    __slots__ = ("np_name", "tf_name", "fn", "np_sig", "tf_sig")
+    __slots__ = (
+        "np_name", "tf_name", "fn", "np_sig", "tf_sig", "np_params", "np_pos", "np_posonly",
+        "np_required", "np_varpos", "np_varkw", "tf_params", "tf_names",
+    )
 
     def __init__(self, func: Any) -> None:
         self.np_name, self.tf_name = _qualname(func)
         self.fn = _namesake(func)
         self.np_sig = _signature(func)
         self.tf_sig = _signature(self.fn) if self.fn is not None else None
+        if self.np_sig is None or self.tf_sig is None:
+            return
+        ps = list(self.np_sig.parameters.values())
+        self.np_params = {p.name: (p.kind, p.default) for p in ps}
+        self.np_pos = tuple(p.name for p in ps if p.kind in _POSITIONAL)
+        self.np_posonly = frozenset(p.name for p in ps if p.kind is _P.POSITIONAL_ONLY)
+        self.np_required = tuple(
+            p.name for p in ps if p.default is _P.empty and p.kind not in (_P.VAR_POSITIONAL, _P.VAR_KEYWORD)
+        )
+        self.np_varpos = next((p.name for p in ps if p.kind is _P.VAR_POSITIONAL), None)
+        self.np_varkw = next((p.name for p in ps if p.kind is _P.VAR_KEYWORD), None)
+        self.tf_params = tuple((q.name, q.kind, q.default) for q in self.tf_sig.parameters.values())
+        self.tf_names = frozenset(self.tf_sig.parameters)
 
 
 def _signature(fn: Any) -> inspect.Signature | None:
@@ -147,79 +164,89 @@ def _is_default(value: Any, default: Any) -> bool:
     return type(value) is type(default) and isinstance(value, simple) and value == default
 
 
+def _bind(plan: _Plan, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[dict[str, Any], tuple[Any, ...] | None]:
+    """NumPy's signature bound to the call: the arguments passed, by parameter name (names a
+    ``**kwargs`` of NumPy's takes included), and the values of its ``*args`` (``None`` when it
+    has none or none were passed). ``TypeError`` as NumPy's own for a call that does not fit."""
+    passed: dict[str, Any] = {}
+    var_pos: tuple[Any, ...] | None = None
+    npos = len(plan.np_pos)
+    ok = True
+    if len(args) > npos:
+        if plan.np_varpos is None:
+            ok = False
+        var_pos = args[npos:]
+        args = args[:npos]
+    passed.update(zip(plan.np_pos, args))
+    for k, v in kwargs.items():
+        if k == "like":  # NEP 35: the tensor chose this implementation
+            continue
+        if k in passed or k in plan.np_posonly or (k not in plan.np_params and plan.np_varkw is None):
+            ok = False
+        passed[k] = v
+    if ok and any(r not in passed for r in plan.np_required):
+        ok = False
+    if not ok:
+        try:
+            plan.np_sig.bind(*args, *(var_pos or ()), **{k: v for k, v in kwargs.items() if k != "like"})
+        except TypeError as e:
+            raise TypeError(f"{plan.np_name}(): {e}") from None
+        raise TypeError(f"{plan.np_name}(): arguments do not fit {plan.np_sig}")
+    return passed, var_pos
+
+
 def _translate(plan: _Plan, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
     """The NumPy call ``(args, kwargs)`` as a call of the tenferro namesake.
 
     Raises ``_Unsupported`` when the namesake does not take one of the arguments (or a
     parameter NumPy's call fills), and ``TypeError`` when the arguments do not fit NumPy's own
     signature (as NumPy would)."""
-    np_sig, tf_sig = plan.np_sig, plan.tf_sig
-    if np_sig is None or tf_sig is None:
+    if plan.np_sig is None or plan.tf_sig is None:
         raise _Unsupported(f"the signature of tf.{plan.tf_name} cannot be compared with NumPy's")
-    kwargs = {k: v for k, v in kwargs.items() if k != "like"}  # NEP 35: the tensor chose us
-    try:
-        bound = np_sig.bind(*args, **kwargs)
-    except TypeError as e:
-        raise TypeError(f"{plan.np_name}(): {e}") from None
-    np_params = np_sig.parameters
-    passed = dict(bound.arguments)
-    var_pos: tuple[Any, ...] | None = None
-    for name, p in np_params.items():
-        if p.kind is _P.VAR_KEYWORD and name in passed:
-            passed.update(passed.pop(name))
-        elif p.kind is _P.VAR_POSITIONAL and name in passed:
-            var_pos = passed.pop(name)
-    np_positional = [p for p in np_params.values() if p.kind in _POSITIONAL]
-    tf_params = list(tf_sig.parameters.values())
-    tf_names = set(tf_sig.parameters)
+    passed, var_pos = _bind(plan, args, kwargs)
+    np_params, np_pos, tf_names = plan.np_params, plan.np_pos, plan.tf_names
     pos: list[Any] = []
     kw: dict[str, Any] = {}
     gap = False  # a positional parameter of the namesake was left to its default
-    for i, q in enumerate(tf_params):
-        if q.kind is _P.VAR_POSITIONAL:
+    for i, (name, kind, default) in enumerate(plan.tf_params):
+        if kind is _P.VAR_POSITIONAL:
             if var_pos is not None:
                 if gap:
                     raise _Unsupported(f"tf.{plan.tf_name} cannot take NumPy's positional arguments")
                 pos.extend(var_pos)
                 var_pos = None
             continue
-        if q.kind is _P.VAR_KEYWORD:
+        if kind is _P.VAR_KEYWORD:
             continue  # only named parameters count as accepted
         have = False
-        if q.name in passed:  # (NumPy's var-positional was taken out of ``passed`` above)
-            value, have = passed.pop(q.name), True
-        elif q.kind in _POSITIONAL and i < len(np_positional):
-            alias = np_positional[i]
+        if name in passed:
+            value, have = passed.pop(name), True
+        elif kind in _POSITIONAL and i < len(np_pos) and default is _P.empty:
             # A leading argument named differently (``a`` / ``x``): same position, required in
             # both, and neither name is a parameter of the other function.
-            if (
-                alias.name in passed
-                and alias.default is _P.empty
-                and q.default is _P.empty
-                and alias.name not in tf_names
-                and q.name not in np_params
-            ):
-                value, have = passed.pop(alias.name), True
-        if not have and q.name in np_params and q.name not in _VALUE_NEUTRAL:
-            d = np_params[q.name].default
-            if d is not _P.empty and d is not np._NoValue and not _is_default(d, q.default):
+            alias = np_pos[i]
+            if alias in passed and np_params[alias][1] is _P.empty and alias not in tf_names and name not in np_params:
+                value, have = passed.pop(alias), True
+        if not have and name in np_params and name not in _VALUE_NEUTRAL:
+            d = np_params[name][1]
+            if d is not _P.empty and d is not np._NoValue and not _is_default(d, default):
                 value, have = d, True  # NumPy's default where tenferro's differs
         if not have:
-            if q.default is _P.empty:
-                raise _Unsupported(f"tf.{plan.tf_name} needs its argument {q.name!r}, which this call does not give")
-            gap = gap or q.kind in _POSITIONAL
+            if default is _P.empty:
+                raise _Unsupported(f"tf.{plan.tf_name} needs its argument {name!r}, which this call does not give")
+            gap = gap or kind in _POSITIONAL
             continue
-        if q.kind is _P.POSITIONAL_ONLY or (q.kind is _P.POSITIONAL_OR_KEYWORD and not gap):
+        if kind is _P.POSITIONAL_ONLY or (kind is _P.POSITIONAL_OR_KEYWORD and not gap):
             if gap:
-                raise _Unsupported(f"tf.{plan.tf_name} cannot take {q.name!r} after a defaulted positional argument")
+                raise _Unsupported(f"tf.{plan.tf_name} cannot take {name!r} after a defaulted positional argument")
             pos.append(value)
         else:
-            kw[q.name] = value
+            kw[name] = value
     if var_pos:
         raise _Unsupported(f"tf.{plan.tf_name} takes no further positional arguments")
     for name, value in passed.items():
         p = np_params.get(name)
-        if p is None or not _is_default(value, p.default):
+        if p is None or not _is_default(value, p[1]):
             raise _Unsupported(f"tf.{plan.tf_name} does not take the argument {name}={_short(value)}")
     return pos, kw
 
