@@ -155,16 +155,17 @@ def test_protocol5_of_100mb_tensor_makes_no_extra_copy() -> None:
         import pickle, resource, numpy as np, tenferro as tf
         def peak():
             return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # MiB (Linux: KiB)
-        t = tf.asarray(np.ones(100 * 2**20 // 8))
+        n = 100 * 2**20 // 8
+        t = tf.ones(n)  # made in place: no transient copy raises the high-water mark
         base = peak()
         bufs = []
         data = pickle.dumps(t, protocol=5, buffer_callback=bufs.append)
         u = pickle.loads(data, buffers=bufs)
-        assert float(u.sum()) == 100 * 2**20 // 8
+        assert float(u.sum()) == n
         oob = peak() - base
         del u, bufs, data
-        t2 = tf.asarray(np.ones(100 * 2**20 // 8))
-        u2 = pickle.loads(pickle.dumps(t2, protocol=4))
+        u2 = pickle.loads(pickle.dumps(t, protocol=4))  # in band: the stream holds a copy
+        assert float(u2.sum()) == n
         inband = peak() - base
         print(f"{base:.1f} {oob:.1f} {inband:.1f}")
         """
@@ -172,9 +173,9 @@ def test_protocol5_of_100mb_tensor_makes_no_extra_copy() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     base, oob, inband = map(float, out.stdout.split())
     print(f"peak RSS MiB: after making the tensor {base}, growth for protocol 5 out of band {oob}, "
-          f"growth for protocol 4 (second tensor + stream + copy) {inband}")
+          f"growth for protocol 4 (in-band stream + unpickled copy) {inband}")
     assert oob < 20, oob  # no extra 100 MB copy
-    assert inband > 150  # the measurement sees copies when there are some
+    assert inband > 90, inband  # the measurement sees a copy when there is one
 
 
 def _square_sum(t: tf.Tensor) -> tf.Tensor:
