@@ -73,6 +73,11 @@ from ._array_api import __array_api_version__, __array_namespace_info__, finfo, 
 
 _tensor_methods.install()
 
+from . import integrations  # noqa: E402
+
+if "autoray" in _sys.modules:  # quimb/cotengra already imported it: teach it tenferro's svd
+    integrations.autoray.register()
+
 bool_ = _np.dtype("bool")
 int32 = _np.dtype("int32")
 int64 = _np.dtype("int64")
@@ -145,6 +150,7 @@ __all__ = [
     "einsum",
     "einsum_path",
     "linalg",
+    "integrations",
     "bool_",
     "int32",
     "int64",

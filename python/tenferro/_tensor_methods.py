@@ -2,6 +2,7 @@
 classes at import by :func:`install`, the one place that does so.
 
 ``Tensor``: ``repr``, scalar conversions (NumPy 2 rules), ``__array__``, ``__array_ufunc__``,
+``__array_function__`` (:mod:`tenferro._nep18`), pickling and copying (:mod:`tenferro._pickle`),
 ``item``/``tolist``/``numpy``/``astype``/``reshape``, the NumPy-style methods built from the
 functions of :mod:`tenferro._numpy_api` (``x.sum(axis=0)``, ``x // y``, ``x.real``), the ``at``
 property (:mod:`tenferro._indexing`) and the autodiff methods (``backward``, ``grad``, ...).
@@ -20,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _array_api, _graph_context, _indexing, _numpy_api, autodiff
+from . import _array_api, _graph_context, _indexing, _nep18, _numpy_api, _pickle, autodiff
 from ._numpy_api import elementwise as _ew
 from ._numpy_api import indexing as _ix
 from ._numpy_api import layout as _lay
@@ -326,10 +327,30 @@ def _binary_method(fn: Callable, name: str, reflected: bool, weak: bool = True) 
     return method
 
 
-def _method_round(self: Tensor, ndigits: int | None = None) -> Tensor:
-    """``round(t, ndigits)``: :func:`tenferro.round` with ``decimals=ndigits or 0`` (as
-    ``round(ndarray)``, the result is a tensor)."""
-    return _ew.round(self, 0 if ndigits is None else ndigits)
+def _method_round(self: Tensor, ndigits: int | None = None) -> Any:
+    """``round(t[, ndigits])`` of a 0-d tensor: as of its NumPy scalar (``round(np.float64(v),
+    3)`` is ``np.float64``, ``round(np.float64(v))`` an ``int``; NaN/inf without ``ndigits``
+    raise ``ValueError``/``OverflowError``). The element-wise, differentiable rounding is
+    :func:`tenferro.round` (``t.round(decimals)``).
+
+    Raises
+    ------
+    TypeError
+        For a tensor of rank > 0 (NumPy arrays have no ``__round__``) and for bool and complex
+        tensors (nor have their NumPy scalars).
+    tenferro.errors.ConcretizationError
+        On a tensor traced by ``tf.jit`` (a value request).
+    """
+    if self.ndim != 0:
+        raise TypeError(
+            f"round() of a tensor of shape {self.shape}: only 0-d tensors round to a number "
+            "(NumPy arrays define no __round__); use tf.round(t, decimals) element-wise"
+        )
+    if self.dtype.kind in "bc":
+        raise TypeError(f"round() of a {self.dtype} tensor: numpy.{self.dtype.name} defines no __round__")
+    _no_values(self, "round()")
+    v = self.dtype.type(np.asarray(self)[()])  # np.int64, not the buffer format's np.longlong
+    return round(v) if ndigits is None else round(v, ndigits)
 
 
 _TENSOR_METHODS: dict[str, Any] = {
@@ -339,6 +360,10 @@ _TENSOR_METHODS: dict[str, Any] = {
     "__array__": _array,
     "__array_namespace__": _array_api._array_namespace,
     "__array_ufunc__": _array_ufunc,
+    "__array_function__": _nep18._array_function,
+    "__reduce_ex__": _pickle._reduce_ex,
+    "__copy__": _pickle._copy,
+    "__deepcopy__": _pickle._deepcopy,
     "__array_priority__": 1000.0,
     "__float__": _float,
     "__int__": _int,
