@@ -6,7 +6,7 @@ BENCH_VENV := .venv-bench
 export CARGO_TARGET_DIR := $(CURDIR)/target
 export PYO3_PYTHON := $(CURDIR)/$(PY)
 
-.PHONY: all venv develop stub test lint rust-test py-test stubtest demo examples bench bench-report clean
+.PHONY: all venv develop stub test lint rust-test py-test stubtest docs wheel wheel-check demo examples bench bench-report clean
 
 all: test
 
@@ -44,7 +44,36 @@ py-test: develop
 stubtest: develop
 	$(PY) -m mypy.stubtest tenferro._tenferro
 
-test: develop lint rust-test py-test stubtest
+# The documentation site: guide pages (docs/*.md) and an API reference generated from the
+# docstrings (docs/conf.py), warnings as errors; then every public name is checked against the
+# site's inventory (tools/check_docs.py). Output: docs/_build/html.
+$(VENV)/.docs-installed: requirements-docs.txt $(VENV)/.installed
+	$(PY) -m pip install -q -r requirements-docs.txt
+	touch $@
+
+docs: develop $(VENV)/.docs-installed
+	$(PY) -m sphinx -E -b html -q -W --keep-going docs docs/_build/html
+	$(PY) tools/check_docs.py docs/_build/html
+
+test: develop lint rust-test py-test stubtest docs
+
+# The wheel we ship and the sdist, into target/wheels: pyproject.toml's settings (release
+# profile, stripped), linked by zig against glibc 2.28 so that the wheel is manylinux_2_28 (RHEL
+# 8/9-class cluster nodes). `--zig` is a flag because maturin reads it only from the command line.
+$(VENV)/.wheel-installed: requirements-wheel.txt $(VENV)/.installed
+	$(PY) -m pip install -q -r requirements-wheel.txt
+	touch $@
+
+wheel: $(VENV)/.wheel-installed
+	rm -rf target/wheels
+	VIRTUAL_ENV=$(CURDIR)/$(VENV) PATH=$(CURDIR)/$(VENV)/bin:$$PATH \
+		$(VENV)/bin/maturin build --zig --compatibility manylinux_2_28 -o target/wheels
+	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(VENV)/bin/maturin sdist -o target/wheels
+
+# Install the wheel into a fresh venv outside the source tree; smoke test and the installed
+# package's doctests there (tools/wheel_check.sh). CI runs it after `make test`.
+wheel-check: wheel
+	PYTHON=$(PYTHON) tools/wheel_check.sh
 
 # The main job: variational MPS ground state of the transverse-field Ising chain (defaults:
 # 16 sites, bond 8, g = 1, tol 1e-6, seed 0); exits non-zero when the tolerance is not reached.
@@ -82,4 +111,4 @@ bench-report: $(BENCH_VENV)/.installed
 	$(BENCH_VENV)/bin/python benches/report.py
 
 clean:
-	rm -rf $(VENV) $(BENCH_VENV) target
+	rm -rf $(VENV) $(BENCH_VENV) target docs/_build docs/_api

@@ -97,7 +97,17 @@ newaxis = None
 # Tensor.__array_namespace__ returns this module (the package binds itself; not a hop).
 _array_api._bind_namespace(_sys.modules[__name__])
 
-__version__ = "0.1.0"
+def _package_version() -> str:
+    """The installed distribution's version (its metadata, written from ``pyproject.toml``)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("tenferro")
+    except metadata.PackageNotFoundError:  # imported from a source tree that was never installed
+        return "0+unknown"
+
+
+__version__ = _package_version()
 
 __all__ = [
     "jit",
