@@ -64,6 +64,7 @@ API_MODULES = (
     "tenferro.prim",
     "tenferro.testing",
     "tenferro.errors",
+    "tenferro.integrations",
     "tenferro.integrations.autoray",
     "tenferro.integrations.quimb",
 )
