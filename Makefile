@@ -6,7 +6,7 @@ BENCH_VENV := .venv-bench
 export CARGO_TARGET_DIR := $(CURDIR)/target
 export PYO3_PYTHON := $(CURDIR)/$(PY)
 
-.PHONY: all venv develop stub test lint rust-test py-test stubtest docs wheel wheel-check demo examples bench bench-report clean
+.PHONY: all venv develop stub test lint rust-test py-test stubtest docs wheel wheels wheel-check demo examples bench bench-report clean
 
 all: test
 
@@ -58,16 +58,26 @@ docs: develop $(VENV)/.docs-installed
 test: develop lint rust-test py-test stubtest docs
 
 # The wheel we ship and the sdist, into target/wheels: pyproject.toml's settings (release
-# profile, stripped), linked by zig against glibc 2.28 so that the wheel is manylinux_2_28 (RHEL
-# 8/9-class cluster nodes). `--zig` is a flag because maturin reads it only from the command line.
+# profile), linked by zig against glibc 2.28 so that the wheel is manylinux_2_28 (RHEL 8/9-class
+# cluster nodes), stripped. `--zig` and `--strip` are flags because maturin 1.16 reads neither
+# from pyproject.toml. One wheel per interpreter (no abi3: see docs/architecture.md, "Wheels"):
+# `make wheel` builds the running interpreter's, `make wheels` those of CPython 3.11-3.13
+# (maturin cross-builds the ones not installed from its bundled interpreter configurations).
+MATURIN_BUILD := VIRTUAL_ENV=$(CURDIR)/$(VENV) PATH=$(CURDIR)/$(VENV)/bin:$$PATH \
+	$(VENV)/bin/maturin build --zig --compatibility manylinux_2_28 --strip -o target/wheels
+
 $(VENV)/.wheel-installed: requirements-wheel.txt $(VENV)/.installed
 	$(PY) -m pip install -q -r requirements-wheel.txt
 	touch $@
 
 wheel: $(VENV)/.wheel-installed
 	rm -rf target/wheels
-	VIRTUAL_ENV=$(CURDIR)/$(VENV) PATH=$(CURDIR)/$(VENV)/bin:$$PATH \
-		$(VENV)/bin/maturin build --zig --compatibility manylinux_2_28 -o target/wheels
+	$(MATURIN_BUILD)
+	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(VENV)/bin/maturin sdist -o target/wheels
+
+wheels: $(VENV)/.wheel-installed
+	rm -rf target/wheels
+	$(MATURIN_BUILD) -i python3.11 python3.12 python3.13
 	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(VENV)/bin/maturin sdist -o target/wheels
 
 # Install the wheel into a fresh venv outside the source tree; smoke test and the installed
