@@ -152,9 +152,14 @@ def test_protocol5_of_100mb_tensor_makes_no_extra_copy() -> None:
     within a small margin of the tensor itself (a copy would add 100 MB)."""
     code = textwrap.dedent(
         """
-        import pickle, resource, numpy as np, tenferro as tf
+        import pickle, numpy as np, tenferro as tf
         def peak():
-            return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # MiB (Linux: KiB)
+            # This process's own high-water mark (VmHWM, MiB). Not getrusage's ru_maxrss: Linux
+            # carries the parent's peak across fork and exec into it (a large pytest process
+            # would hide everything measured here).
+            with open("/proc/self/status") as f:
+                line = next(l for l in f if l.startswith("VmHWM:"))
+            return int(line.split()[1]) / 1024
         n = 100 * 2**20 // 8
         t = tf.ones(n)  # made in place: no transient copy raises the high-water mark
         base = peak()
