@@ -1176,19 +1176,20 @@ _NO_VALUE = object()
 
 def clip(
     a: ArrayLike,
-    a_min: ArrayLike = _NO_VALUE,
-    a_max: ArrayLike = _NO_VALUE,
     /,
-    *,
     min: ArrayLike = _NO_VALUE,
     max: ArrayLike = _NO_VALUE,
+    *,
+    a_min: ArrayLike = _NO_VALUE,
+    a_max: ArrayLike = _NO_VALUE,
 ) -> Tensor:
     """Limit the values of ``a`` to ``[a_min, a_max]``: ``minimum(maximum(a, a_min), a_max)``.
 
     With both bounds this lowers to the primitive ``prim.clamp(a, a_min, a_max)``; with one, to
     ``prim.maximum`` or ``prim.minimum``; with none, ``a`` is returned. As in NumPy, NaN
-    propagates, ``a_min > a_max`` gives ``a_max``, and ``min=``/``max=`` are keyword aliases
-    (NumPy >= 2.1) of ``a_min``/``a_max``. The bounds may be scalars or tensors that broadcast.
+    propagates, ``a_min > a_max`` gives ``a_max``. The second and third parameters are named
+    ``min``/``max`` (the Array API's names, NumPy >= 2.1's keywords); NumPy's ``a_min=``/``a_max=``
+    are keyword aliases. The bounds may be scalars or tensors that broadcast.
 
     Parameters
     ----------
