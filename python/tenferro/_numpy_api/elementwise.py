@@ -600,11 +600,10 @@ def real(val: ArrayLike, /) -> Tensor:
 def imag(val: ArrayLike, /) -> Tensor:
     """Imaginary part, element-wise.
 
-    For complex inputs this is ``prim.cast(prim.mul(val, -1j), real dtype)``: the real part of
-    ``-i*z = Im z - i Re z``. For real inputs the result is zeros of ``val``'s dtype, as in NumPy.
-
-    Where ``Re z`` is infinite or NaN the product ``-i*z`` has a NaN real part, so the result is
-    NaN there (NumPy returns ``Im z``); finite inputs are exact.
+    For complex inputs this is ``prim.cast(prim.scale_complex(val, -1j), real dtype)``: the real
+    part of ``-i*z = Im z - i Re z``, exact for every input (``scale_complex`` by an imaginary
+    constant scales each part alone, so an infinite or NaN ``Re z`` does not reach ``Im z``).
+    For real inputs the result is zeros of ``val``'s dtype, as in NumPy.
 
     Parameters
     ----------
@@ -628,7 +627,7 @@ def imag(val: ArrayLike, /) -> Tensor:
     real_dtype = _REAL_OF.get(x.dtype)
     if real_dtype is None:
         return zeros(tuple(x.shape), dtype=x.dtype)
-    return _p.cast(_p.mul(x, -1j), real_dtype)
+    return _p.cast(_p.scale_complex(x, -1j), real_dtype)
 
 
 def sign(x: ArrayLike, /) -> Tensor:
