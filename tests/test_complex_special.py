@@ -125,3 +125,9 @@ def test_inverse_derivatives(name: str) -> None:
     v = np.array([1.0 + 0.5j, -0.3j, 0.7 + 0j, 1 - 1j])
     _, jv = tf.func.jvp(f, (tf.asarray(z),), (tf.asarray(v),))
     np.testing.assert_allclose(np.asarray(jv), deriv(z) * v, rtol=1e-10)
+
+
+def test_inverse_functions_trace_under_jit() -> None:
+    z = np.array([0.3 + 0.4j, 2 - 1j, -3 + 0j])
+    f = tf.jit(lambda t: tf.arcsin(t) + tf.arctanh(t) * tf.arccosh(t))
+    np.testing.assert_allclose(np.asarray(f(tf.asarray(z))), np.arcsin(z) + np.arctanh(z) * np.arccosh(z), rtol=1e-13)

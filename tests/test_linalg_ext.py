@@ -169,3 +169,10 @@ def test_vecdot_matmul_tensordot_trace_diagonal() -> None:
     close(L.vecdot(z, z[::-1], axis=1), np.linalg.vecdot(z, z[::-1], axis=1))
     check_grads(lambda x, y: L.vecdot(x, y), [z, z[::-1]])
     check_grads(lambda x: L.trace(x, offset=1), [a])
+
+
+def test_extension_traces_under_jit() -> None:
+    a = np.random.default_rng(5).normal(size=(3, 3))
+    f = tf.jit(lambda t: L.vector_norm(t, axis=(0, 1), ord=3) + L.matrix_norm(t, ord="nuc") + L.matrix_power(t, 2).sum() + L.cross(t, t[::-1]).sum())
+    want = np.linalg.vector_norm(a, axis=(0, 1), ord=3) + np.linalg.matrix_norm(a, ord="nuc") + np.linalg.matrix_power(a, 2).sum() + np.linalg.cross(a, a[::-1]).sum()
+    np.testing.assert_allclose(f(tf.asarray(a)).item(), want, rtol=1e-12)
