@@ -78,11 +78,6 @@ def _isinf(x: Tensor) -> Tensor:
     return _p.compare(_p.abs(x), math.inf, "EQ")
 
 
-def _const(like: Tensor, v: float) -> Tensor:
-    """``v`` in ``like``'s shape (float64)."""
-    return _p.select(_p.compare(like, 0.0, "EQ"), v, v)
-
-
 def _not(m: Tensor) -> Tensor:
     return logical_not(m)
 
@@ -102,7 +97,7 @@ def _asinh_parts(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
     one = complex(1.0, -0.0)
     small = _p.log1p(_p.add(w, _p.div(w2, _p.add(_p.sqrt(_p.add(w2, one)), one))))
     # Large and non-finite: log(2w) = log(w) + log 2 (C99's values of log at infinities).
-    wl = _mk(_p.select(finite, _const(xs, _BIG * 2), xs), _p.select(finite, 0.0, ys))
+    wl = _mk(_p.select(finite, _BIG * 2, xs), _p.select(finite, 0.0, ys))
     large = _p.log(wl)
     u = _p.select(finite, _re(small), _p.add(_re(large), _LN2))
     v = _p.select(finite, _im(small), _im(large))

@@ -87,7 +87,7 @@ def result_type(*arrays_and_dtypes: Any) -> np.dtype:
             args.append(_result_dtype(a))
         else:
             args.append(_dtype_arg("result_type", a))
-    if not any(not (type(a) in _PY_SCALARS) for a in args):
+    if all(type(a) in _PY_SCALARS for a in args):
         raise ValueError("result_type: at least one tensor or dtype is required")
     return _dtype_arg("result_type", np.result_type(*args))
 
