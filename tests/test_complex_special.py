@@ -131,3 +131,18 @@ def test_inverse_functions_trace_under_jit() -> None:
     z = np.array([0.3 + 0.4j, 2 - 1j, -3 + 0j])
     f = tf.jit(lambda t: tf.arcsin(t) + tf.arctanh(t) * tf.arccosh(t))
     np.testing.assert_allclose(np.asarray(f(tf.asarray(z))), np.arcsin(z) + np.arctanh(z) * np.arccosh(z), rtol=1e-13)
+
+
+def test_sign_of_minus_zero_and_expm1_at_complex_zero() -> None:
+    # NumPy and the Array API: sign(-0.0) = +0.0; expm1(±0 + 0i) = 0 + 0i (real part +0), while
+    # the real expm1(-0.0) stays -0.0 and expm1(x - 0i) keeps the -0 imaginary part.
+    for dt in (np.float32, np.float64):
+        got = np.asarray(tf.sign(tf.asarray(np.array([-0.0, 0.0, -2.0, NAN], dtype=dt))))
+        want = np.sign(np.array([-0.0, 0.0, -2.0, NAN], dtype=dt))
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    z = np.array([complex(-0.0, 0.0), complex(0.0, 0.0), complex(-0.0, -0.0), complex(1.0, -0.0)])
+    got = np.asarray(tf.expm1(tf.asarray(z)))
+    np.testing.assert_array_equal(np.signbit(got.real), [False, False, False, False])
+    np.testing.assert_array_equal(np.signbit(got.imag), [False, False, True, True])
+    assert np.signbit(np.asarray(tf.expm1(tf.asarray([-0.0])))[0])

@@ -232,9 +232,17 @@ exp = _make_unary(
 )
 
 
+def _expm1(x: Tensor) -> Tensor:
+    """``prim.expm1``; for complex ``x`` plus ``0 - 0i``, which turns the real part of
+    ``expm1(-0 ± 0i)`` into ``+0`` (the Array API's ``0 + 0j``) and keeps every other value, the
+    signs of zero imaginary parts included."""
+    y = _p.expm1(x)
+    return _p.add(y, complex(0.0, -0.0)) if y.dtype.kind == "c" else y
+
+
 expm1 = _make_unary(
     "expm1",
-    _p.expm1,
+    _expm1,
     "the primitive ``prim.expm1``",
     "``exp(x) - 1``, element-wise, accurate for small ``|x|``.",
     "[0.0, 1e-10]",
@@ -634,7 +642,8 @@ def sign(x: ArrayLike, /) -> Tensor:
     """Sign, element-wise: -1, 0 or 1 for real inputs (NaN stays NaN); ``z/|z|`` for complex
     (0 at 0), as NumPy 2.
 
-    Lowers to the primitive ``prim.sign``.
+    Lowers to the primitive ``prim.sign``; for real floats plus ``0.0``, so that ``sign(-0.0)`` is
+    ``+0.0`` as NumPy's (and the Array API's ``0``).
 
     Parameters
     ----------
@@ -652,7 +661,8 @@ def sign(x: ArrayLike, /) -> Tensor:
     >>> tf.sign(tf.asarray([-2.5, 0.0, 3.0])).tolist()
     [-1.0, 0.0, 1.0]
     """
-    return _p.sign(_as_tensor(x))
+    y = _p.sign(_as_tensor(x))
+    return _p.add(y, 0.0) if y.dtype.kind == "f" else y
 
 
 def square(x: ArrayLike, /) -> Tensor:
