@@ -48,11 +48,11 @@ def test_sqrt_tanh_exp_expm1_special_values() -> None:
         same_special(np.asarray(tf.sqrt(x)), np.sqrt(GRID), 1e-14, GRID)
         same_special(np.asarray(tf.exp(x))[~free], np.exp(GRID)[~free], 1e-14, GRID[~free])
         # expm1: NumPy's complex expm1 is not C99's at infinities (expm1(inf + 0i) = inf + NaN·i);
-        # the standard's values are exp(z) - 1 there, and expm1(x ± 0i) = expm1(x) ± 0i.
+        # the standard's values are exp(z) - 1 there, and expm1(x ± 0i) = expm1(x) ± 0i (+0 at x = -0).
         fin = np.isfinite(GRID)
         want = np.where(fin, np.expm1(GRID), np.exp(GRID) - 1)
         real_axis = GRID.imag == 0
-        want.real[real_axis] = np.expm1(GRID.real[real_axis])
+        want.real[real_axis] = np.expm1(GRID.real[real_axis]) + 0.0  # expm1(-0 + 0i) = +0 + 0i
         want.imag[real_axis] = GRID.imag[real_axis]
         same_special(np.asarray(tf.expm1(x))[~free], want[~free], 1e-14, GRID[~free])
     # tanh: NumPy's own tanh differs from C99 at (0 + i·inf) (NaN real part); the standard's
