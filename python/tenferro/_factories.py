@@ -17,6 +17,12 @@ from ._interop import as_supported_ndarray
 from ._tenferro import Runtime, Tensor
 from .errors import ConcretizationError
 
+
+def _check_device(op: str, device: Any) -> None:
+    """The Array API's ``device=`` keyword: ``None`` or ``"cpu"`` (tenferro's one device)."""
+    if device is not None and device != "cpu":
+        raise ValueError(f"{op}: unsupported device {device!r} (tenferro's devices: ['cpu'])")
+
 __all__ = [
     "tensor",
     "array",
@@ -194,7 +200,7 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     return _tenferro._from_numpy(arr, True, _current_runtime())
 
 
-def asarray(obj: Any, dtype: Any = None, copy: bool | None = None) -> Tensor:
+def asarray(obj: Any, dtype: Any = None, copy: bool | None = None, *, device: Any = None) -> Tensor:
     """Convert ``obj`` to a tensor, as ``numpy.asarray``.
 
     A tensor is returned as it is (cast if ``dtype`` differs). Nested lists/tuples holding
@@ -210,6 +216,8 @@ def asarray(obj: Any, dtype: Any = None, copy: bool | None = None) -> Tensor:
     obj : array_like
     dtype : dtype-like, optional
     copy : bool or None
+    device : "cpu" or None
+        The Array API keyword; any other device is a ``ValueError``.
 
     Returns
     -------
@@ -234,6 +242,7 @@ def asarray(obj: Any, dtype: Any = None, copy: bool | None = None) -> Tensor:
     >>> t.tolist()
     [7.0, 1.0, 2.0]
     """
+    _check_device("asarray", device)
     if isinstance(obj, Tensor):
         # A weakly typed traced scalar (a float argument under tf.jit) becomes strongly typed,
         # as asarray(0.5) is; like the Python number, a complex one cannot become real.
@@ -261,7 +270,7 @@ def asarray(obj: Any, dtype: Any = None, copy: bool | None = None) -> Tensor:
     return _tenferro._from_numpy(arr, copy is not False, _current_runtime())
 
 
-def array(obj: Any, dtype: Any = None, copy: bool = True) -> Tensor:
+def array(obj: Any, dtype: Any = None, copy: bool = True, *, device: Any = None) -> Tensor:
     """A tensor from ``obj``, as ``numpy.array`` (copies by default); same as
     ``asarray(obj, dtype, copy)``, including the AD stacking of nested tracked tensors.
 
@@ -274,11 +283,15 @@ def array(obj: Any, dtype: Any = None, copy: bool = True) -> Tensor:
     >>> v.requires_grad, rt.grad(v.sum(), [a, b])
     (True, (tensor(3.), tensor(1.)))
     """
-    return asarray(obj, dtype=dtype, copy=copy)
+    return asarray(obj, dtype=dtype, copy=copy, device=device)
 
 
-def from_dlpack(x: Any) -> Tensor:
-    """Import a CPU DLPack-capable object (NumPy array, another library's tensor) without copy.
+def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Tensor:
+    """Import a CPU DLPack-capable object (NumPy array, another library's tensor), as the Array
+    API's ``from_dlpack``: without a copy unless ``copy=True`` (``copy=False`` raises
+    ``BufferError`` where the producer cannot share, as NumPy's ``from_dlpack``).
+
+    Raises ``ValueError`` for a device other than ``"cpu"``.
 
     Examples
     --------
@@ -286,12 +299,14 @@ def from_dlpack(x: Any) -> Tensor:
     >>> tf.from_dlpack(np.arange(3.0)).tolist()
     [0.0, 1.0, 2.0]
     """
+    _check_device("from_dlpack", device)
     if isinstance(x, Tensor):
-        return x
-    return asarray(np.from_dlpack(x), copy=False)
+        return asarray(x, copy=True) if copy else x
+    arr = np.from_dlpack(x, copy=copy)
+    return asarray(arr, copy=False)
 
 
-def full(shape: Any, fill_value: Any, dtype: Any = None) -> Tensor:
+def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None) -> Tensor:
     """A tensor of ``shape`` filled with ``fill_value``.
 
     Parameters
@@ -303,13 +318,16 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> Tensor:
     dtype : dtype-like, optional
         Default: NumPy's dtype of the fill (``float64`` for a Python float, the array's dtype
         for NumPy scalars, arrays and tensors).
+    device : "cpu" or None
+        The Array API keyword (also of :func:`zeros`, :func:`ones`, :func:`empty`, :func:`eye`,
+        :func:`linspace`).
 
     Raises
     ------
     MemoryError
         If the size overflows or cannot be allocated (never an abort).
     ValueError
-        Negative dimensions.
+        Negative dimensions; a device other than ``"cpu"``.
 
     Examples
     --------
@@ -317,6 +335,7 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> Tensor:
     >>> tf.full((2,), 1.5).tolist()
     [1.5, 1.5]
     """
+    _check_device("full", device)
     if type(fill_value) not in _PY_SCALARS:
         # Tensors (tracked ones keep their gradient), NumPy scalars and arrays: NumPy's
         # ``full`` takes the fill's own dtype and broadcasts it to ``shape``.
@@ -334,7 +353,7 @@ def _float_default(dtype: Any) -> Any:
     return np.float64 if dtype is None else dtype
 
 
-def zeros(shape: Any, dtype: Any = np.float64) -> Tensor:
+def zeros(shape: Any, dtype: Any = np.float64, *, device: Any = None) -> Tensor:
     """A tensor of zeros (``dtype=None`` or default: ``float64``); see :func:`full` for errors.
 
     Examples
@@ -343,10 +362,11 @@ def zeros(shape: Any, dtype: Any = np.float64) -> Tensor:
     >>> tf.zeros((2, 3)).shape
     (2, 3)
     """
+    _check_device("zeros", device)
     return _tenferro._full(_shape(shape), False, _float_default(dtype), _current_runtime())
 
 
-def empty(shape: Any, dtype: Any = np.float64) -> Tensor:
+def empty(shape: Any, dtype: Any = np.float64, *, device: Any = None) -> Tensor:
     """``numpy.empty``'s counterpart (``dtype=None`` or default: ``float64``). tenferro has no
     uninitialised storage: the tensor holds zeros. See :func:`full` for errors.
 
@@ -356,10 +376,11 @@ def empty(shape: Any, dtype: Any = np.float64) -> Tensor:
     >>> tf.empty((2,)).dtype
     dtype('float64')
     """
+    _check_device("empty", device)
     return zeros(shape, dtype)
 
 
-def ones(shape: Any, dtype: Any = np.float64) -> Tensor:
+def ones(shape: Any, dtype: Any = np.float64, *, device: Any = None) -> Tensor:
     """A tensor of ones (``dtype=None`` or default: ``float64``); see :func:`full` for errors.
 
     Examples
@@ -368,10 +389,11 @@ def ones(shape: Any, dtype: Any = np.float64) -> Tensor:
     >>> tf.ones(3, dtype=tf.int32).tolist()
     [1, 1, 1]
     """
+    _check_device("ones", device)
     return _tenferro._full(_shape(shape), True, _float_default(dtype), _current_runtime())
 
 
-def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = np.float64) -> Tensor:
+def eye(N: int, M: int | None = None, /, k: int = 0, dtype: Any = np.float64, *, device: Any = None) -> Tensor:
     """The ``N × M`` matrix with ones on the ``k``-th diagonal (``numpy.eye``; ``dtype=None`` or
     default: ``float64``).
 
@@ -381,6 +403,7 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = np.float64) -> Te
     >>> tf.eye(2).tolist()
     [[1.0, 0.0], [0.0, 1.0]]
     """
+    _check_device("eye", device)
     return tensor(np.eye(N, M, k, dtype=_float_default(dtype)))
 
 
@@ -414,8 +437,7 @@ def arange(
     >>> tf.arange(0, 10, step=3).tolist()
     [0, 3, 6, 9]
     """
-    if device is not None and device != "cpu":
-        raise ValueError(f"arange: unsupported device {device!r} (tenferro's devices: ['cpu'])")
+    _check_device("arange", device)
     if stop is None:
         start, stop = 0, start
     if step is None:
@@ -426,7 +448,13 @@ def arange(
 
 
 def linspace(
-    start: float, stop: float, num: int = 50, endpoint: bool = True, dtype: Any = None
+    start: float,
+    stop: float,
+    num: int = 50,
+    endpoint: bool = True,
+    dtype: Any = None,
+    *,
+    device: Any = None,
 ) -> Tensor:
     """``num`` evenly spaced samples over ``[start, stop]`` (``numpy.linspace``: ``dtype=None``
     gives ``float64``, or ``complex128`` for complex endpoints).
@@ -437,6 +465,7 @@ def linspace(
     >>> tf.linspace(0.0, 1.0, 3).tolist()
     [0.0, 0.5, 1.0]
     """
+    _check_device("linspace", device)
     if _tracked_in(start) is not None or _tracked_in(stop) is not None:
         return _linspace_tracked(start, stop, num, endpoint, dtype)
     return tensor(np.linspace(start, stop, num, endpoint=endpoint, dtype=dtype))

@@ -27,6 +27,7 @@ from ._numpy_api import indexing as _ix
 from ._numpy_api import layout as _lay
 from ._numpy_api import linear as _lin
 from ._numpy_api import reductions as _red
+from ._numpy_api import surface as _surface
 from ._numpy_api._common import _PY_SCALARS
 from ._tenferro import ExecutionContext, Runtime, Session, Tensor, _implicit_session
 from .errors import ConcretizationError, TracerLeakError
@@ -375,6 +376,7 @@ _TENSOR_METHODS: dict[str, Any] = {
     "tolist": tolist,
     "numpy": numpy,
     "astype": astype,
+    "to_device": _surface.to_device,
     "reshape": reshape,
     # NumPy's np.sum(t) etc. call t.sum(axis=, dtype=, out=): accept and refuse out=.
     "sum": _sum_like(_red.sum),

@@ -1027,7 +1027,7 @@ def norm(x: ArrayLike, ord: Any = None, axis: Any = None, keepdims: bool = False
 # ---------------------------------------------------------------------------------------------
 
 
-def matrix_transpose(x: ArrayLike) -> Tensor:
+def matrix_transpose(x: ArrayLike, /) -> Tensor:
     """Swap the last two axes (a view), as ``numpy.linalg.matrix_transpose``.
 
     Examples
@@ -1042,8 +1042,10 @@ def matrix_transpose(x: ArrayLike) -> Tensor:
     return _swap(t)
 
 
-def trace(x: ArrayLike, offset: int = 0) -> Tensor:
-    """Sum of the diagonals of the last two axes, as ``numpy.linalg.trace``.
+def trace(x: ArrayLike, /, *, offset: int = 0, dtype: Any = None) -> Tensor:
+    """Sum of the diagonals of the last two axes, as ``numpy.linalg.trace`` and the Array API's
+    ``linalg.trace`` (``dtype``: the accumulation and result dtype; ``None`` as
+    :func:`tenferro.trace`, integers accumulating in int64).
 
     Examples
     --------
@@ -1051,10 +1053,10 @@ def trace(x: ArrayLike, offset: int = 0) -> Tensor:
     >>> tf.linalg.trace(tf.asarray([[1.0, 2.0], [3.0, 4.0]])).tolist()
     5.0
     """
-    return _lin.trace(x, offset=offset, axis1=-2, axis2=-1)
+    return _lin.trace(x, offset=offset, axis1=-2, axis2=-1, dtype=dtype)
 
 
-def diagonal(x: ArrayLike, offset: int = 0) -> Tensor:
+def diagonal(x: ArrayLike, /, *, offset: int = 0) -> Tensor:
     """Diagonals of the last two axes, as ``numpy.linalg.diagonal``.
 
     Examples
@@ -1064,3 +1066,11 @@ def diagonal(x: ArrayLike, offset: int = 0) -> Tensor:
     [1.0, 4.0]
     """
     return _lin.diagonal(x, offset=offset, axis1=-2, axis2=-1)
+
+
+# The Array API extension functions of NumPy 2's ``numpy.linalg`` (vector_norm, matrix_norm,
+# cross, outer, matrix_power, matrix_rank, vecdot, matmul, tensordot).
+from . import _linalg_api  # noqa: E402
+from ._linalg_api import *  # noqa: E402,F401,F403
+
+__all__ += _linalg_api.__all__

@@ -286,3 +286,9 @@ __all__ = [
     "where",
     "zeros_like",
 ]
+
+# Array API names of their own (result_type, can_cast, broadcast_arrays, unstack, ...).
+from . import surface as _surface  # noqa: E402
+from .surface import *  # noqa: E402,F401,F403
+
+__all__ += _surface.__all__

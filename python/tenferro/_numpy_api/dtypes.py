@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._factories import _check_device
 from .._tenferro import Tensor
 from ._common import ArrayLike, _as_tensor, _to_dtype
 
@@ -13,7 +14,7 @@ __all__ = [
 ]
 
 
-def astype(x: ArrayLike, dtype: Any, /, *, copy: bool = True) -> Tensor:
+def astype(x: ArrayLike, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Tensor:
     """``x`` in ``dtype`` with NumPy's unsafe casting, as ``numpy.astype`` (array API).
 
     Lowers to the checked primitive ``prim.convert`` when ``dtype`` is up the promotion lattice
@@ -29,6 +30,8 @@ def astype(x: ArrayLike, dtype: Any, /, *, copy: bool = True) -> Tensor:
     copy : bool
         Accepted for NumPy compatibility and ignored (tensors are immutable); the same dtype
         returns ``x`` itself.
+    device : "cpu" or None
+        The Array API keyword; any other device is a ``ValueError``.
 
     Returns
     -------
@@ -39,6 +42,8 @@ def astype(x: ArrayLike, dtype: Any, /, *, copy: bool = True) -> Tensor:
     ------
     DTypeError
         If ``dtype`` is not supported.
+    ValueError
+        For a device other than ``"cpu"``.
 
     Examples
     --------
@@ -47,4 +52,5 @@ def astype(x: ArrayLike, dtype: Any, /, *, copy: bool = True) -> Tensor:
     [1, -1]
     """
     del copy
+    _check_device("astype", device)
     return _to_dtype(_as_tensor(x), dtype)

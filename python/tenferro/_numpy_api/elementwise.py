@@ -232,9 +232,17 @@ exp = _make_unary(
 )
 
 
+def _expm1(x: Tensor) -> Tensor:
+    """``prim.expm1``; for complex ``x`` plus ``0 - 0i``, which turns the real part of
+    ``expm1(-0 ± 0i)`` into ``+0`` (the Array API's ``0 + 0j``) and keeps every other value, the
+    signs of zero imaginary parts included."""
+    y = _p.expm1(x)
+    return _p.add(y, complex(0.0, -0.0)) if y.dtype.kind == "c" else y
+
+
 expm1 = _make_unary(
     "expm1",
-    _p.expm1,
+    _expm1,
     "the primitive ``prim.expm1``",
     "``exp(x) - 1``, element-wise, accurate for small ``|x|``.",
     "[0.0, 1e-10]",
@@ -600,11 +608,10 @@ def real(val: ArrayLike, /) -> Tensor:
 def imag(val: ArrayLike, /) -> Tensor:
     """Imaginary part, element-wise.
 
-    For complex inputs this is ``prim.cast(prim.mul(val, -1j), real dtype)``: the real part of
-    ``-i*z = Im z - i Re z``. For real inputs the result is zeros of ``val``'s dtype, as in NumPy.
-
-    Where ``Re z`` is infinite or NaN the product ``-i*z`` has a NaN real part, so the result is
-    NaN there (NumPy returns ``Im z``); finite inputs are exact.
+    For complex inputs this is ``prim.cast(prim.scale_complex(val, -1j), real dtype)``: the real
+    part of ``-i*z = Im z - i Re z``, exact for every input (``scale_complex`` by an imaginary
+    constant scales each part alone, so an infinite or NaN ``Re z`` does not reach ``Im z``).
+    For real inputs the result is zeros of ``val``'s dtype, as in NumPy.
 
     Parameters
     ----------
@@ -628,14 +635,15 @@ def imag(val: ArrayLike, /) -> Tensor:
     real_dtype = _REAL_OF.get(x.dtype)
     if real_dtype is None:
         return zeros(tuple(x.shape), dtype=x.dtype)
-    return _p.cast(_p.mul(x, -1j), real_dtype)
+    return _p.cast(_p.scale_complex(x, -1j), real_dtype)
 
 
 def sign(x: ArrayLike, /) -> Tensor:
     """Sign, element-wise: -1, 0 or 1 for real inputs (NaN stays NaN); ``z/|z|`` for complex
     (0 at 0), as NumPy 2.
 
-    Lowers to the primitive ``prim.sign``.
+    Lowers to the primitive ``prim.sign``; for real floats plus ``0.0``, so that ``sign(-0.0)`` is
+    ``+0.0`` as NumPy's (and the Array API's ``0``).
 
     Parameters
     ----------
@@ -653,7 +661,8 @@ def sign(x: ArrayLike, /) -> Tensor:
     >>> tf.sign(tf.asarray([-2.5, 0.0, 3.0])).tolist()
     [-1.0, 0.0, 1.0]
     """
-    return _p.sign(_as_tensor(x))
+    y = _p.sign(_as_tensor(x))
+    return _p.add(y, 0.0) if y.dtype.kind == "f" else y
 
 
 def square(x: ArrayLike, /) -> Tensor:
@@ -1176,19 +1185,20 @@ _NO_VALUE = object()
 
 def clip(
     a: ArrayLike,
-    a_min: ArrayLike = _NO_VALUE,
-    a_max: ArrayLike = _NO_VALUE,
     /,
-    *,
     min: ArrayLike = _NO_VALUE,
     max: ArrayLike = _NO_VALUE,
+    *,
+    a_min: ArrayLike = _NO_VALUE,
+    a_max: ArrayLike = _NO_VALUE,
 ) -> Tensor:
     """Limit the values of ``a`` to ``[a_min, a_max]``: ``minimum(maximum(a, a_min), a_max)``.
 
     With both bounds this lowers to the primitive ``prim.clamp(a, a_min, a_max)``; with one, to
     ``prim.maximum`` or ``prim.minimum``; with none, ``a`` is returned. As in NumPy, NaN
-    propagates, ``a_min > a_max`` gives ``a_max``, and ``min=``/``max=`` are keyword aliases
-    (NumPy >= 2.1) of ``a_min``/``a_max``. The bounds may be scalars or tensors that broadcast.
+    propagates, ``a_min > a_max`` gives ``a_max``. The second and third parameters are named
+    ``min``/``max`` (the Array API's names, NumPy >= 2.1's keywords); NumPy's ``a_min=``/``a_max=``
+    are keyword aliases. The bounds may be scalars or tensors that broadcast.
 
     Parameters
     ----------

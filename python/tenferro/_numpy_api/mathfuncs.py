@@ -18,6 +18,7 @@ import numpy as np
 from .. import prim as _p
 from .._tenferro import Tensor
 from ..errors import DTypeError, ShapeError
+from . import complex_inverse as _cinv
 from .elementwise import power
 from ._common import ArrayLike, _F64, _float_input, _operands, _result_dtype, _to_common, _to_dtype
 
@@ -54,18 +55,6 @@ def _via_f64(fn: Any, *ts: Tensor) -> Tensor:
     if ts[0].dtype != np.float32:
         return fn(*ts)
     return _p.cast(fn(*(_p.convert(t, _F64) for t in ts)), ts[0].dtype)
-
-
-def _real_float_input(op: str, x: ArrayLike) -> Tensor:
-    """``x`` as a real floating tensor (bool and integers to float64, NumPy's ufunc loops);
-    complex inputs raise ``DTypeError`` naming ``op``."""
-    t = _float_input(x)
-    if t.dtype.kind == "c":
-        raise DTypeError(
-            f"{op}: complex inputs are not supported (got {t.dtype}); tenferro composes {op} "
-            "from real primitives"
-        )
-    return t
 
 
 def _with_values_of(x: Tensor, mask: Tensor, values: Tensor) -> Tensor:
@@ -188,17 +177,15 @@ def arctan(x: ArrayLike, /) -> Tensor:
     Parameters
     ----------
     x : Tensor or array_like
-        Real (booleans and integers are computed in float64).
+        Real or complex (booleans and integers are computed in float64).
 
     Returns
     -------
     Tensor
         Same shape; float dtype.
 
-    Raises
-    ------
-    DTypeError
-        For complex inputs (not supported by this composition).
+    Complex inputs (complex64/complex128) take the principal branch with C99's special values
+    (NumPy's), see :mod:`tenferro._numpy_api.complex_inverse`.
 
     Examples
     --------
@@ -206,7 +193,9 @@ def arctan(x: ArrayLike, /) -> Tensor:
     >>> tf.arctan(tf.asarray([0.0, 1.0, float("inf")])).numpy().round(6).tolist()
     [0.0, 0.785398, 1.570796]
     """
-    t = _real_float_input("arctan", x)
+    t = _float_input(x)
+    if t.dtype.kind == "c":
+        return _cinv.catan(t)  # principal branch, C99 special values
     return _via_f64(lambda u: _atan2(u, _one_like(u)), t)
 
 
@@ -222,17 +211,15 @@ def arcsin(x: ArrayLike, /) -> Tensor:
     Parameters
     ----------
     x : Tensor or array_like
-        Real (booleans and integers are computed in float64).
+        Real or complex (booleans and integers are computed in float64).
 
     Returns
     -------
     Tensor
         Same shape; float dtype.
 
-    Raises
-    ------
-    DTypeError
-        For complex inputs (not supported by this composition).
+    Complex inputs (complex64/complex128) take the principal branch with C99's special values
+    (NumPy's), see :mod:`tenferro._numpy_api.complex_inverse`.
 
     Examples
     --------
@@ -240,7 +227,9 @@ def arcsin(x: ArrayLike, /) -> Tensor:
     >>> tf.arcsin(tf.asarray([0.0, 0.5, 1.0])).numpy().round(6).tolist()
     [0.0, 0.523599, 1.570796]
     """
-    t = _real_float_input("arcsin", x)
+    t = _float_input(x)
+    if t.dtype.kind == "c":
+        return _cinv.casin(t)  # principal branch, C99 special values
     return _via_f64(lambda u: _atan2(u, _sqrt_one_minus_square(u)), t)
 
 
@@ -251,17 +240,15 @@ def arccos(x: ArrayLike, /) -> Tensor:
     Parameters
     ----------
     x : Tensor or array_like
-        Real (booleans and integers are computed in float64).
+        Real or complex (booleans and integers are computed in float64).
 
     Returns
     -------
     Tensor
         Same shape; float dtype.
 
-    Raises
-    ------
-    DTypeError
-        For complex inputs (not supported by this composition).
+    Complex inputs (complex64/complex128) take the principal branch with C99's special values
+    (NumPy's), see :mod:`tenferro._numpy_api.complex_inverse`.
 
     Examples
     --------
@@ -269,7 +256,9 @@ def arccos(x: ArrayLike, /) -> Tensor:
     >>> tf.arccos(tf.asarray([1.0, 0.0, -1.0])).numpy().round(6).tolist()
     [0.0, 1.570796, 3.141593]
     """
-    t = _real_float_input("arccos", x)
+    t = _float_input(x)
+    if t.dtype.kind == "c":
+        return _cinv.cacos(t)  # principal branch, C99 special values
     return _via_f64(lambda u: _atan2(_sqrt_one_minus_square(u), u), t)
 
 
@@ -304,17 +293,15 @@ def arcsinh(x: ArrayLike, /) -> Tensor:
     Parameters
     ----------
     x : Tensor or array_like
-        Real (booleans and integers are computed in float64).
+        Real or complex (booleans and integers are computed in float64).
 
     Returns
     -------
     Tensor
         Same shape; float dtype.
 
-    Raises
-    ------
-    DTypeError
-        For complex inputs (not supported by this composition).
+    Complex inputs (complex64/complex128) take the principal branch with C99's special values
+    (NumPy's), see :mod:`tenferro._numpy_api.complex_inverse`.
 
     Examples
     --------
@@ -322,7 +309,9 @@ def arcsinh(x: ArrayLike, /) -> Tensor:
     >>> tf.arcsinh(tf.asarray([0.0, 1.0, -1.0])).numpy().round(6).tolist()
     [0.0, 0.881374, -0.881374]
     """
-    t = _real_float_input("arcsinh", x)
+    t = _float_input(x)
+    if t.dtype.kind == "c":
+        return _cinv.casinh(t)  # principal branch, C99 special values
 
     def small(a: Tensor) -> Tensor:
         a2 = _p.mul(a, a)
@@ -344,17 +333,15 @@ def arccosh(x: ArrayLike, /) -> Tensor:
     Parameters
     ----------
     x : Tensor or array_like
-        Real (booleans and integers are computed in float64).
+        Real or complex (booleans and integers are computed in float64).
 
     Returns
     -------
     Tensor
         Same shape; float dtype.
 
-    Raises
-    ------
-    DTypeError
-        For complex inputs (not supported by this composition).
+    Complex inputs (complex64/complex128) take the principal branch with C99's special values
+    (NumPy's), see :mod:`tenferro._numpy_api.complex_inverse`.
 
     Examples
     --------
@@ -362,7 +349,9 @@ def arccosh(x: ArrayLike, /) -> Tensor:
     >>> tf.arccosh(tf.asarray([1.0, 2.0])).numpy().round(6).tolist()
     [0.0, 1.316958]
     """
-    t = _real_float_input("arccosh", x)
+    t = _float_input(x)
+    if t.dtype.kind == "c":
+        return _cinv.cacosh(t)  # principal branch, C99 special values
 
     def small(a: Tensor) -> Tensor:
         u = _p.sub(a, 1.0)
@@ -387,17 +376,15 @@ def arctanh(x: ArrayLike, /) -> Tensor:
     Parameters
     ----------
     x : Tensor or array_like
-        Real (booleans and integers are computed in float64).
+        Real or complex (booleans and integers are computed in float64).
 
     Returns
     -------
     Tensor
         Same shape; float dtype.
 
-    Raises
-    ------
-    DTypeError
-        For complex inputs (not supported by this composition).
+    Complex inputs (complex64/complex128) take the principal branch with C99's special values
+    (NumPy's), see :mod:`tenferro._numpy_api.complex_inverse`.
 
     Examples
     --------
@@ -405,7 +392,9 @@ def arctanh(x: ArrayLike, /) -> Tensor:
     >>> tf.arctanh(tf.asarray([0.0, 0.5, -1.0])).numpy().round(6).tolist()
     [0.0, 0.549306, -inf]
     """
-    t = _real_float_input("arctanh", x)
+    t = _float_input(x)
+    if t.dtype.kind == "c":
+        return _cinv.catanh(t)  # principal branch, C99 special values
 
     def f(a: Tensor) -> Tensor:
         return _p.mul(_p.log1p(_p.div(_p.mul(a, 2.0), _p.sub(1.0, a))), 0.5)

@@ -570,13 +570,13 @@ pub(crate) fn scale_complex(e: &CpuEngine, name: &str, x: &Tensor, c: Complex64)
             let c = Complex::new(c.re as f32, c.im as f32);
             map1::<Complex32, Complex32>(e, name, s, x, 4, |xs, os| {
                 for (o, &v) in os.iter_mut().zip(xs) {
-                    *o = v * c;
+                    *o = crate::math::cscale(v, c);
                 }
             })
         }
         DType::C64 => map1::<Complex64, Complex64>(e, name, s, x, 4, |xs, os| {
             for (o, &v) in os.iter_mut().zip(xs) {
-                *o = v * c;
+                *o = crate::math::cscale(v, c);
             }
         }),
         d @ (DType::Bool | DType::I32 | DType::I64 | DType::F32 | DType::F64) => Err(Error::dtype(

@@ -170,18 +170,57 @@ pub fn fmin_nan<T: Float>(a: T, b: T) -> T {
     }
 }
 
-/// Complex exponential with exact results on the real axis (`exp(x + 0i) = e^x + 0i`).
+/// Complex exponential with exact results on the real axis (`exp(x + 0i) = e^x + 0i`) and C99's
+/// special values (Annex G, `cexp`) for infinite and NaN parts.
 pub fn cexp<T: Float>(z: Complex<T>) -> Complex<T> {
     if z.im == T::zero() {
         return Complex::new(z.re.exp(), z.im);
+    }
+    if !z.im.is_finite() {
+        if z.re == T::infinity() {
+            return Complex::new(z.re, T::nan()); // exp(+inf + i·inf|NaN) = ±inf + NaN i
+        }
+        if z.re == T::neg_infinity() {
+            return Complex::new(T::zero(), T::zero()); // exp(-inf + i·inf|NaN) = ±0 ± 0i
+        }
+        return Complex::new(T::nan(), T::nan());
+    }
+    if z.re.is_infinite() {
+        // ±inf times the unit vector, with 0·inf avoided (exp(-inf + iy) = +0·cis y).
+        let m = z.re.exp();
+        return Complex::new(m * z.im.cos(), m * z.im.sin());
     }
     z.exp()
 }
 
 /// Complex square root, C99 `csqrt` (branch cut on the negative real axis, signed zeros).
 pub fn csqrt<T: Float>(z: Complex<T>) -> Complex<T> {
-    if z.re.is_infinite() || z.im.is_infinite() || z.re.is_nan() || z.im.is_nan() {
-        return z.sqrt();
+    // C99 Annex G special values, in its order: an infinite imaginary part wins over NaN.
+    if z.im.is_infinite() {
+        return Complex::new(T::infinity(), z.im);
+    }
+    if z.re.is_nan() {
+        return Complex::new(z.re, T::nan());
+    }
+    if z.re == T::infinity() {
+        return Complex::new(
+            z.re,
+            if z.im.is_nan() {
+                z.im
+            } else {
+                T::zero().copysign(z.im)
+            },
+        );
+    }
+    if z.re == T::neg_infinity() {
+        return if z.im.is_nan() {
+            Complex::new(T::nan(), T::infinity())
+        } else {
+            Complex::new(T::zero(), T::infinity().copysign(z.im))
+        };
+    }
+    if z.im.is_nan() {
+        return Complex::new(T::nan(), T::nan());
     }
     if z.re == T::zero() && z.im == T::zero() {
         return Complex::new(T::zero(), z.im);
@@ -223,10 +262,22 @@ pub fn clog<T: Float>(z: Complex<T>) -> Complex<T> {
     Complex::new(z.norm().ln(), arg)
 }
 
-/// Complex `tanh`, stable for large real parts (C99 `ctanh`).
+/// Complex `tanh`, stable for large real parts, with C99's special values (Annex G, `ctanh`).
 pub fn ctanh<T: Float>(z: Complex<T>) -> Complex<T> {
+    if z.re.is_infinite() && !z.im.is_finite() {
+        // tanh(±inf + i·inf|NaN) = ±1 ± 0i.
+        return Complex::new(T::one().copysign(z.re), T::zero());
+    }
+    if z.re.is_nan() {
+        // tanh(NaN + 0i) = NaN + 0i; NaN otherwise.
+        return Complex::new(z.re, if z.im == T::zero() { z.im } else { T::nan() });
+    }
+    if !z.im.is_finite() {
+        // Finite real part: tanh(±0 + i·inf|NaN) = ±0 + NaN i, else NaN + NaN i.
+        return Complex::new(if z.re == T::zero() { z.re } else { T::nan() }, T::nan());
+    }
     let big = T::from(22.0).unwrap_or_else(T::max_value);
-    if z.re.abs() > big && z.im.is_finite() {
+    if z.re.abs() > big {
         let two = T::one() + T::one();
         return Complex::new(
             T::one().copysign(z.re),
@@ -236,8 +287,16 @@ pub fn ctanh<T: Float>(z: Complex<T>) -> Complex<T> {
     z.tanh()
 }
 
-/// Complex `expm1`, accurate near zero.
+/// Complex `expm1`, accurate near zero; `exp(z) - 1` with C99's special values of `cexp` for
+/// infinite and NaN parts, and `expm1(x + 0i) = expm1(x) + 0i`.
 pub fn cexpm1<T: Float>(z: Complex<T>) -> Complex<T> {
+    if z.im == T::zero() {
+        return Complex::new(z.re.exp_m1(), z.im);
+    }
+    if !z.re.is_finite() || !z.im.is_finite() {
+        let e = cexp(z);
+        return Complex::new(e.re - T::one(), e.im);
+    }
     let two = T::one() + T::one();
     let s = (z.im / two).sin();
     Complex::new(
@@ -313,6 +372,18 @@ pub fn cpow<T: Float>(a: Complex<T>, b: Complex<T>) -> Complex<T> {
     cexp(b * clog(a))
 }
 
+/// `z * c` exact for a real or imaginary `c` (each part of `z` scaled alone: `(inf + 1i)·(-i)` is
+/// `1 - inf·i`, where the general product gives `NaN` from `inf·0`).
+pub fn cscale<T: Float>(z: Complex<T>, c: Complex<T>) -> Complex<T> {
+    if c.re == T::zero() {
+        Complex::new(-(z.im * c.im), z.re * c.im)
+    } else if c.im == T::zero() {
+        Complex::new(z.re * c.re, z.im * c.re)
+    } else {
+        z * c
+    }
+}
+
 /// `z / |z|` (0 at 0).
 pub fn csign<T: Float>(z: Complex<T>) -> Complex<T> {
     let n = z.norm();
@@ -359,6 +430,31 @@ mod tests {
                 assert!(ulps(y, r) <= 2, "exp({x}) = {y}, libm {r}");
             }
         }
+    }
+
+    #[test]
+    fn complex_special_values() {
+        let (inf, nan) = (f64::INFINITY, f64::NAN);
+        let same = |a: Complex<f64>, b: Complex<f64>| {
+            let eq =
+                |x: f64, y: f64| (x.is_nan() && y.is_nan()) || (x == y && x.signum() == y.signum());
+            eq(a.re, b.re) && eq(a.im, b.im)
+        };
+        assert!(same(csqrt(Complex::new(inf, 1.0)), Complex::new(inf, 0.0)));
+        assert!(same(csqrt(Complex::new(-inf, nan)), Complex::new(nan, inf)));
+        assert!(same(
+            csqrt(Complex::new(nan, -inf)),
+            Complex::new(inf, -inf)
+        ));
+        assert!(same(ctanh(Complex::new(0.0, inf)), Complex::new(0.0, nan)));
+        assert!(same(ctanh(Complex::new(inf, nan)), Complex::new(1.0, 0.0)));
+        assert!(same(ctanh(Complex::new(nan, 0.0)), Complex::new(nan, 0.0)));
+        assert!(same(cexpm1(Complex::new(inf, 0.0)), Complex::new(inf, 0.0)));
+        assert!(same(
+            cexpm1(Complex::new(-inf, inf)),
+            Complex::new(-1.0, 0.0)
+        ));
+        assert!(same(cexp(Complex::new(-inf, 2.0)), Complex::new(-0.0, 0.0)));
     }
 
     #[test]

@@ -1,0 +1,228 @@
+"""Complex inverse trigonometric and hyperbolic functions (``arcsin``, ``arccos``, ``arctan``,
+``arcsinh``, ``arccosh``, ``arctanh`` of complex64/complex128 tensors), composed from primitives.
+
+Principal branches and special values as C99 Annex G (``casinh``, ``cacos``, ``catanh``, ...),
+which NumPy's ``npymath`` and the Array API standard follow; the identities
+``asin z = -i asinh(iz)``, ``atan z = -i atanh(iz)``, ``acos z = pi/2 - asin z`` and FreeBSD's
+``cacosh`` from ``cacos`` give the others, with the signs of zeros kept on the branch cuts:
+
+* ``asinh``: ``log1p(w + w**2 / (1 + sqrt(1 + w**2)))`` for ``Re w >= 0`` (odd symmetry for the
+  left half plane; no cancellation near 0), ``log(2) + log(w)`` for ``|w| > 2**28`` and for
+  infinite parts (which ``log`` maps to C99's values);
+* ``atanh``: from the real parts ``x``, ``y``: ``Re = log1p(4x / ((1-x)**2 + y**2)) / 4``,
+  ``Im = atan2(2y, (1-x)(1+x) - y**2) / 2`` (FreeBSD's ``catanh``), and
+  ``1/z ± i·pi/2`` for ``|z| > 2**28``.
+
+Every function is a program of primitives (``select`` with each branch fed only inputs it is
+valid for), so it is differentiable where the function is holomorphic (off the branch cuts):
+``d/dz asin z = 1/sqrt(1 - z**2)``, ``d/dz atanh z = 1/(1 - z**2)``, ... in tenferro's complex
+convention (autodiff.md). float32 parts are computed in float64 and rounded once.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .. import prim as _p
+from .._tenferro import Tensor
+from .elementwise import logical_not
+
+_C128 = np.dtype(np.complex128)
+_F64 = np.dtype(np.float64)
+_BIG = 2.0**28
+_LN2 = math.log(2.0)
+
+
+def _re(z: Tensor) -> Tensor:
+    return _p.cast(z, _F64)
+
+
+def _im(z: Tensor) -> Tensor:
+    # scale_complex by an imaginary constant scales each part alone: exact for inf and NaN.
+    return _p.cast(_p.scale_complex(z, -1j), _F64)
+
+
+def _mk(x: Tensor, y: Tensor) -> Tensor:
+    """``x + i·y`` exactly (infinite and NaN parts, signed zeros): ``conj(x) + i·y``."""
+    return _p.add(_p.conj(_p.convert(x, _C128)), _p.scale_complex(_p.convert(y, _C128), 1j))
+
+
+def _neg_or_minus_zero(x: Tensor) -> Tensor:
+    """``x < 0`` or ``x`` is ``-0.0`` (false for NaN)."""
+    return _p.compare(_p.select(_p.compare(x, 0.0, "EQ"), _p.div(1.0, x), x), 0.0, "LT")
+
+
+def _copysign(c: Any, y: Tensor) -> Tensor:
+    """``copysign(c, y)`` for a non-negative ``c`` (a tensor or a number)."""
+    neg = _neg_or_minus_zero(y)
+    if isinstance(c, Tensor):
+        return _p.select(neg, _p.neg(c), c)
+    return _p.select(neg, -float(c), float(c))
+
+
+def _with_values_of(x: Tensor, mask: Tensor, values: Tensor) -> Tensor:
+    """``values`` where ``mask``, else ``x``, with ``x``'s derivative everywhere:
+    ``values - (x̄ - x)`` there (``x̄`` detached; subtracting the zero keeps a ``-0`` value,
+    which adding a correction to ``x`` cannot)."""
+    return _p.select(mask, _p.sub(values.detach(), _p.sub(x.detach(), x)), x)
+
+
+def _isnan(x: Tensor) -> Tensor:
+    return _p.compare(x, x, "NE")
+
+
+def _isinf(x: Tensor) -> Tensor:
+    return _p.compare(_p.abs(x), math.inf, "EQ")
+
+
+def _not(m: Tensor) -> Tensor:
+    return logical_not(m)
+
+
+def _asinh_parts(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
+    """Real and imaginary parts of ``asinh(x + iy)`` (float64 parts)."""
+    neg = _neg_or_minus_zero(x)
+    xs = _p.select(neg, _p.neg(x), x)
+    ys = _p.select(neg, _p.neg(y), y)
+    ax, ay = _p.abs(xs), _p.abs(ys)
+    finite = _p.compare(ax, _BIG, "LE") & _p.compare(ay, _BIG, "LE")  # false for NaN and inf
+    # Small: log1p(w + w²/(1 + sqrt(1 + w²))), fed (0, 0) elsewhere.
+    w = _mk(_p.select(finite, xs, 0.0), _p.select(finite, ys, 0.0))
+    w2 = _p.mul(w, w)
+    # ``+ (1 - 0i)``: adding ``1 + 0i`` would turn an imaginary -0 into +0 (the wrong side of
+    # the cut of sqrt).
+    one = complex(1.0, -0.0)
+    small = _p.log1p(_p.add(w, _p.div(w2, _p.add(_p.sqrt(_p.add(w2, one)), one))))
+    # Large and non-finite: log(2w) = log(w) + log 2 (C99's values of log at infinities).
+    wl = _mk(_p.select(finite, _BIG * 2, xs), _p.select(finite, 0.0, ys))
+    large = _p.log(wl)
+    u = _p.select(finite, _re(small), _p.add(_re(large), _LN2))
+    v = _p.select(finite, _im(small), _im(large))
+    u = _p.select(neg, _p.neg(u), u)
+    v = _p.select(neg, _p.neg(v), v)
+    # Exact values the roundings above can miss (values only; the derivative stays the
+    # formula's): the real axis maps to itself (Im = ±0 with the sign of y, also for x NaN:
+    # asinh(NaN ± 0i) = NaN ± 0i), the imaginary segment |y| <= 1 too (Re = ±0 with the sign of
+    # x), and Im asinh(±0 + iy) = ±pi/2 for |y| >= 1.
+    y_zero = _p.compare(y, 0.0, "EQ")
+    x_zero = _p.compare(x, 0.0, "EQ")
+    on_cut = x_zero & _p.compare(_p.abs(y), 1.0, "GE")
+    u = _with_values_of(u, x_zero & _p.compare(_p.abs(y), 1.0, "LE"), x)
+    v = _with_values_of(v, on_cut, _copysign(math.pi / 2, y))
+    v = _p.select(_isnan(x) & y_zero, y, _with_values_of(v, y_zero, y))
+    return u, v
+
+
+def _atanh_parts(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
+    """Real and imaginary parts of ``atanh(x + iy)`` (float64 parts)."""
+    from .mathfuncs import _atan2
+
+    ax, ay = _p.abs(x), _p.abs(y)
+    finite = _p.compare(ax, _BIG, "LE") & _p.compare(ay, _BIG, "LE")
+    big = _p.compare(_p.maximum(ax, ay), _BIG, "GT") & _p.compare(_p.maximum(ax, ay), math.inf, "LT")
+    big = big & _not(_isnan(x)) & _not(_isnan(y))
+    # Moderate: FreeBSD's catanh formulas, fed (0, 0) elsewhere.
+    xf = _p.select(finite, x, 0.0)
+    yf = _p.select(finite, y, 0.0)
+    one_m = _p.sub(1.0, xf)
+    den = _p.add(_p.mul(one_m, one_m), _p.mul(yf, yf))
+    re_s = _p.mul(_p.log1p(_p.div(_p.mul(xf, 4.0), den)), 0.25)
+    im_s = _p.mul(_atan2(_p.mul(yf, 2.0), _p.sub(_p.mul(one_m, _p.add(xf, 1.0)), _p.mul(yf, yf))), 0.5)
+    # Large finite: 1/z ± i·pi/2 (the series of atanh(1/z) past its first term is below eps).
+    xb = _p.select(big, x, _BIG * 2)
+    yb = _p.select(big, y, 0.0)
+    s = _p.maximum(_p.abs(xb), _p.abs(yb))
+    xn, yn = _p.div(xb, s), _p.div(yb, s)
+    r2 = _p.mul(_p.add(_p.mul(xn, xn), _p.mul(yn, yn)), s)
+    re_b = _p.div(xn, r2)
+    im_b = _p.sub(_copysign(math.pi / 2, yb), _p.div(yn, r2))
+    re = _p.select(finite, re_s, re_b)
+    im = _p.select(finite, im_s, im_b)
+    # Infinite and NaN parts (C99 Annex G, catanh).
+    x_nan, y_nan, x_inf, y_inf = _isnan(x), _isnan(y), _isinf(x), _isinf(y)
+    zero_x = _copysign(0.0, _p.select(x_nan, 0.0, x))
+    nonfinite = x_nan | y_nan | x_inf | y_inf
+    re_n = _p.select(y_inf | x_inf, zero_x, _p.select(_p.compare(x, 0.0, "EQ"), x, math.nan))
+    im_n = _p.select(y_inf | (x_inf & _not(y_nan)), _copysign(math.pi / 2, _p.select(y_nan, 0.0, y)), math.nan)
+    return _p.select(nonfinite, re_n, re), _p.select(nonfinite, im_n, im)
+
+
+def _parts(z: Tensor) -> tuple[Tensor, Tensor]:
+    z = z if z.dtype == _C128 else _p.convert(z, _C128)
+    return _re(z), _im(z)
+
+
+def _out(z: Tensor, re: Tensor, im: Tensor) -> Tensor:
+    w = _mk(re, im)
+    return w if z.dtype == _C128 else _p.cast(w, z.dtype)
+
+
+def casinh(z: Tensor) -> Tensor:
+    """``asinh`` of a complex tensor (see the module docstring)."""
+    x, y = _parts(z)
+    u, v = _asinh_parts(x, y)
+    return _out(z, u, v)
+
+
+def casin(z: Tensor) -> Tensor:
+    """``asin z = -i·asinh(i·z)``, as FreeBSD's ``casin``: ``asinh(y + ix) = a + ib`` gives
+    ``asin(x + iy) = b + ia`` (the same for finite values; no sign flips of NaN results)."""
+    x, y = _parts(z)
+    u, v = _asinh_parts(y, x)
+    return _out(z, v, u)
+
+
+def _acos_parts(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
+    """Real and imaginary parts of ``acos(x + iy)``: ``Im = -Re asinh(y + ix)`` (as
+    ``acos z = pi/2 - asin z``); ``Re = 2·atan2(Re sqrt(1 - z), Re sqrt(1 + z))`` (Kahan; no
+    cancellation where ``Re acos z`` is small), ``|arg z|`` for ``|z| > 2**28`` and infinite parts
+    (FreeBSD's ``cacos``), ``pi/2`` at ``±0 + NaN·i``."""
+    from .mathfuncs import _atan2
+
+    u, _ = _asinh_parts(y, x)
+    finite = _p.compare(_p.abs(x), _BIG, "LE") & _p.compare(_p.abs(y), _BIG, "LE")
+    zf = _mk(_p.select(finite, x, 0.0), _p.select(finite, y, 0.0))
+    one = complex(1.0, -0.0)  # keeps an imaginary -0 (see _asinh_parts)
+    a = _p.sqrt(_p.add(_p.neg(zf), one))
+    b = _p.sqrt(_p.add(zf, one))
+    re_s = _p.mul(_atan2(_re(a), _re(b)), 2.0)
+    re_l = _p.abs(_atan2(_p.select(finite, 0.0, y), _p.select(finite, 1.0, x)))
+    re = _p.select(finite, re_s, re_l)
+    re = _p.select(_p.compare(x, 0.0, "EQ") & _isnan(y), math.pi / 2, re)
+    return re, _p.neg(u)
+
+
+def cacos(z: Tensor) -> Tensor:
+    """``acos z`` (see :func:`_acos_parts`; ``acos(±0 + 0i) = pi/2 - 0i``)."""
+    x, y = _parts(z)
+    re, im = _acos_parts(x, y)
+    return _out(z, re, im)
+
+
+def cacosh(z: Tensor) -> Tensor:
+    """``acosh`` from ``w = acos z``: ``|Im w| + i·copysign(Re w, Im z)`` (FreeBSD's ``cacosh``),
+    with C99's NaN cases (``acosh(±0 + NaN i) = NaN ± i·pi/2``)."""
+    x, y = _parts(z)
+    rx, ry = _acos_parts(x, y)  # acos z = rx + i·ry
+    rx_nan, ry_nan = _isnan(rx), _isnan(ry)
+    re = _p.abs(ry)
+    im = _p.select(rx_nan, math.nan, _p.select(ry_nan, rx, _copysign(_p.abs(rx), y)))
+    return _out(z, re, im)
+
+
+def catanh(z: Tensor) -> Tensor:
+    """``atanh`` of a complex tensor (see the module docstring)."""
+    x, y = _parts(z)
+    u, v = _atanh_parts(x, y)
+    return _out(z, u, v)
+
+
+def catan(z: Tensor) -> Tensor:
+    """``atan z = -i·atanh(i·z)``, as FreeBSD's ``catan``: ``atanh(y + ix) = a + ib`` gives
+    ``atan(x + iy) = b + ia``."""
+    x, y = _parts(z)
+    u, v = _atanh_parts(y, x)
+    return _out(z, v, u)
