@@ -286,3 +286,11 @@ __all__ = [
     "where",
     "zeros_like",
 ]
+
+# Issue 22: the bitwise functions and the rounding/hyperbolic/floating-point functions.
+from .bitwise import *  # noqa: E402,F401,F403
+from .bitwise import __all__ as _bitwise_all  # noqa: E402
+from .floatfuncs import *  # noqa: E402,F401,F403
+from .floatfuncs import __all__ as _floatfuncs_all  # noqa: E402
+
+__all__ += [*_bitwise_all, *_floatfuncs_all]
