@@ -26,7 +26,7 @@ pub fn csinh<T: Float>(z: Complex<T>) -> Complex<T> {
     }
     if !y.is_finite() && (x == T::zero() || x.is_infinite()) {
         // ±0 + iNaN, ±∞ + iNaN.
-        return Complex::new(x, y - y);
+        return Complex::new(x, T::nan());
     }
     Complex::new(x.sinh() * y.cos(), x.cosh() * y.sin())
 }
@@ -40,10 +40,10 @@ pub fn ccosh<T: Float>(z: Complex<T>) -> Complex<T> {
         return Complex::new(x.cosh(), im);
     }
     if !y.is_finite() && x == T::zero() {
-        return Complex::new(y - y, signed_zero(x, y));
+        return Complex::new(T::nan(), signed_zero(x, y));
     }
     if !y.is_finite() && x.is_infinite() {
-        return Complex::new(x.abs(), y - y);
+        return Complex::new(x.abs(), T::nan());
     }
     Complex::new(x.cosh() * y.cos(), x.sinh() * y.sin())
 }
