@@ -243,6 +243,33 @@ erf = _unary("erf", _transcendental(_erf), complex_ok=False)
 round = _unary("round", _transcendental(np.rint))  # noqa: A001 - the primitive's name
 
 
+def _integral(fn):
+    """Rounding to an integer: bool and integers are already integers (returned as they are,
+    NumPy's and the Array API's rule); complex is rejected (NumPy has no complex floor)."""
+
+    def ref(x: np.ndarray) -> np.ndarray:
+        return x.copy() if x.dtype.kind in "bi" else fn(x)
+
+    return ref
+
+
+def _bitwise_unary(fn):
+    def ref(x: np.ndarray) -> np.ndarray:
+        if x.dtype.kind not in "bi":
+            raise TypeError(f"bitwise ops take integer or bool dtypes, got {x.dtype}")
+        return fn(x)
+
+    return ref
+
+
+floor = _unary("floor", _integral(np.floor), complex_ok=False)
+ceil = _unary("ceil", _integral(np.ceil), complex_ok=False)
+trunc = _unary("trunc", _integral(np.trunc), complex_ok=False)
+sinh = _unary("sinh", _transcendental(np.sinh), domain="exp")
+cosh = _unary("cosh", _transcendental(np.cosh), domain="exp")
+bitwise_not = _unary("bitwise_not", _bitwise_unary(np.invert))
+
+
 # --------------------------------------------------------------------------------------------
 # Binary
 # --------------------------------------------------------------------------------------------
@@ -318,6 +345,30 @@ rem = _binary("rem", _rem)
 pow = _binary("pow", _pow)  # noqa: A001 - the primitive's name
 maximum = _binary("maximum", np.maximum, complex_ok=False)
 minimum = _binary("minimum", np.minimum, complex_ok=False)
+
+
+def _kinds(op: str, fn: Callable[[np.ndarray, np.ndarray], np.ndarray], kinds: str):
+    """``fn`` for operands of the dtype kinds ``kinds`` (promoted first); ``TypeError`` else."""
+
+    def ref(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        if a.dtype.kind not in kinds:
+            raise TypeError(f"{op}: dtype {a.dtype} is not admitted")
+        return fn(a, b)
+
+    return ref
+
+
+# Shifts: NumPy's results for every count, those outside [0, bits) included (0, or -1 for a
+# negative operand shifted right).
+bitwise_and = _binary("bitwise_and", _kinds("bitwise_and", np.bitwise_and, "bi"))
+bitwise_or = _binary("bitwise_or", _kinds("bitwise_or", np.bitwise_or, "bi"))
+bitwise_xor = _binary("bitwise_xor", _kinds("bitwise_xor", np.bitwise_xor, "bi"))
+shift_left = _binary("shift_left", _kinds("shift_left", np.left_shift, "i"))
+shift_right_arithmetic = _binary(
+    "shift_right_arithmetic", _kinds("shift_right_arithmetic", np.right_shift, "i")
+)
+copysign = _binary("copysign", _kinds("copysign", np.copysign, "f"))
+nextafter = _binary("nextafter", _kinds("nextafter", np.nextafter, "f"))
 
 _COMPARE = {
     "EQ": np.equal,
@@ -913,6 +964,13 @@ REFERENCE: dict[str, Callable[..., np.ndarray]] = {
     "pow": pow,
     "maximum": maximum,
     "minimum": minimum,
+    "bitwise_and": bitwise_and,
+    "bitwise_or": bitwise_or,
+    "bitwise_xor": bitwise_xor,
+    "shift_left": shift_left,
+    "shift_right_arithmetic": shift_right_arithmetic,
+    "copysign": copysign,
+    "nextafter": nextafter,
     "compare": compare,
     # ternary
     "select": select,

@@ -91,6 +91,9 @@ CASES: dict[str, Case] = {
     "pow": (RC, lambda d: (lambda a, b: P.pow(a, b), [pos((3,), d), arr((3,), d)])),
     "maximum": (R, lambda d: (lambda a, b: P.maximum(a, b), [arr((4,), d), arr((4,), d)])),
     "minimum": (R, lambda d: (lambda a, b: P.minimum(a, b.T), [arr((2, 2), d), arr((2, 2), d)])),
+    # Fixed operands (no draw from RNG, so the other cases keep their values).
+    "copysign": (R, lambda d: (lambda a, b: P.copysign(a.T, b), [np.array([[0.3, -0.7], [0.9, -0.2]], d), np.array([-0.5, 0.4], d)])),
+    "nextafter": (R, lambda d: (lambda a, b: P.nextafter(a, b[::-1]), [np.array([0.3, -0.6, 0.8], d), np.array([-0.1, 0.9, 0.2], d)])),
     "select": (RC, lambda d: (lambda a, b: P.select(const(a, np.array([True, False, True])), a, b), [arr((3,), d), arr((3,), d)])),
     "clamp": (R, lambda d: (lambda a: P.clamp(a, -0.5, 0.5), [arr((5,), d)])),
     "convert": (R, lambda d: (lambda a: P.convert(a, np.complex128) * (1 + 2j), [arr((3,), d)])),

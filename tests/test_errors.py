@@ -641,3 +641,13 @@ def test_shape_arguments_are_integers_and_quoted_as_given() -> None:
     for shape in [(0, 2**62, 4), (0, 2**63)]:
         with pytest.raises(E.ShapeError, match=r"into shape \(0, " + str(shape[1])):
             tf.reshape(tf.zeros((0,)), shape)
+
+
+def test_gather_scatter_config_without_fields_is_a_type_error() -> None:
+    """A config object lacking ``index_vector_dim`` is a ``TypeError`` naming the op (it was an
+    ``AttributeError``, outside the typed errors)."""
+    x, idx = T(np.zeros(2)), T(np.array([0], dtype=np.int32))
+    with pytest.raises(TypeError, match="gather"):
+        tf.prim.gather(x, idx, Junk())
+    with pytest.raises(TypeError, match="scatter"):
+        tf.prim.scatter(x, idx, x, Junk())

@@ -35,6 +35,7 @@ TENSOR_TYPE = type(tf.zeros(()))
 #: says where the inputs are drawn (``test_manifest`` fails when one is missing).
 UNARY = tuple(row.name for row in CATALOG if row.family == "unary")
 BINARY = ("add", "sub", "mul", "div", "rem", "pow", "maximum", "minimum")
+BINARY += ("bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right_arithmetic", "copysign", "nextafter")
 REDUCTIONS = ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_sum_squares")
 DIRECTIONS = ("EQ", "NE", "LT", "LE", "GT", "GE")
 

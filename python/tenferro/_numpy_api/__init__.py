@@ -292,3 +292,11 @@ from . import surface as _surface  # noqa: E402
 from .surface import *  # noqa: E402,F401,F403
 
 __all__ += _surface.__all__
+
+# Issue 22: the bitwise functions and the rounding/hyperbolic/floating-point functions.
+from .bitwise import *  # noqa: E402,F401,F403
+from .bitwise import __all__ as _bitwise_all  # noqa: E402
+from .floatfuncs import *  # noqa: E402,F401,F403
+from .floatfuncs import __all__ as _floatfuncs_all  # noqa: E402
+
+__all__ += [*_bitwise_all, *_floatfuncs_all]

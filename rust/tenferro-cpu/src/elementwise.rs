@@ -1,5 +1,6 @@
 //! Kernels of the unary, binary, ternary and conversion families.
 
+use crate::hyperbolic::{ccosh, csinh};
 use crate::map::{map1, map2, map3};
 use crate::math::{
     cdiv, cexp, cexpm1, clog, clog1p, cpow, csign, csqrt, ctanh, exp_f32_slice, exp_f64_slice,
@@ -36,18 +37,48 @@ macro_rules! lift2 {
     };
 }
 
-/// Rounding half to even (NumPy's `rint`), for the kernels generic over `f32`/`f64`.
+/// Rounding half to even (NumPy's `rint`) and C's `nextafter`, for the kernels generic over
+/// `f32`/`f64`.
 trait RoundTiesEven {
     fn round_ties_even(self) -> Self;
+    fn next_after(self, toward: Self) -> Self;
 }
+
+/// C99 `nextafter` on the bit pattern: NaN if either is NaN, `toward` if equal (so
+/// `nextafter(0.0, -0.0)` is `-0.0`), the smallest subnormal of `toward`'s side from zero,
+/// else one ulp step of the magnitude (past the largest finite value gives infinity).
+macro_rules! next_after_impl {
+    ($x:expr, $y:expr, $F:ty, $U:ty) => {{
+        let (x, y): ($F, $F) = ($x, $y);
+        if x.is_nan() || y.is_nan() {
+            x + y
+        } else if x == y {
+            y
+        } else if x == 0.0 {
+            <$F>::from_bits(1).copysign(y)
+        } else {
+            let b = x.to_bits();
+            // Away from zero when moving outward, toward zero otherwise.
+            let b = if (y > x) == (x > 0.0) { b + 1 } else { b - 1 };
+            <$F>::from_bits(b as $U)
+        }
+    }};
+}
+
 impl RoundTiesEven for f32 {
     fn round_ties_even(self) -> f32 {
         f32::round_ties_even(self)
+    }
+    fn next_after(self, toward: f32) -> f32 {
+        next_after_impl!(self, toward, f32, u32)
     }
 }
 impl RoundTiesEven for f64 {
     fn round_ties_even(self) -> f64 {
         f64::round_ties_even(self)
+    }
+    fn next_after(self, toward: f64) -> f64 {
+        next_after_impl!(self, toward, f64, u64)
     }
 }
 
@@ -89,6 +120,18 @@ fn real_unary<T: Element + Float + Erf + RoundTiesEven>(
         UnaryOp::Log1p => map1::<T, T>(e, name, s, x, t, lift!(|v: T| v.ln_1p())),
         UnaryOp::Erf => map1::<T, T>(e, name, s, x, t, lift!(|v: T| Erf::erf(v))),
         UnaryOp::Round => map1::<T, T>(e, name, s, x, 1, lift!(RoundTiesEven::round_ties_even)),
+        UnaryOp::Floor => map1::<T, T>(e, name, s, x, 1, lift!(|v: T| v.floor())),
+        UnaryOp::Ceil => map1::<T, T>(e, name, s, x, 1, lift!(|v: T| v.ceil())),
+        UnaryOp::Trunc => map1::<T, T>(e, name, s, x, 1, lift!(|v: T| v.trunc())),
+        UnaryOp::Sinh => map1::<T, T>(e, name, s, x, t, lift!(|v: T| v.sinh())),
+        UnaryOp::Cosh => map1::<T, T>(e, name, s, x, t, lift!(|v: T| v.cosh())),
+        UnaryOp::BitwiseNot => Err(Error::dtype(
+            name,
+            format!(
+                "dtype {} is not supported (integer and bool only)",
+                T::DTYPE
+            ),
+        )),
     }
 }
 
@@ -130,6 +173,12 @@ where
             1,
             lift!(|v: C<T>| C::new(v.re.round_ties_even(), v.im.round_ties_even())),
         ),
+        UnaryOp::Sinh => map1::<C<T>, C<T>>(e, name, s, x, t, lift!(csinh)),
+        UnaryOp::Cosh => map1::<C<T>, C<T>>(e, name, s, x, t, lift!(ccosh)),
+        UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Trunc | UnaryOp::BitwiseNot => Err(Error::dtype(
+            name,
+            format!("dtype {} is not supported", <C<T>>::DTYPE),
+        )),
     }
 }
 
@@ -141,6 +190,10 @@ macro_rules! int_unary {
             UnaryOp::Conj => map1::<$T, $T>($e, $name, s, $x, 1, lift!(|v: $T| v)),
             UnaryOp::Abs => map1::<$T, $T>($e, $name, s, $x, 1, lift!(|v: $T| v.wrapping_abs())),
             UnaryOp::Sign => map1::<$T, $T>($e, $name, s, $x, 1, lift!(|v: $T| v.signum())),
+            UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Trunc => {
+                map1::<$T, $T>($e, $name, s, $x, 1, lift!(|v: $T| v))
+            }
+            UnaryOp::BitwiseNot => map1::<$T, $T>($e, $name, s, $x, 1, lift!(|v: $T| !v)),
             _ => Err(Error::dtype(
                 $name,
                 format!("dtype {} is not supported", <$T>::DTYPE),
@@ -161,7 +214,12 @@ pub(crate) fn unary(e: &CpuEngine, op: UnaryOp, name: &str, x: &Tensor) -> Resul
         DType::I32 => int_unary!(i32, e, name, op, x),
         DType::I64 => int_unary!(i64, e, name, op, x),
         DType::Bool => match op {
-            UnaryOp::Conj => map1::<bool, bool>(e, name, x.shape(), x, 1, lift!(|v: bool| v)),
+            UnaryOp::Conj | UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Trunc => {
+                map1::<bool, bool>(e, name, x.shape(), x, 1, lift!(|v: bool| v))
+            }
+            UnaryOp::BitwiseNot => {
+                map1::<bool, bool>(e, name, x.shape(), x, 1, lift!(|v: bool| !v))
+            }
             UnaryOp::Neg
             | UnaryOp::Abs
             | UnaryOp::Sign
@@ -175,7 +233,9 @@ pub(crate) fn unary(e: &CpuEngine, op: UnaryOp, name: &str, x: &Tensor) -> Resul
             | UnaryOp::Expm1
             | UnaryOp::Log1p
             | UnaryOp::Erf
-            | UnaryOp::Round => Err(Error::dtype(name, "dtype bool is not supported")),
+            | UnaryOp::Round
+            | UnaryOp::Sinh
+            | UnaryOp::Cosh => Err(Error::dtype(name, "dtype bool is not supported")),
         },
     }
 }
@@ -197,7 +257,7 @@ fn find_elem<T: Element>(t: &Tensor, pred: impl Fn(T) -> bool) -> Option<T> {
 }
 
 #[inline]
-fn real_binary<T: Element + Float>(
+fn real_binary<T: Element + Float + RoundTiesEven>(
     e: &CpuEngine,
     name: &str,
     op: BinaryOp,
@@ -222,6 +282,20 @@ fn real_binary<T: Element + Float>(
         ),
         BinaryOp::Maximum => map2::<T, T, T>(e, name, shape, x, y, 1, lift2!(fmax_nan)),
         BinaryOp::Minimum => map2::<T, T, T>(e, name, shape, x, y, 1, lift2!(fmin_nan)),
+        BinaryOp::Copysign => {
+            map2::<T, T, T>(e, name, shape, x, y, 1, lift2!(|a: T, b: T| a.copysign(b)))
+        }
+        BinaryOp::Nextafter => {
+            map2::<T, T, T>(e, name, shape, x, y, 1, lift2!(RoundTiesEven::next_after))
+        }
+        BinaryOp::BitwiseAnd
+        | BinaryOp::BitwiseOr
+        | BinaryOp::BitwiseXor
+        | BinaryOp::ShiftLeft
+        | BinaryOp::ShiftRightArithmetic => Err(Error::dtype(
+            name,
+            format!("dtype {} is not supported (integer dtypes only)", T::DTYPE),
+        )),
     }
 }
 
@@ -244,7 +318,16 @@ where
         BinaryOp::Mul => map2::<C<T>, C<T>, C<T>>(e, name, shape, x, y, 4, lift2!(|a, b| a * b)),
         BinaryOp::Div => map2::<C<T>, C<T>, C<T>>(e, name, shape, x, y, 8, lift2!(cdiv)),
         BinaryOp::Pow => map2::<C<T>, C<T>, C<T>>(e, name, shape, x, y, t, lift2!(cpow)),
-        BinaryOp::Rem | BinaryOp::Maximum | BinaryOp::Minimum => Err(Error::dtype(
+        BinaryOp::Rem
+        | BinaryOp::Maximum
+        | BinaryOp::Minimum
+        | BinaryOp::BitwiseAnd
+        | BinaryOp::BitwiseOr
+        | BinaryOp::BitwiseXor
+        | BinaryOp::ShiftLeft
+        | BinaryOp::ShiftRightArithmetic
+        | BinaryOp::Copysign
+        | BinaryOp::Nextafter => Err(Error::dtype(
             name,
             format!("dtype {} is not supported", <C<T>>::DTYPE),
         )),
@@ -289,6 +372,21 @@ macro_rules! int_binary {
             }
             BinaryOp::Maximum => map2::<$T, $T, $T>(e, name, shape, x, y, 1, lift2!(|a: $T, b: $T| a.max(b))),
             BinaryOp::Minimum => map2::<$T, $T, $T>(e, name, shape, x, y, 1, lift2!(|a: $T, b: $T| a.min(b))),
+            BinaryOp::BitwiseAnd => map2::<$T, $T, $T>(e, name, shape, x, y, 1, lift2!(|a: $T, b: $T| a & b)),
+            BinaryOp::BitwiseOr => map2::<$T, $T, $T>(e, name, shape, x, y, 1, lift2!(|a: $T, b: $T| a | b)),
+            BinaryOp::BitwiseXor => map2::<$T, $T, $T>(e, name, shape, x, y, 1, lift2!(|a: $T, b: $T| a ^ b)),
+            // NumPy's results for counts outside [0, bits): the count read as unsigned is
+            // past the width, so every bit is shifted out (0, or the sign for `>>`).
+            BinaryOp::ShiftLeft => map2::<$T, $T, $T>(e, name, shape, x, y, 1, lift2!(|a: $T, b: $T| {
+                if b < 0 || b >= <$T>::BITS as $T { 0 } else { a << b }
+            })),
+            BinaryOp::ShiftRightArithmetic => map2::<$T, $T, $T>(e, name, shape, x, y, 1, lift2!(|a: $T, b: $T| {
+                if b < 0 || b >= <$T>::BITS as $T { if a < 0 { -1 } else { 0 } } else { a >> b }
+            })),
+            BinaryOp::Copysign | BinaryOp::Nextafter => Err(Error::dtype(
+                name,
+                format!("dtype {} is not supported (real float dtypes only)", <$T>::DTYPE),
+            )),
         }
     }};
 }
@@ -312,15 +410,23 @@ pub(crate) fn binary(
         DType::I32 => int_binary!(i32, e, name, op, shape, x, y),
         DType::I64 => int_binary!(i64, e, name, op, shape, x, y),
         DType::Bool => match op {
-            BinaryOp::Add | BinaryOp::Maximum => {
+            BinaryOp::Add | BinaryOp::Maximum | BinaryOp::BitwiseOr => {
                 map2::<bool, bool, bool>(e, name, shape, x, y, 1, lift2!(|a: bool, b: bool| a | b))
             }
-            BinaryOp::Mul | BinaryOp::Minimum => {
+            BinaryOp::Mul | BinaryOp::Minimum | BinaryOp::BitwiseAnd => {
                 map2::<bool, bool, bool>(e, name, shape, x, y, 1, lift2!(|a: bool, b: bool| a & b))
             }
-            BinaryOp::Sub | BinaryOp::Div | BinaryOp::Rem | BinaryOp::Pow => {
-                Err(Error::dtype(name, "dtype bool is not supported"))
+            BinaryOp::BitwiseXor => {
+                map2::<bool, bool, bool>(e, name, shape, x, y, 1, lift2!(|a: bool, b: bool| a ^ b))
             }
+            BinaryOp::Sub
+            | BinaryOp::Div
+            | BinaryOp::Rem
+            | BinaryOp::Pow
+            | BinaryOp::ShiftLeft
+            | BinaryOp::ShiftRightArithmetic
+            | BinaryOp::Copysign
+            | BinaryOp::Nextafter => Err(Error::dtype(name, "dtype bool is not supported")),
         },
     }
 }

@@ -11,6 +11,7 @@
 pub mod cancel;
 mod contraction;
 mod elementwise;
+mod hyperbolic;
 mod linalg;
 mod map;
 pub mod math;

@@ -67,6 +67,10 @@ impl DTypeSet {
     pub const REAL_NUMERIC: DTypeSet = DTypeSet(0b001_1110);
     /// `complex64`, `complex128`.
     pub const COMPLEX: DTypeSet = DTypeSet(0b110_0000);
+    /// `bool`, `int32`, `int64` (the bitwise ops).
+    pub const INTEGRAL: DTypeSet = DTypeSet(0b000_0111);
+    /// `int32`, `int64` (the shifts).
+    pub const INTEGER: DTypeSet = DTypeSet(0b000_0110);
 
     fn bit(d: DType) -> u8 {
         1 << d.index()

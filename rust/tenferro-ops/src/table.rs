@@ -80,6 +80,18 @@ macro_rules! primitive_ops {
             /// Round to the nearest integer, halfway cases to even (NumPy's `rint`); real and
             /// imaginary parts separately for complex input.
             Round = round, 1, Unary, INEXACT, unary(Round);
+            /// Largest integer not above `x` (the identity on bool and integer dtypes, as NumPy).
+            Floor = floor, 1, Unary, ORDERED, unary(Floor);
+            /// Smallest integer not below `x` (the identity on bool and integer dtypes).
+            Ceil = ceil, 1, Unary, ORDERED, unary(Ceil);
+            /// `x` rounded toward zero (the identity on bool and integer dtypes).
+            Trunc = trunc, 1, Unary, ORDERED, unary(Trunc);
+            /// Hyperbolic sine.
+            Sinh = sinh, 1, Unary, INEXACT, unary(Sinh);
+            /// Hyperbolic cosine.
+            Cosh = cosh, 1, Unary, INEXACT, unary(Cosh);
+            /// Bitwise NOT of integers (`!x`, two's complement); logical NOT of bool.
+            BitwiseNot = bitwise_not, 1, Unary, INTEGRAL, unary(BitwiseNot);
             /// `x + y`.
             Add = add, 2, Binary, ALL, binary(Add);
             /// `x - y`.
@@ -96,6 +108,22 @@ macro_rules! primitive_ops {
             Maximum = maximum, 2, Binary, ORDERED, binary(Maximum);
             /// Elementwise minimum (NaN-propagating).
             Minimum = minimum, 2, Binary, ORDERED, binary(Minimum);
+            /// Bitwise AND of integers; logical AND of bool.
+            BitwiseAnd = bitwise_and, 2, Binary, INTEGRAL, binary(BitwiseAnd);
+            /// Bitwise OR of integers; logical OR of bool.
+            BitwiseOr = bitwise_or, 2, Binary, INTEGRAL, binary(BitwiseOr);
+            /// Bitwise XOR of integers; logical XOR of bool.
+            BitwiseXor = bitwise_xor, 2, Binary, INTEGRAL, binary(BitwiseXor);
+            /// `x << y`; counts outside `[0, bits)` give 0 (NumPy's results).
+            ShiftLeft = shift_left, 2, Binary, INTEGER, binary(ShiftLeft);
+            /// `x >> y` filling with the sign bit; counts outside `[0, bits)` give `0` or `-1`
+            /// by the sign of `x` (NumPy's results).
+            ShiftRightArithmetic = shift_right_arithmetic, 2, Binary, INTEGER,
+                binary(ShiftRightArithmetic);
+            /// `|x|` with the sign bit of `y` (IEEE `copysign`, NaN signs included).
+            Copysign = copysign, 2, Binary, REAL_FLOAT, binary(Copysign);
+            /// The next representable float after `x` toward `y` (C `nextafter`).
+            Nextafter = nextafter, 2, Binary, REAL_FLOAT, binary(Nextafter);
             /// `compare(x, y, direction)` → bool.
             Compare = compare, 2, Binary, ALL, op(Op::Compare(_));
             /// `select(pred, on_true, on_false)`.

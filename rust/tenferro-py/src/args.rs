@@ -152,9 +152,11 @@ pub(crate) fn index_vector_dim_of(
     cfg: &Bound<'_, PyAny>,
     rank: usize,
 ) -> PyResult<usize> {
+    // A config without the field is a `TypeError` (as a field of the wrong type), never an
+    // `AttributeError`.
     let v: i64 = cfg
-        .getattr("index_vector_dim")?
-        .extract()
+        .getattr("index_vector_dim")
+        .and_then(|v| v.extract())
         .map_err(|_| PyTypeError::new_err(format!("{op}: index_vector_dim must be an int")))?;
     let n = rank as i64;
     if v < -n || v > n {

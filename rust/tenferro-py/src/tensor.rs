@@ -131,37 +131,6 @@ fn truediv_op(
     Ok(Bound::new(py, out)?.into_any().unbind())
 }
 
-fn require_bool(py: Python<'_>, t: &PyTensor, what: &str) -> PyResult<()> {
-    let _ = py;
-    if t.value.dtype() != DType::Bool {
-        return Err(PyTypeError::new_err(format!(
-            "operator {what} is only defined for bool tensors here (got {}); integer bitwise ops are not primitives",
-            t.value.dtype()
-        )));
-    }
-    Ok(())
-}
-
-/// `&`, `|`, `^` of bool operands (`minimum`, `maximum`, `compare(NE)`); anything else is a
-/// `TypeError`, never a silent cast to bool.
-fn bitwise(
-    slf: &Bound<'_, PyTensor>,
-    other: &Bound<'_, PyAny>,
-    op: Op,
-    reflected: bool,
-    what: &str,
-) -> PyResult<Py<PyAny>> {
-    let py = slf.py();
-    require_bool(py, slf.get(), what)?;
-    if operand_ok(py, other)? && dtype_kind(other)? != Some('b') {
-        return Err(PyTypeError::new_err(format!(
-            "operator {what} of a bool tensor needs a bool operand (got {}); integer bitwise ops are not primitives",
-            other.get_type().name()?
-        )));
-    }
-    binop(slf, other, op, reflected)
-}
-
 #[pymethods]
 impl PyTensor {
     /// Shape as a tuple of ints.
@@ -330,29 +299,46 @@ impl PyTensor {
     ) -> PyResult<Py<PyAny>> {
         binop(slf, o, Op::Binary(BinaryOp::Pow), true)
     }
+    // `&`, `|`, `^`, `~`, `<<`, `>>`: the bitwise primitives (integer and bool operands; any
+    // other dtype is a `DTypeError` naming the op, as NumPy's `TypeError`).
     fn __and__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        bitwise(slf, o, Op::Binary(BinaryOp::Minimum), false, "&")
+        binop(slf, o, Op::Binary(BinaryOp::BitwiseAnd), false)
     }
     fn __rand__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        bitwise(slf, o, Op::Binary(BinaryOp::Minimum), true, "&")
+        binop(slf, o, Op::Binary(BinaryOp::BitwiseAnd), true)
     }
     fn __or__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        bitwise(slf, o, Op::Binary(BinaryOp::Maximum), false, "|")
+        binop(slf, o, Op::Binary(BinaryOp::BitwiseOr), false)
     }
     fn __ror__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        bitwise(slf, o, Op::Binary(BinaryOp::Maximum), true, "|")
+        binop(slf, o, Op::Binary(BinaryOp::BitwiseOr), true)
     }
     fn __xor__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        bitwise(slf, o, Op::Compare(CompareDir::Ne), false, "^")
+        binop(slf, o, Op::Binary(BinaryOp::BitwiseXor), false)
     }
     fn __rxor__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        bitwise(slf, o, Op::Compare(CompareDir::Ne), true, "^")
+        binop(slf, o, Op::Binary(BinaryOp::BitwiseXor), true)
     }
-    fn __invert__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
-        let py = slf.py();
-        require_bool(py, slf.get(), "~")?;
-        let f = false.into_pyobject(py)?.to_owned().into_any();
-        binop(slf, &f, Op::Compare(CompareDir::Eq), false)
+    fn __lshift__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf, o, Op::Binary(BinaryOp::ShiftLeft), false)
+    }
+    fn __rlshift__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf, o, Op::Binary(BinaryOp::ShiftLeft), true)
+    }
+    fn __rshift__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf, o, Op::Binary(BinaryOp::ShiftRightArithmetic), false)
+    }
+    fn __rrshift__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf, o, Op::Binary(BinaryOp::ShiftRightArithmetic), true)
+    }
+    fn __invert__(slf: &Bound<'_, Self>) -> PyResult<PyTensor> {
+        let out = apply1(
+            slf.py(),
+            &IMPLICIT,
+            &Op::Unary(UnaryOp::BitwiseNot),
+            &[slf.as_any()],
+        )?;
+        Ok(keep_weak(slf.get(), None, out))
     }
 
     fn __neg__(slf: &Bound<'_, Self>) -> PyResult<PyTensor> {

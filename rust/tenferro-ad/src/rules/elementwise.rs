@@ -76,6 +76,16 @@ pub fn erf_deriv(ctx: &Ctx<'_>, x: &Var, _y: &Var) -> Result<Var> {
     )
 }
 
+/// `sinh' = cosh`.
+pub fn sinh_deriv(ctx: &Ctx<'_>, x: &Var, _y: &Var) -> Result<Var> {
+    un(ctx, UnaryOp::Cosh, x)
+}
+
+/// `cosh' = sinh`.
+pub fn cosh_deriv(ctx: &Ctx<'_>, x: &Var, _y: &Var) -> Result<Var> {
+    un(ctx, UnaryOp::Sinh, x)
+}
+
 /// JVP of a holomorphic unary op: `ẋ·f'(x)`.
 pub(super) fn holomorphic_jvp(
     ctx: &Ctx<'_>,
@@ -299,6 +309,34 @@ pub fn minimum_partials(
     out: &Var,
 ) -> Result<(Option<Var>, Option<Var>)> {
     extremum_partials(ctx, CompareDir::Lt, x, y, out)
+}
+
+/// `copysign(x, y) = |x|·s(y)`: `∂x = s(x)·s(y)` with `s(v) = copysign(1, v)` (the sign
+/// bits, so `±0` count as `±1`), `∂y = 0` (piecewise constant in `y`).
+pub fn copysign_partials(
+    ctx: &Ctx<'_>,
+    x: &Var,
+    y: &Var,
+    out: &Var,
+) -> Result<(Option<Var>, Option<Var>)> {
+    let d = out.value.dtype();
+    let shape = out.value.shape();
+    let one = full(ctx, 1.0, d, shape)?;
+    let sx = ctx.apply(Op::Binary(BinaryOp::Copysign), &[&one, x])?;
+    let sy = ctx.apply(Op::Binary(BinaryOp::Copysign), &[&one, y])?;
+    Ok((Some(mul(ctx, &sx, &sy)?), Some(full(ctx, 0.0, d, shape)?)))
+}
+
+/// `nextafter(x, y) = x ± ulp`: `∂x = 1`, `∂y = 0` (a step function of `y`), as the
+/// derivative of `x` plus a piecewise constant.
+pub fn nextafter_partials(
+    ctx: &Ctx<'_>,
+    _x: &Var,
+    _y: &Var,
+    out: &Var,
+) -> Result<(Option<Var>, Option<Var>)> {
+    let zero = full(ctx, 0.0, out.value.dtype(), out.value.shape())?;
+    Ok((None, Some(zero)))
 }
 
 /// JVP of an elementwise binary op from its partials: `ẋ·∂x + ẏ·∂y`, broadcast to the output.
