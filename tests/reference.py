@@ -896,7 +896,8 @@ def scale_complex(x: Any, factor: Any) -> np.ndarray:
     x = _tensor(x)
     if x.dtype.kind != "c":
         raise TypeError(f"scale_complex: x must be complex, got {x.dtype}")
-    if not isinstance(factor, (int, float, complex, np.number)) or isinstance(factor, bool):
+    # A bool is a number here, as for scale_real (complex(True) == 1+0j).
+    if not isinstance(factor, (int, float, complex, np.number)):
         raise TypeError(f"scale_complex: factor must be a number, got {factor!r}")
     return (x * np.asarray(complex(factor)).astype(x.dtype)).astype(x.dtype)
 

@@ -394,7 +394,7 @@ fn irfft<T: Real>(
             // The imaginary parts of the zero and Nyquist frequencies do not enter a real
             // signal's spectrum: ignored, as NumPy's (pocketfft's) c2r does.
             line[0].im = T::zero();
-            if n % 2 == 0 {
+            if n.is_multiple_of(2) {
                 line[h - 1].im = T::zero();
             }
             plan.process_with_scratch(line, &mut output, &mut scratch)

@@ -46,7 +46,7 @@ fn weigh_bins(ctx: &Ctx<'_>, c: &FftConfig, x: &Var, edge: f64, inner: f64) -> R
     let h = n / 2 + 1;
     let w: Vec<f64> = (0..h)
         .map(|j| {
-            if j == 0 || (n % 2 == 0 && j == h - 1) {
+            if j == 0 || (n.is_multiple_of(2) && j == h - 1) {
                 edge
             } else {
                 inner
@@ -56,7 +56,9 @@ fn weigh_bins(ctx: &Ctx<'_>, c: &FftConfig, x: &Var, edge: f64, inner: f64) -> R
     let real = x.value.dtype().to_real();
     let t = match real {
         DType::F32 => Tensor::from_vec(&[h], w.into_iter().map(|v| v as f32).collect()),
-        _ => Tensor::from_vec(&[h], w),
+        DType::Bool | DType::I32 | DType::I64 | DType::F64 | DType::C32 | DType::C64 => {
+            Tensor::from_vec(&[h], w)
+        }
     }?;
     let shape = x.value.shape().to_vec();
     let w = broadcast_in_dim(ctx, &Var::constant(t), &shape, &[ax])?;
