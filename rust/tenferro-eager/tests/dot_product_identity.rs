@@ -1323,6 +1323,11 @@ fn linalg_identity() {
     run(&linalg_cases(&mut Rng::new(7)));
 }
 
+#[test]
+fn fft_identity() {
+    run(&fft_cases(&mut Rng::new(8)));
+}
+
 /// Every kind the rule table differentiates has a case for each of `float64` / `complex128` its
 /// catalog row admits; zero-derivative and graph-cutting kinds are the table's to exclude (and
 /// `zero_and_cut_kinds_do_what_their_rule_rows_say` checks them).
