@@ -114,6 +114,7 @@ bench: $(BENCH_VENV)/.installed
 	$(BENCH_VENV)/bin/python benches/bench_einsum.py
 	$(BENCH_VENV)/bin/python benches/bench_tfim.py
 	$(BENCH_VENV)/bin/python benches/bench_linalg.py
+	$(BENCH_VENV)/bin/python benches/bench_fft.py
 	$(BENCH_VENV)/bin/python benches/report.py
 
 # Rebuild docs/benchmarks.md and docs/benchmarks.png from the results already in benches/results/.

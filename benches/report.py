@@ -30,7 +30,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 README_BENCHES = ("bench_tfim", "bench_ad")  # the headline table in README.md
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
-ORDER = ("bench_tfim", "bench_ad", "bench_ops", "bench_engines", "bench_einsum", "bench_linalg")
+ORDER = ("bench_tfim", "bench_ad", "bench_ops", "bench_engines", "bench_einsum", "bench_linalg", "bench_fft")
 TITLES = {
     "bench_tfim": "Main job: TFIM variational MPS, one energy+gradient evaluation",
     "bench_ad": "Automatic differentiation, eager and tf.jit",
@@ -38,6 +38,7 @@ TITLES = {
     "bench_engines": "Thread scaling of the CPU engine",
     "bench_einsum": "einsum",
     "bench_linalg": "Linear algebra",
+    "bench_fft": "FFT (tf.fft against numpy.fft and jax.numpy.fft)",
 }
 
 

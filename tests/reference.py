@@ -947,9 +947,36 @@ def scale_complex(x: Any, factor: Any) -> np.ndarray:
     x = _tensor(x)
     if x.dtype.kind != "c":
         raise TypeError(f"scale_complex: x must be complex, got {x.dtype}")
-    if not isinstance(factor, (int, float, complex, np.number)) or isinstance(factor, bool):
+    # A bool is a number here, as for scale_real (complex(True) == 1+0j).
+    if not isinstance(factor, (int, float, complex, np.number)):
         raise TypeError(f"scale_complex: factor must be a number, got {factor!r}")
     return (x * np.asarray(complex(factor)).astype(x.dtype)).astype(x.dtype)
+
+
+def fft(x: Any, fft_type: Any, fft_length: Any, axes: Any = None) -> np.ndarray:
+    """Reference of ``fft(x, fft_type, fft_length, axes)`` (StableHLO ``fft`` over ``axes``,
+    default the trailing ones): ``numpy.fft.fftn``/``ifftn``/``rfftn``/``irfftn`` with
+    ``s=fft_length``; complex operands for ``FFT``/``IFFT``/``IRFFT`` and real ones for
+    ``RFFT`` (``TypeError`` otherwise), sizes equal to the lengths (``n//2 + 1`` frequencies on
+    the last axis of ``IRFFT``; ``ValueError`` otherwise); results keep the precision."""
+    x = _tensor(x)
+    t = str(fft_type).upper()
+    if t not in ("FFT", "IFFT", "RFFT", "IRFFT"):
+        raise ValueError(f"fft: unknown fft_type {fft_type!r}")
+    lengths = tuple(int(n) for n in fft_length)
+    ax = tuple(range(x.ndim - len(lengths), x.ndim)) if axes is None else _axes("fft", axes, x.ndim)
+    if len(ax) != len(lengths) or not ax or any(n < 1 for n in lengths):
+        raise ValueError(f"fft: axes {ax} and fft_length {lengths} do not fit")
+    if (x.dtype.kind == "c") == (t == "RFFT") or x.dtype.kind not in "fc":
+        raise TypeError(f"fft: {t} does not take {x.dtype}")
+    for i, (a, n) in enumerate(zip(ax, lengths)):
+        want = n // 2 + 1 if (t == "IRFFT" and i == len(ax) - 1) else n
+        if x.shape[a] != want:
+            raise ValueError(f"fft: axis {a} has {x.shape[a]}, expected {want}")
+    fn = {"FFT": np.fft.fftn, "IFFT": np.fft.ifftn, "RFFT": np.fft.rfftn, "IRFFT": np.fft.irfftn}[t]
+    out = fn(x.astype(np.complex128 if x.dtype.kind == "c" else np.float64), s=lengths, axes=ax)
+    single = x.dtype in (FLOAT32, COMPLEX64)
+    return out.astype({"c": COMPLEX64 if single else COMPLEX128, "f": FLOAT32 if single else FLOAT64}[out.dtype.kind])
 
 
 REFERENCE: dict[str, Callable[..., np.ndarray]] = {
@@ -1010,4 +1037,6 @@ REFERENCE: dict[str, Callable[..., np.ndarray]] = {
     "matmul": matmul,
     "scale_real": scale_real,
     "scale_complex": scale_complex,
+    # fft
+    "fft": fft,
 }

@@ -123,6 +123,12 @@ CASES: dict[str, Case] = {
     "matmul": (RC, lambda d: (lambda a, b: P.matmul(a, b.T), [arr((2, 3), d), arr((4, 3), d)])),
     "scale_real": (RC, lambda d: (lambda a: P.scale_real(a, -1.5), [arr((3,), d)])),
     "scale_complex": (("complex128",), lambda d: (lambda a: P.scale_complex(a, 0.5 - 2j), [arr((3,), d)])),
+    # fft: RFFT (odd length, transposed operand) on float64, IRFFT on a reversed complex128 one;
+    # tests/test_fft.py covers every type and tf.fft function.
+    "fft": (RC, lambda d: (
+        (lambda a: P.fft(a.T, "RFFT", (5, 3), (1, 0))) if d == "float64" else (lambda a: P.fft(a[::-1], "IRFFT", (6,), (0,))),
+        [arr((5, 3), d)] if d == "float64" else [arr((4, 2), d)],
+    )),
 }
 
 

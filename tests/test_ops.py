@@ -691,6 +691,28 @@ def _scale_complex_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -
     return out
 
 
+def _fft_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> list[Case]:
+    """Every ``fft_type`` on every dtype (the wrong kinds raise ``TypeError``), odd and even
+    lengths, default and explicit axes, a size mismatch (``ValueError``)."""
+    tol = {"rtol": 1e-4, "atol": 1e-4} if dtype in (np.float32, np.complex64) else {"rtol": 1e-10, "atol": 1e-12}
+    specs = [
+        # (fft_type, input shape, fft_length, axes)
+        ("FFT", (3, 4), (4,), None),
+        ("ifft", (5, 2, 3), (5, 3), (0, 2)),
+        ("RFFT", (4, 6), (6,), None),
+        ("RFFT", (5, 3), (3, 5), (1, 0)),
+        ("IRFFT", (3, 4), (6,), None),
+        ("IRFFT", (3, 4), (7,), (1,)),
+        ("IRFFT", (4, 2, 3), (4, 4), (0, 2)),
+        ("FFT", (0, 3), (3,), None),
+        ("FFT", (3, 4), (5,), None),
+    ]
+    return [
+        Case(f"{t}{shape}{n}{axes}", [make_values(rng, shape, dtype)], (t, n) if axes is None else (t, n, axes), **tol)
+        for t, shape, n, axes in specs
+    ]
+
+
 CASE_BUILDERS: dict[str, Callable[[str, np.dtype, np.random.Generator], list[Case]]] = {
     **{name: _unary_cases for name in UNARY},
     **{name: _binary_cases for name in BINARY},
@@ -721,6 +743,7 @@ CASE_BUILDERS: dict[str, Callable[[str, np.dtype, np.random.Generator], list[Cas
     "matmul": _matmul_cases,
     "scale_real": _scale_real_cases,
     "scale_complex": _scale_complex_cases,
+    "fft": _fft_cases,
 }
 
 
@@ -869,6 +892,7 @@ def test_catalog_rows_are_well_formed() -> None:
         "reduction",
         "contraction",
         "linalg",
+        "fft",
     }
     allowed = set(DTYPES)
     for row in CATALOG:

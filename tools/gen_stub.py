@@ -74,11 +74,13 @@ NOTES = {
     "select": "`select(pred, on_true, on_false)`",
     "clamp": "`clamp(x, lo, hi)`",
     "matmul": "`matmul` (rank 2)",
+    "fft": "`fft(fft_type, fft_length, axes)` with `FFT IFFT RFFT IRFFT`",
 }
 #: Written after a family's primitives.
 FAMILY_NOTES = {
     "indexing": "(StableHLO dimension numbers)",
     "linalg": "(matrices on axes 0, 1, batch last; `tf.linalg` has NumPy's batch-first layout)",
+    "fft": "(StableHLO's `fft` over any axes; `tf.fft` is `numpy.fft`)",
 }
 
 

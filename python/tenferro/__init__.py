@@ -64,6 +64,7 @@ from . import testing
 from . import func
 from .einsum import einsum, einsum_path
 from . import linalg
+from . import fft
 from ._custom import custom_jvp, custom_vjp
 from ._jit import CompiledGraph, TracedGraph, TraceCacheStats, jit, make_graph
 from ._graph_context import clear_caches
@@ -161,6 +162,7 @@ __all__ = [
     "einsum_path",
     "linalg",
     "integrations",
+    "fft",
     "bool_",
     "int32",
     "int64",

@@ -11,6 +11,7 @@
 pub mod cancel;
 mod contraction;
 mod elementwise;
+mod fft;
 mod hyperbolic;
 mod linalg;
 mod map;
@@ -266,6 +267,7 @@ impl Engine for CpuEngine {
             }
             Op::ScaleReal(r) => contraction::scale_real(self, name, inputs[0], *r),
             Op::ScaleComplex(c) => contraction::scale_complex(self, name, inputs[0], *c),
+            Op::Fft(c) => fft::fft(self, name, inputs[0], c, meta),
             Op::Linalg(l) => linalg::execute(self, *l, name, inputs, std::slice::from_ref(meta))?
                 .pop()
                 .ok_or_else(|| Error::value(name, "no output")),

@@ -1065,7 +1065,66 @@ fn all_cases() -> Vec<Case> {
     cases.extend(reduce_cases(&mut rng));
     cases.extend(contraction_cases(&mut rng));
     cases.extend(linalg_cases(&mut rng));
+    cases.extend(fft_cases(&mut rng));
     cases
+}
+
+/// `fft` of every type: complex transforms on `complex128`, `RFFT` on `float64` (odd and even
+/// real lengths: the Hermitian weights differ), strided axis orders.
+fn fft_cases(rng: &mut Rng) -> Vec<Case> {
+    use tenferro_ops::{FftConfig, FftType};
+    let cfg = |t, axes: &[usize], lengths: &[usize]| {
+        Op::Fft(FftConfig {
+            fft_type: t,
+            axes: axes.to_vec(),
+            lengths: lengths.to_vec(),
+        })
+    };
+    let (c, f) = (DType::C64, DType::F64);
+    vec![
+        prim(
+            "FFT axes (1, 0)",
+            cfg(FftType::Fft, &[1, 0], &[4, 3]),
+            c,
+            vec![rand(rng, c, &[3, 4, 2])],
+            vec![true],
+        ),
+        prim(
+            "IFFT axis 2",
+            cfg(FftType::Ifft, &[2], &[5]),
+            c,
+            vec![rand(rng, c, &[2, 3, 5])],
+            vec![true],
+        ),
+        prim(
+            "RFFT even, axes (0, 1)",
+            cfg(FftType::Rfft, &[0, 1], &[3, 6]),
+            f,
+            vec![rand(rng, f, &[3, 6])],
+            vec![true],
+        ),
+        prim(
+            "RFFT odd, axis 0",
+            cfg(FftType::Rfft, &[0], &[5]),
+            f,
+            vec![rand(rng, f, &[5, 2])],
+            vec![true],
+        ),
+        prim(
+            "IRFFT even, axes (1, 0)",
+            cfg(FftType::Irfft, &[1, 0], &[2, 6]),
+            c,
+            vec![rand(rng, c, &[4, 2])],
+            vec![true],
+        ),
+        prim(
+            "IRFFT odd, axis 1",
+            cfg(FftType::Irfft, &[1], &[7]),
+            c,
+            vec![rand(rng, c, &[3, 4])],
+            vec![true],
+        ),
+    ]
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1262,6 +1321,11 @@ fn contraction_identity() {
 #[test]
 fn linalg_identity() {
     run(&linalg_cases(&mut Rng::new(7)));
+}
+
+#[test]
+fn fft_identity() {
+    run(&fft_cases(&mut Rng::new(8)));
 }
 
 /// Every kind the rule table differentiates has a case for each of `float64` / `complex128` its

@@ -27,6 +27,8 @@ pub enum Family {
     Contraction,
     /// Dense linear algebra.
     Linalg,
+    /// Discrete Fourier transforms.
+    Fft,
 }
 
 impl Family {
@@ -44,6 +46,7 @@ impl Family {
             Family::Reduction => "reduction",
             Family::Contraction => "contraction",
             Family::Linalg => "linalg",
+            Family::Fft => "fft",
         }
     }
 }

@@ -74,6 +74,7 @@ pub fn infer(op: &Op, inputs: &[(DType, &[usize])]) -> Result<OutMeta> {
         | Op::Matmul
         | Op::ScaleReal(_)
         | Op::ScaleComplex(_) => infer_structural(op, inputs),
+        Op::Fft(c) => crate::fft::infer_fft(name, c, inputs[0].0, inputs[0].1),
         Op::Linalg(_) => {
             let mut outs = infer_outputs(op, inputs)?;
             Ok(outs.swap_remove(0))
@@ -615,7 +616,8 @@ fn infer_structural(op: &Op, inputs: &[(DType, &[usize])]) -> Result<OutMeta> {
         | Op::BroadcastInDim { .. }
         | Op::Reverse(_)
         | Op::Reduce { .. }
-        | Op::Linalg(_) => Err(Error::internal(name, "routed to the structural shape rule")),
+        | Op::Linalg(_)
+        | Op::Fft(_) => Err(Error::internal(name, "routed to the structural shape rule")),
     }
 }
 

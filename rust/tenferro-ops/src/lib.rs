@@ -16,11 +16,13 @@
 
 mod catalog;
 mod config;
+mod fft;
 mod infer;
 mod op;
 mod table;
 
 pub use catalog::{row, DTypeSet, Family, OpKind, OpRow, CATALOG};
 pub use config::{DotGeneralConfig, GatherConfig, PadConfig, ScatterConfig, SliceConfig};
+pub use fft::{FftConfig, FftType};
 pub use infer::{infer, infer_outputs, OutMeta};
 pub use op::{BinaryOp, CompareDir, LinalgOp, Op, ReduceOp, UnaryOp};

@@ -2,6 +2,7 @@
 
 use crate::catalog::OpKind;
 use crate::config::{DotGeneralConfig, GatherConfig, PadConfig, ScatterConfig, SliceConfig};
+use crate::fft::FftConfig;
 use tenferro_tensor::{Complex64, DType};
 
 /// Generates the sub-enums that only name ops (`UnaryOp`, `BinaryOp`, `ReduceOp`) and
@@ -274,6 +275,8 @@ pub enum Op {
     ScaleComplex(Complex64),
     /// A linear-algebra op (several outputs for decompositions: [`Op::num_outputs`]).
     Linalg(LinalgOp),
+    /// StableHLO `fft` over the config's axes.
+    Fft(FftConfig),
 }
 
 impl Op {
@@ -307,7 +310,8 @@ impl Op {
             | Op::Matmul
             | Op::ScaleReal(_)
             | Op::ScaleComplex(_)
-            | Op::Linalg(_) => true,
+            | Op::Linalg(_)
+            | Op::Fft(_) => true,
         }
     }
 
@@ -342,7 +346,8 @@ impl Op {
             | Op::DotGeneralWithConj { .. }
             | Op::Matmul
             | Op::ScaleReal(_)
-            | Op::ScaleComplex(_) => 1,
+            | Op::ScaleComplex(_)
+            | Op::Fft(_) => 1,
         }
     }
 

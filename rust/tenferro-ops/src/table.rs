@@ -208,6 +208,8 @@ macro_rules! primitive_ops {
                 op(Op::Linalg(LinalgOp::TriangularSolve { .. }));
             /// Sign and log-magnitude of the determinant.
             Slogdet = slogdet, 1, Linalg, INEXACT, op(Op::Linalg(LinalgOp::Slogdet));
+            /// StableHLO `fft` (`FFT`, `IFFT`, `RFFT`, `IRFFT` over listed axes).
+            Fft = fft, 1, Fft, INEXACT, op(Op::Fft(_));
         }
     };
     (grouped $cb:path) => {

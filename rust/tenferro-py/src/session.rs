@@ -16,7 +16,8 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyModule, PyTuple};
 use tenferro_ops::{
-    BinaryOp, GatherConfig, LinalgOp, Op, PadConfig, ReduceOp, ScatterConfig, SliceConfig, UnaryOp,
+    BinaryOp, FftConfig, FftType, GatherConfig, LinalgOp, Op, PadConfig, ReduceOp, ScatterConfig,
+    SliceConfig, UnaryOp,
 };
 
 /// The `Session` class's methods: the uniform ones generated from the op table's `unary(..)`,
@@ -343,6 +344,36 @@ macro_rules! session_methods {
             /// ``slogdet(a)`` → ``(sign, logabsdet)`` (batch axes last).
             fn slogdet<'py>(&self, py: Python<'py>, a: &Bound<'_, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
                 self.dispatch_tuple(py, Op::Linalg(LinalgOp::Slogdet), &[a])
+            }
+
+            /// ``fft(x, fft_type, fft_length, axes=None)``: StableHLO ``fft`` (``fft_type`` one of
+            /// ``"FFT"``, ``"IFFT"``, ``"RFFT"``, ``"IRFFT"``, case-insensitive) over ``axes``
+            /// (default: the last ``len(fft_length)`` axes; for ``RFFT``/``IRFFT`` the last listed
+            /// axis is the real one). ``IFFT``/``IRFFT`` are normalised by ``1/prod(fft_length)``.
+            #[pyo3(signature = (x, fft_type, fft_length, axes=None))]
+            fn fft(&self, py: Python<'_>, x: &Bound<'_, PyAny>, fft_type: &Bound<'_, PyAny>, fft_length: Vec<i64>, axes: Option<Vec<i64>>) -> PyResult<PyTensor> {
+                let name: Option<String> = fft_type
+                    .extract::<String>()
+                    .ok()
+                    .or_else(|| fft_type.getattr("name").ok().and_then(|n| n.extract().ok()));
+                let t = name.as_deref().and_then(FftType::parse).ok_or_else(|| {
+                    PyValueError::new_err(format!(
+                        "fft: fft_type must be one of FFT, IFFT, RFFT, IRFFT (case-insensitive), got {}",
+                        fft_type.repr().map(|r| r.to_string()).unwrap_or_default()
+                    ))
+                })?;
+                let rank = ndim_of(py, x)?;
+                let lengths = to_usize_dims("fft", &fft_length)?;
+                let axes = match axes {
+                    Some(a) => axes_arg(py, "fft", "axes", &a, rank)?,
+                    None => {
+                        if lengths.len() > rank {
+                            return Err(tenferro_tensor::Error::axis("fft", format!("fft_length {fft_length:?} has more entries than the operand's rank {rank}"))).py(py);
+                        }
+                        (rank - lengths.len()..rank).collect()
+                    }
+                };
+                self.dispatch(py, Op::Fft(FftConfig { fft_type: t, axes, lengths }), &[x])
             }
 
             /// An untracked tensor of the session's runtime holding a copy of ``data``.

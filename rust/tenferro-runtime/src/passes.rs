@@ -591,6 +591,7 @@ fn hash_op(op: &Op, h: &mut DefaultHasher) {
         Op::Concatenate { axis } => axis.hash(h),
         Op::Gather(c) => c.hash(h),
         Op::Scatter(c) => c.hash(h),
+        Op::Fft(c) => c.hash(h),
         Op::ExtractDiag { a, b } | Op::EmbedDiag { a, b } => (a, b).hash(h),
         Op::Tril(k) | Op::Triu(k) => k.hash(h),
         Op::DotGeneral(c) => c.hash(h),

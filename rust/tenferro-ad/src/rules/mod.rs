@@ -22,6 +22,7 @@ pub mod ops;
 
 mod contraction;
 mod elementwise;
+mod fft;
 mod linalg;
 mod reduce;
 mod structural;
@@ -133,6 +134,7 @@ const fn multi(j: JvpMulti, v: VjpMulti) -> Rule {
 
 use contraction as c;
 use elementwise as e;
+use fft as f;
 use linalg as la;
 use reduce as r;
 use structural as s;
@@ -230,6 +232,7 @@ const TABLE: [RuleRow; OpKind::COUNT] = [
         rules(la::triangular_solve_jvp, la::triangular_solve_vjp),
     ),
     row(K::Slogdet, multi(la::slogdet_jvp, la::slogdet_vjp)),
+    row(K::Fft, linear(f::fft_vjp)),
 ];
 
 // Row `i` holds the rules of the kind whose discriminant is `i`: with `TABLE` sized
