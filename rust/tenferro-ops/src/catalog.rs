@@ -27,6 +27,10 @@ pub enum Family {
     Contraction,
     /// Dense linear algebra.
     Linalg,
+    /// Sorting and searching (`sort`, `argsort`, `argmax`, `argmin`, `searchsorted`).
+    Sorting,
+    /// Cumulative scans (`cumsum`, `cumprod`).
+    Scan,
 }
 
 impl Family {
@@ -44,6 +48,8 @@ impl Family {
             Family::Reduction => "reduction",
             Family::Contraction => "contraction",
             Family::Linalg => "linalg",
+            Family::Sorting => "sorting",
+            Family::Scan => "scan",
         }
     }
 }

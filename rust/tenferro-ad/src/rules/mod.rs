@@ -24,6 +24,7 @@ mod contraction;
 mod elementwise;
 mod linalg;
 mod reduce;
+mod sorting;
 mod structural;
 
 use crate::{Ctx, Var};
@@ -135,6 +136,7 @@ use contraction as c;
 use elementwise as e;
 use linalg as la;
 use reduce as r;
+use sorting as so;
 use structural as s;
 use OpKind as K;
 use Rule::{Cut, Zero};
@@ -217,6 +219,13 @@ const TABLE: [RuleRow; OpKind::COUNT] = [
         rules(la::triangular_solve_jvp, la::triangular_solve_vjp),
     ),
     row(K::Slogdet, multi(la::slogdet_jvp, la::slogdet_vjp)),
+    row(K::Sort, rules(so::sort_jvp, so::sort_vjp)),
+    row(K::Argsort, Cut),
+    row(K::Argmax, Cut),
+    row(K::Argmin, Cut),
+    row(K::SearchSorted, Cut),
+    row(K::Cumsum, linear(so::cumsum_vjp)),
+    row(K::Cumprod, rules(so::cumprod_jvp, so::cumprod_vjp)),
 ];
 
 // Row `i` holds the rules of the kind whose discriminant is `i`: with `TABLE` sized
