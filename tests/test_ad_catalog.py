@@ -28,6 +28,15 @@ def arr(shape: tuple[int, ...], dtype: str, lo: float = -1.0, hi: float = 1.0) -
     return a.astype(dtype)
 
 
+def _own(shape: tuple[int, ...], dtype: str, seed: int) -> np.ndarray:
+    """As :func:`arr` from a generator of its own (cases added later leave ``RNG``'s stream be)."""
+    g = np.random.default_rng(seed)
+    a = g.uniform(-1.0, 1.0, size=shape)
+    if dtype == "complex128":
+        a = a + 1j * g.uniform(-1.0, 1.0, size=shape)
+    return a.astype(dtype)
+
+
 def pos(shape: tuple[int, ...], dtype: str) -> np.ndarray:
     return arr(shape, dtype, 0.5, 1.5)
 
@@ -120,6 +129,10 @@ CASES: dict[str, Case] = {
     "matmul": (RC, lambda d: (lambda a, b: P.matmul(a, b.T), [arr((2, 3), d), arr((4, 3), d)])),
     "scale_real": (RC, lambda d: (lambda a: P.scale_real(a, -1.5), [arr((3,), d)])),
     "scale_complex": (("complex128",), lambda d: (lambda a: P.scale_complex(a, 0.5 - 2j), [arr((3,), d)])),
+    # sorting/scan (issue 22): own generators, so the shared RNG stream of the cases above stays
+    "sort": (RC, lambda d: (lambda a: P.sort(a.T, 0, True), [_own((3, 4), d, 1)])),
+    "cumsum": (RC, lambda d: (lambda a: P.cumsum(a[::-1], 1), [_own((3, 4), d, 2)])),
+    "cumprod": (RC, lambda d: (lambda a: P.cumprod(a.T, 0), [_own((3, 4), d, 3)])),
 }
 
 
