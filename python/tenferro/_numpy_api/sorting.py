@@ -450,7 +450,7 @@ def _host(op: str, a: ArrayLike) -> np.ndarray:
 
 
 def _out(v: np.ndarray) -> Tensor:
-    return _as_tensor(np.ascontiguousarray(v))
+    return _as_tensor(np.array(v, copy=True))  # (np.ascontiguousarray would make 0-d 1-d)
 
 
 def nonzero(a: ArrayLike) -> tuple[Tensor, ...]:
