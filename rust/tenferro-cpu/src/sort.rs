@@ -21,8 +21,11 @@ use crate::strided::{SendConstPtr, SendPtr};
 use crate::CpuEngine;
 use tenferro_tensor::{Complex32, Complex64, DType, Element, Error, Result, Tensor};
 
-/// Lines shorter than this use the comparison sort (the radix sort's histograms cost more).
-const RADIX_MIN: usize = 256;
+/// Value sorts of lines shorter than this use the comparison sort (pdqsort on the keys): the
+/// radix sort's six 2048-entry histograms cost about as much as `n log n` comparisons there.
+const SORT_RADIX_MIN: usize = 4096;
+/// The same for `argsort` (its comparison sort reads the keys through the indices: dearer).
+const ARGSORT_RADIX_MIN: usize = 1024;
 /// Bits per radix digit.
 const RB: u32 = 11;
 const RSIZE: usize = 1 << RB;
@@ -224,12 +227,7 @@ complex_keyed!(Complex64, u128, u64);
 
 /// Stable LSD radix sort of `keys` carrying `pay` (a slice of `()` when nothing rides along).
 /// `kbuf`/`pbuf` are scratch of the same lengths.
-fn radix_sort<K: RadixKey, P: Copy>(
-    keys: &mut [K],
-    pay: &mut [P],
-    kbuf: &mut [K],
-    pbuf: &mut [P],
-) {
+fn radix_sort<K: RadixKey, P: Copy>(keys: &mut [K], pay: &mut [P], kbuf: &mut [K], pbuf: &mut [P]) {
     let n = keys.len();
     let passes = K::BITS.div_ceil(RB) as usize;
     let mut hist = vec![[0usize; RSIZE]; passes];
@@ -241,7 +239,7 @@ fn radix_sort<K: RadixKey, P: Copy>(
     let mut in_buf = false;
     for (p, h) in hist.iter_mut().enumerate() {
         let shift = p as u32 * RB;
-        if h.iter().any(|&c| c == n) {
+        if h.contains(&n) {
             continue; // one digit value: this pass would not move anything
         }
         let mut sum = 0;
@@ -293,16 +291,11 @@ impl<K: RadixKey, T: Copy> Scratch<K, T> {
 }
 
 /// The stable sorting permutation of `line` into `perm`.
-fn argsort_line<T: Keyed>(
-    line: &[T],
-    desc: bool,
-    s: &mut Scratch<T::K, T>,
-    perm: &mut Vec<usize>,
-) {
+fn argsort_line<T: Keyed>(line: &[T], desc: bool, s: &mut Scratch<T::K, T>, perm: &mut Vec<usize>) {
     let n = line.len();
     perm.clear();
     let key = |v: T| if desc { v.key_desc() } else { v.key() };
-    if T::K::RADIX && n >= RADIX_MIN && n <= u32::MAX as usize {
+    if T::K::RADIX && n >= ARGSORT_RADIX_MIN && n <= u32::MAX as usize {
         s.keys.clear();
         s.keys.extend(line.iter().map(|&v| key(v)));
         s.idx.clear();
@@ -346,7 +339,7 @@ fn sort_line<T: ValueKey>(line: &mut [T], desc: bool, s: &mut Scratch<T::K, T>) 
     // Zeros in input order (their signs), restored into the zero run below.
     s.vals.clear();
     s.vals.extend(body.iter().copied().filter(|v| v.is_zero()));
-    if T::K::RADIX && m >= RADIX_MIN {
+    if T::K::RADIX && m >= SORT_RADIX_MIN {
         s.kbuf.resize(m, T::K::default());
         let mut unit = vec![(); m];
         let mut ubuf = vec![(); m];

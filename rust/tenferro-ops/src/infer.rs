@@ -215,10 +215,7 @@ pub fn infer(op: &Op, inputs: &[(DType, &[usize])]) -> Result<OutMeta> {
             check_axes(name, axes, s.len())?;
             Ok(same(d, s))
         }
-        Op::Sort { axis, .. }
-        | Op::Argsort { axis, .. }
-        | Op::Cumsum(axis)
-        | Op::Cumprod(axis) => {
+        Op::Sort { axis, .. } | Op::Argsort { axis, .. } | Op::Cumsum(axis) | Op::Cumprod(axis) => {
             let (d, s) = inputs[0];
             admit(op, d)?;
             check_axes(name, &[*axis], s.len())?;
