@@ -15,6 +15,9 @@ add 1e7
     the buffer-pool hits and misses of the default engine during the case are reported.
 exp 1e6
     ``exp(a)`` on 10**6 float64, in milliseconds (best of N).
+sort 1e6
+    ``sort(a)`` on 10**6 normal float64 (one row), in milliseconds (best of N); target
+    ``<= 1.0x numpy`` (NumPy 2 uses x86-simd-sort on AVX-512 hosts; tenferro an LSD radix sort).
 contractions
     GEMM f64 2048² and c128 1024² with C-ordered (NumPy memory shared with ``copy=False``),
     F-ordered (tenferro's compact layout) and transposed-view operands, and batched
@@ -129,6 +132,24 @@ def run(quick: bool) -> list[Case]:
         fns["torch"] = lambda: torch.exp(p6)
     for lib, fn in fns.items():
         tasks.append((ex, lib, lambda fn=fn: time_big(fn, exp_r)))
+
+    # (d) sort (issue 22): 1e6 float64, one row
+    xs = rng.normal(size=10**6)
+    srt = Case("sort, 1e6 f64", "ms", "<= 1.0x numpy")
+    cases.append(srt)
+    ts = tf.asarray(xs)
+    fns = {
+        "tenferro": lambda: tf.sort(ts),
+        "numpy": lambda: np.sort(xs),
+    }
+    if jnp is not None:
+        js = jnp.asarray(xs)
+        fns["jax"] = lambda: jnp.sort(js).block_until_ready()
+    if torch is not None:
+        ps = torch.from_numpy(xs)
+        fns["torch"] = lambda: torch.sort(ps)
+    for lib, fn in fns.items():
+        tasks.append((srt, lib, lambda fn=fn: time_big(fn, big_r)))
 
     for case, lib, measure in h.progress(tasks, total=len(tasks), desc="bench_ops"):
         before = _pool_stats() if (lib == "tenferro" and case is big) else None

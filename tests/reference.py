@@ -979,6 +979,73 @@ def fft(x: Any, fft_type: Any, fft_length: Any, axes: Any = None) -> np.ndarray:
     return out.astype({"c": COMPLEX64 if single else COMPLEX128, "f": FLOAT32 if single else FLOAT64}[out.dtype.kind])
 
 
+def _axis_arg(x: np.ndarray, axis: int, op: str) -> int:
+    if not -x.ndim <= axis < max(x.ndim, 1) or x.ndim == 0:
+        raise np.exceptions.AxisError(f"{op}: axis {axis} is out of bounds for rank {x.ndim}")
+    return axis % x.ndim
+
+
+def sort(x: Any, axis: int = -1, descending: bool = False) -> np.ndarray:
+    """Reference of ``sort``: NumPy's stable sort (NaN last, ``-0.0 == 0.0``, complex
+    lexicographic); ``descending`` reverses the order of the values, ties and NaNs staying in
+    input order (NaN last)."""
+    x = _tensor(x)
+    ax = _axis_arg(x, axis, "sort")
+    return np.take_along_axis(x, argsort(x, ax, descending), ax)
+
+
+def argsort(x: Any, axis: int = -1, descending: bool = False) -> np.ndarray:
+    """Reference of ``argsort``: ``numpy.argsort(kind='stable')``; descending: a stable sort on
+    the key ``(is NaN, -part)`` of each part (real, then imaginary for complex), so larger values
+    come first, NaN parts last, ties in input order."""
+    x = _tensor(x)
+    ax = _axis_arg(x, axis, "argsort")
+    if not descending:
+        return np.argsort(x, axis=ax, kind="stable").astype(INT64)
+    flat = np.moveaxis(x, ax, -1)
+    out = np.empty(flat.shape, INT64)
+    for idx in np.ndindex(flat.shape[:-1]):
+        row = flat[idx]
+
+        def key(i: int) -> tuple:
+            parts = (row[i].real, row[i].imag) if row.dtype.kind == "c" else (row[i],)
+            return tuple((1, 0.0) if np.isnan(p) else (0, -float(p)) for p in parts)
+
+        out[idx] = sorted(range(len(row)), key=key)
+    return np.moveaxis(out, -1, ax)
+
+
+def argmax(x: Any, axis: int) -> np.ndarray:
+    """Reference of ``argmax``: ``numpy.argmax`` (first maximum, the first NaN wins)."""
+    x = _tensor(x)
+    return np.asarray(np.argmax(x, axis=_axis_arg(x, axis, "argmax")), INT64)
+
+
+def argmin(x: Any, axis: int) -> np.ndarray:
+    """Reference of ``argmin``: ``numpy.argmin`` (first minimum, the first NaN wins)."""
+    x = _tensor(x)
+    return np.asarray(np.argmin(x, axis=_axis_arg(x, axis, "argmin")), INT64)
+
+
+def searchsorted(sorted: Any, values: Any, right: bool = False) -> np.ndarray:
+    """Reference of ``searchsorted``: ``numpy.searchsorted`` on the promoted operands."""
+    a, v = _tensor(sorted), _tensor(values)
+    d = promote(a.dtype, v.dtype)
+    return np.asarray(np.searchsorted(a.astype(d), v.astype(d), side="right" if right else "left"), INT64)
+
+
+def cumsum(x: Any, axis: int) -> np.ndarray:
+    """Reference of ``cumsum``: ``numpy.cumsum`` keeping the dtype (integers wrap)."""
+    x = _tensor(x)
+    return np.cumsum(x, axis=_axis_arg(x, axis, "cumsum"), dtype=x.dtype)
+
+
+def cumprod(x: Any, axis: int) -> np.ndarray:
+    """Reference of ``cumprod``: ``numpy.cumprod`` keeping the dtype (integers wrap)."""
+    x = _tensor(x)
+    return np.cumprod(x, axis=_axis_arg(x, axis, "cumprod"), dtype=x.dtype)
+
+
 REFERENCE: dict[str, Callable[..., np.ndarray]] = {
     # unary: every reference made by `_unary`
     **_UNARY,
@@ -1039,4 +1106,13 @@ REFERENCE: dict[str, Callable[..., np.ndarray]] = {
     "scale_complex": scale_complex,
     # fft
     "fft": fft,
+    # sorting
+    "sort": sort,
+    "argsort": argsort,
+    "argmax": argmax,
+    "argmin": argmin,
+    "searchsorted": searchsorted,
+    # scan
+    "cumsum": cumsum,
+    "cumprod": cumprod,
 }

@@ -28,6 +28,15 @@ def arr(shape: tuple[int, ...], dtype: str, lo: float = -1.0, hi: float = 1.0) -
     return a.astype(dtype)
 
 
+def _own(shape: tuple[int, ...], dtype: str, seed: int) -> np.ndarray:
+    """As :func:`arr` from a generator of its own (cases added later leave ``RNG``'s stream be)."""
+    g = np.random.default_rng(seed)
+    a = g.uniform(-1.0, 1.0, size=shape)
+    if dtype == "complex128":
+        a = a + 1j * g.uniform(-1.0, 1.0, size=shape)
+    return a.astype(dtype)
+
+
 def pos(shape: tuple[int, ...], dtype: str) -> np.ndarray:
     return arr(shape, dtype, 0.5, 1.5)
 
@@ -129,6 +138,10 @@ CASES: dict[str, Case] = {
         (lambda a: P.fft(a.T, "RFFT", (5, 3), (1, 0))) if d == "float64" else (lambda a: P.fft(a[::-1], "IRFFT", (6,), (0,))),
         [arr((5, 3), d)] if d == "float64" else [arr((4, 2), d)],
     )),
+    # sorting/scan (issue 22): own generators, so the shared RNG stream of the cases above stays
+    "sort": (RC, lambda d: (lambda a: P.sort(a.T, 0, True), [_own((3, 4), d, 1)])),
+    "cumsum": (RC, lambda d: (lambda a: P.cumsum(a[::-1], 1), [_own((3, 4), d, 2)])),
+    "cumprod": (RC, lambda d: (lambda a: P.cumprod(a.T, 0), [_own((3, 4), d, 3)])),
 }
 
 

@@ -713,6 +713,25 @@ def _fft_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> list[Cas
     ]
 
 
+def _sorting_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> list[Case]:
+    """``sort``/``argsort`` (both directions), ``argmax``/``argmin`` and the scans along each
+    axis, zero-size axes included (``argmax`` of an empty axis raises ``ValueError``)."""
+    specs = [((5,), 0), ((5,), -1), ((3, 4), 0), ((3, 4), 1), ((2, 0, 3), 2), ((2, 0, 3), 1), ((2, 3, 4), 1)]
+    cases = [Case(f"{s}@{a}", [make_values(rng, s, dtype)], (a,)) for s, a in specs]
+    if name in ("sort", "argsort"):
+        cases += [Case(f"{s}@{a}desc", [make_values(rng, s, dtype)], (a, True)) for s, a in specs]
+    return cases
+
+
+def _searchsorted_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> list[Case]:
+    cases = []
+    for n, vs in ((6, (4,)), (0, (2,)), (5, (2, 3)), (1, ())):
+        a = np.sort(make_values(rng, (n,), dtype), kind="stable")
+        for right in (False, True):
+            cases.append(Case(f"{n}/{vs}/{right}", [a, make_values(rng, vs, dtype)], (right,)))
+    return cases
+
+
 CASE_BUILDERS: dict[str, Callable[[str, np.dtype, np.random.Generator], list[Case]]] = {
     **{name: _unary_cases for name in UNARY},
     **{name: _binary_cases for name in BINARY},
@@ -744,6 +763,8 @@ CASE_BUILDERS: dict[str, Callable[[str, np.dtype, np.random.Generator], list[Cas
     "scale_real": _scale_real_cases,
     "scale_complex": _scale_complex_cases,
     "fft": _fft_cases,
+    **{name: _sorting_cases for name in ("sort", "argsort", "argmax", "argmin", "cumsum", "cumprod")},
+    "searchsorted": _searchsorted_cases,
 }
 
 
@@ -893,6 +914,8 @@ def test_catalog_rows_are_well_formed() -> None:
         "contraction",
         "linalg",
         "fft",
+        "sorting",
+        "scan",
     }
     allowed = set(DTYPES)
     for row in CATALOG:

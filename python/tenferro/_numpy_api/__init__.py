@@ -20,7 +20,7 @@ The functions live in one module per family, each importing what it needs from t
 :mod:`.elementwise`, :mod:`.reductions`, :mod:`.layout`, :mod:`.joining`, :mod:`.linear`
 (contraction and matrix structure), :mod:`.indexing`, :mod:`.dtypes`, and the compositions of :mod:`.mathfuncs` (inverse
 trigonometric functions, ``log2``/``log10``, ``isclose``), :mod:`.arranging` (``roll``, ``tile``,
-``split``, ...), :mod:`.statistics` (``var``, ``std``) and :mod:`.creation` (``*_like``), over the shared helpers
+``split``, ...), :mod:`.statistics` (``var``, ``std``), :mod:`.sorting` (sorting, searching, set functions, cumulative scans) and :mod:`.creation` (``*_like``), over the shared helpers
 of :mod:`._common`. The creation functions (``tf.zeros``, ``tf.asarray``, ...) are in
 :mod:`tenferro._factories`; the NumPy-style ``Tensor`` methods built from these functions are
 attached in :mod:`tenferro._tensor_methods`.
@@ -160,6 +160,25 @@ from .statistics import (
     std,
     var,
 )
+from .sorting import (
+    argmax,
+    argmin,
+    argsort,
+    argwhere,
+    cumprod,
+    cumsum,
+    cumulative_prod,
+    cumulative_sum,
+    flatnonzero,
+    nonzero,
+    searchsorted,
+    sort,
+    unique,
+    unique_all,
+    unique_counts,
+    unique_inverse,
+    unique_values,
+)
 from .creation import (
     empty_like,
     full_like,
@@ -187,6 +206,10 @@ __all__ = [
     "arctan",
     "arctan2",
     "arctanh",
+    "argmax",
+    "argmin",
+    "argsort",
+    "argwhere",
     "around",
     "asin",
     "asinh",
@@ -202,6 +225,10 @@ __all__ = [
     "conjugate",
     "cos",
     "count_nonzero",
+    "cumprod",
+    "cumsum",
+    "cumulative_prod",
+    "cumulative_sum",
     "diagonal",
     "diff",
     "divide",
@@ -211,6 +238,7 @@ __all__ = [
     "exp",
     "expand_dims",
     "expm1",
+    "flatnonzero",
     "flip",
     "floor_divide",
     "full_like",
@@ -243,6 +271,7 @@ __all__ = [
     "moveaxis",
     "multiply",
     "negative",
+    "nonzero",
     "not_equal",
     "ones_like",
     "outer",
@@ -260,8 +289,10 @@ __all__ = [
     "rint",
     "roll",
     "round",
+    "searchsorted",
     "sign",
     "sin",
+    "sort",
     "split",
     "sqrt",
     "square",
@@ -282,6 +313,11 @@ __all__ = [
     "tril",
     "triu",
     "true_divide",
+    "unique",
+    "unique_all",
+    "unique_counts",
+    "unique_inverse",
+    "unique_values",
     "var",
     "where",
     "zeros_like",

@@ -17,6 +17,7 @@ mod linalg;
 mod map;
 pub mod math;
 mod reduce;
+mod sort;
 mod strided;
 mod structural;
 pub mod threads;
@@ -271,6 +272,17 @@ impl Engine for CpuEngine {
             Op::Linalg(l) => linalg::execute(self, *l, name, inputs, std::slice::from_ref(meta))?
                 .pop()
                 .ok_or_else(|| Error::value(name, "no output")),
+            Op::Sort { axis, descending } => sort::sort(self, name, inputs[0], *axis, *descending),
+            Op::Argsort { axis, descending } => {
+                sort::argsort(self, name, inputs[0], *axis, *descending)
+            }
+            Op::Argmax(axis) => sort::arg_extreme(self, name, inputs[0], *axis, shape, true),
+            Op::Argmin(axis) => sort::arg_extreme(self, name, inputs[0], *axis, shape, false),
+            Op::SearchSorted { right } => {
+                sort::searchsorted(self, name, inputs[0], inputs[1], *right)
+            }
+            Op::Cumsum(axis) => sort::scan(self, name, inputs[0], *axis, false),
+            Op::Cumprod(axis) => sort::scan(self, name, inputs[0], *axis, true),
         }
     }
 

@@ -29,6 +29,10 @@ pub enum Family {
     Linalg,
     /// Discrete Fourier transforms.
     Fft,
+    /// Sorting and searching (`sort`, `argsort`, `argmax`, `argmin`, `searchsorted`).
+    Sorting,
+    /// Cumulative scans (`cumsum`, `cumprod`).
+    Scan,
 }
 
 impl Family {
@@ -47,6 +51,8 @@ impl Family {
             Family::Contraction => "contraction",
             Family::Linalg => "linalg",
             Family::Fft => "fft",
+            Family::Sorting => "sorting",
+            Family::Scan => "scan",
         }
     }
 }

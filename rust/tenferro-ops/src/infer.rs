@@ -216,6 +216,57 @@ pub fn infer(op: &Op, inputs: &[(DType, &[usize])]) -> Result<OutMeta> {
             check_axes(name, axes, s.len())?;
             Ok(same(d, s))
         }
+        Op::Sort { axis, .. } | Op::Argsort { axis, .. } | Op::Cumsum(axis) | Op::Cumprod(axis) => {
+            let (d, s) = inputs[0];
+            admit(op, d)?;
+            check_axes(name, &[*axis], s.len())?;
+            let dtype = if matches!(op, Op::Argsort { .. }) {
+                DType::I64
+            } else {
+                d
+            };
+            Ok(OutMeta {
+                dtype,
+                shape: s.to_vec(),
+                operand_dtype: d,
+            })
+        }
+        Op::Argmax(axis) | Op::Argmin(axis) => {
+            let (d, s) = inputs[0];
+            admit(op, d)?;
+            check_axes(name, &[*axis], s.len())?;
+            if s[*axis] == 0 {
+                return Err(Error::value(
+                    name,
+                    format!("attempt to get {name} of an empty axis {axis} (shape {s:?})"),
+                ));
+            }
+            let mut shape = s.to_vec();
+            shape.remove(*axis);
+            Ok(OutMeta {
+                dtype: DType::I64,
+                shape,
+                operand_dtype: d,
+            })
+        }
+        Op::SearchSorted { .. } => {
+            let common = promote(inputs[0].0, inputs[1].0);
+            admit(op, common)?;
+            if inputs[0].1.len() != 1 {
+                return Err(Error::shape(
+                    name,
+                    format!(
+                        "the sorted operand must be 1-D, got shape {:?}",
+                        inputs[0].1
+                    ),
+                ));
+            }
+            Ok(OutMeta {
+                dtype: DType::I64,
+                shape: inputs[1].1.to_vec(),
+                operand_dtype: common,
+            })
+        }
         Op::Reduce { op: rop, axes } => {
             let (d, s) = inputs[0];
             admit(op, d)?;
@@ -617,7 +668,14 @@ fn infer_structural(op: &Op, inputs: &[(DType, &[usize])]) -> Result<OutMeta> {
         | Op::Reverse(_)
         | Op::Reduce { .. }
         | Op::Linalg(_)
-        | Op::Fft(_) => Err(Error::internal(name, "routed to the structural shape rule")),
+        | Op::Fft(_)
+        | Op::Sort { .. }
+        | Op::Argsort { .. }
+        | Op::Argmax(_)
+        | Op::Argmin(_)
+        | Op::SearchSorted { .. }
+        | Op::Cumsum(_)
+        | Op::Cumprod(_) => Err(Error::internal(name, "routed to the structural shape rule")),
     }
 }
 

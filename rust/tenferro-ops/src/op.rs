@@ -277,6 +277,35 @@ pub enum Op {
     Linalg(LinalgOp),
     /// StableHLO `fft` over the config's axes.
     Fft(FftConfig),
+    /// Sorted values along `axis` (stable: ties keep their order; NaN last, `-0.0 == 0.0`;
+    /// complex by real part, then imaginary part, as NumPy).
+    Sort {
+        /// Axis (normalised).
+        axis: usize,
+        /// Largest first (ties still in input order; NaN still last).
+        descending: bool,
+    },
+    /// Stable sorting permutation along `axis` (int64), the order [`Op::Sort`] puts values in.
+    Argsort {
+        /// Axis (normalised).
+        axis: usize,
+        /// Largest first (ties still in input order; NaN still last).
+        descending: bool,
+    },
+    /// Index (int64) of the first maximum along the axis, which disappears; NaN wins.
+    Argmax(usize),
+    /// Index (int64) of the first minimum along the axis, which disappears; NaN wins.
+    Argmin(usize),
+    /// `searchsorted(sorted, values)`: for each value, the insertion index into the 1-D
+    /// ascending `sorted` (NaN last) that keeps it sorted (int64, `values`' shape).
+    SearchSorted {
+        /// Insert after equal elements (NumPy `side='right'`), else before.
+        right: bool,
+    },
+    /// Inclusive cumulative sum along an axis (normalised).
+    Cumsum(usize),
+    /// Inclusive cumulative product along an axis (normalised).
+    Cumprod(usize),
 }
 
 impl Op {
@@ -311,7 +340,14 @@ impl Op {
             | Op::ScaleReal(_)
             | Op::ScaleComplex(_)
             | Op::Linalg(_)
-            | Op::Fft(_) => true,
+            | Op::Fft(_)
+            | Op::Sort { .. }
+            | Op::Argsort { .. }
+            | Op::Argmax(_)
+            | Op::Argmin(_)
+            | Op::SearchSorted { .. }
+            | Op::Cumsum(_)
+            | Op::Cumprod(_) => true,
         }
     }
 
@@ -347,7 +383,14 @@ impl Op {
             | Op::Matmul
             | Op::ScaleReal(_)
             | Op::ScaleComplex(_)
-            | Op::Fft(_) => 1,
+            | Op::Fft(_)
+            | Op::Sort { .. }
+            | Op::Argsort { .. }
+            | Op::Argmax(_)
+            | Op::Argmin(_)
+            | Op::SearchSorted { .. }
+            | Op::Cumsum(_)
+            | Op::Cumprod(_) => 1,
         }
     }
 

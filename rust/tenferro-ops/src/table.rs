@@ -210,6 +210,20 @@ macro_rules! primitive_ops {
             Slogdet = slogdet, 1, Linalg, INEXACT, op(Op::Linalg(LinalgOp::Slogdet));
             /// StableHLO `fft` (`FFT`, `IFFT`, `RFFT`, `IRFFT` over listed axes).
             Fft = fft, 1, Fft, INEXACT, op(Op::Fft(_));
+            /// Sorted values along an axis (stable; NaN last; complex lexicographic).
+            Sort = sort, 1, Sorting, ALL, op(Op::Sort { .. });
+            /// Stable sorting permutation along an axis → int64.
+            Argsort = argsort, 1, Sorting, ALL, op(Op::Argsort { .. });
+            /// Index of the first maximum along an axis (NaN wins) → int64.
+            Argmax = argmax, 1, Sorting, ALL, op(Op::Argmax(_));
+            /// Index of the first minimum along an axis (NaN wins) → int64.
+            Argmin = argmin, 1, Sorting, ALL, op(Op::Argmin(_));
+            /// `searchsorted(sorted, values)`: insertion indices into a sorted 1-D tensor → int64.
+            SearchSorted = searchsorted, 2, Sorting, ALL, op(Op::SearchSorted { .. });
+            /// Inclusive cumulative sum along an axis.
+            Cumsum = cumsum, 1, Scan, NUMERIC, op(Op::Cumsum(_));
+            /// Inclusive cumulative product along an axis.
+            Cumprod = cumprod, 1, Scan, NUMERIC, op(Op::Cumprod(_));
         }
     };
     (grouped $cb:path) => {

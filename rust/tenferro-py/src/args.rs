@@ -156,7 +156,13 @@ pub(crate) fn index_vector_dim_of(
     // `AttributeError`.
     let v: i64 = cfg
         .getattr("index_vector_dim")
-        .and_then(|v| v.extract())
+        .map_err(|_| {
+            PyTypeError::new_err(format!(
+                "{op}: config {} has no field index_vector_dim",
+                repr(cfg)
+            ))
+        })?
+        .extract()
         .map_err(|_| PyTypeError::new_err(format!("{op}: index_vector_dim must be an int")))?;
     let n = rank as i64;
     if v < -n || v > n {

@@ -376,6 +376,59 @@ macro_rules! session_methods {
                 self.dispatch(py, Op::Fft(FftConfig { fft_type: t, axes, lengths }), &[x])
             }
 
+            /// ``sort(x, axis=-1, descending=False)``: sorted values along ``axis``, stable (ties
+            /// keep their order, ``-0.0 == 0.0``), NaN last also when descending; complex by real
+            /// then imaginary part (NumPy's order).
+            #[pyo3(signature = (x, axis=-1, descending=false))]
+            fn sort(&self, py: Python<'_>, x: &Bound<'_, PyAny>, axis: i64, descending: bool) -> PyResult<PyTensor> {
+                let axis = axis_of(py, "sort", axis, ndim_of(py, x)?)?;
+                self.dispatch(py, Op::Sort { axis, descending }, &[x])
+            }
+
+            /// ``argsort(x, axis=-1, descending=False)`` → int64: the stable permutation that
+            /// ``sort`` applies along ``axis``.
+            #[pyo3(signature = (x, axis=-1, descending=false))]
+            fn argsort(&self, py: Python<'_>, x: &Bound<'_, PyAny>, axis: i64, descending: bool) -> PyResult<PyTensor> {
+                let axis = axis_of(py, "argsort", axis, ndim_of(py, x)?)?;
+                self.dispatch(py, Op::Argsort { axis, descending }, &[x])
+            }
+
+            /// ``argmax(x, axis)`` → int64 with ``axis`` removed: the first maximum, or the first
+            /// NaN (NumPy).
+            fn argmax(&self, py: Python<'_>, x: &Bound<'_, PyAny>, axis: i64) -> PyResult<PyTensor> {
+                let axis = axis_of(py, "argmax", axis, ndim_of(py, x)?)?;
+                self.dispatch(py, Op::Argmax(axis), &[x])
+            }
+
+            /// ``argmin(x, axis)`` → int64 with ``axis`` removed: the first minimum, or the first
+            /// NaN (NumPy).
+            fn argmin(&self, py: Python<'_>, x: &Bound<'_, PyAny>, axis: i64) -> PyResult<PyTensor> {
+                let axis = axis_of(py, "argmin", axis, ndim_of(py, x)?)?;
+                self.dispatch(py, Op::Argmin(axis), &[x])
+            }
+
+            /// ``searchsorted(sorted, values, right=False)`` → int64 of ``values``' shape: where
+            /// each value goes into the 1-D ascending ``sorted`` (NaN last) to keep it sorted,
+            /// before equal elements (after them with ``right``).
+            #[pyo3(signature = (sorted, values, right=false))]
+            fn searchsorted(&self, py: Python<'_>, sorted: &Bound<'_, PyAny>, values: &Bound<'_, PyAny>, right: bool) -> PyResult<PyTensor> {
+                self.dispatch(py, Op::SearchSorted { right }, &[sorted, values])
+            }
+
+            /// ``cumsum(x, axis)``: inclusive cumulative sum along ``axis`` (sequential, as
+            /// NumPy's ``cumsum``; integers wrap).
+            fn cumsum(&self, py: Python<'_>, x: &Bound<'_, PyAny>, axis: i64) -> PyResult<PyTensor> {
+                let axis = axis_of(py, "cumsum", axis, ndim_of(py, x)?)?;
+                self.dispatch(py, Op::Cumsum(axis), &[x])
+            }
+
+            /// ``cumprod(x, axis)``: inclusive cumulative product along ``axis`` (integers wrap);
+            /// its derivative is exact at zeros.
+            fn cumprod(&self, py: Python<'_>, x: &Bound<'_, PyAny>, axis: i64) -> PyResult<PyTensor> {
+                let axis = axis_of(py, "cumprod", axis, ndim_of(py, x)?)?;
+                self.dispatch(py, Op::Cumprod(axis), &[x])
+            }
+
             /// An untracked tensor of the session's runtime holding a copy of ``data``.
             fn constant(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
                 let t = tensor_from_object(py, data, true)?;

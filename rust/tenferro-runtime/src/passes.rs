@@ -615,6 +615,11 @@ fn hash_op(op: &Op, h: &mut DefaultHasher) {
             | LinalgOp::Solve
             | LinalgOp::Slogdet => std::mem::discriminant(l).hash(h),
         },
+        Op::Sort { axis, descending } | Op::Argsort { axis, descending } => {
+            (axis, descending).hash(h)
+        }
+        Op::Argmax(a) | Op::Argmin(a) | Op::Cumsum(a) | Op::Cumprod(a) => a.hash(h),
+        Op::SearchSorted { right } => right.hash(h),
     }
 }
 

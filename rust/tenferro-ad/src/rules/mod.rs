@@ -25,6 +25,7 @@ mod elementwise;
 mod fft;
 mod linalg;
 mod reduce;
+mod sorting;
 mod structural;
 
 use crate::{Ctx, Var};
@@ -137,6 +138,7 @@ use elementwise as e;
 use fft as f;
 use linalg as la;
 use reduce as r;
+use sorting as so;
 use structural as s;
 use OpKind as K;
 use Rule::{Cut, Zero};
@@ -233,6 +235,13 @@ const TABLE: [RuleRow; OpKind::COUNT] = [
     ),
     row(K::Slogdet, multi(la::slogdet_jvp, la::slogdet_vjp)),
     row(K::Fft, linear(f::fft_vjp)),
+    row(K::Sort, rules(so::sort_jvp, so::sort_vjp)),
+    row(K::Argsort, Cut),
+    row(K::Argmax, Cut),
+    row(K::Argmin, Cut),
+    row(K::SearchSorted, Cut),
+    row(K::Cumsum, linear(so::cumsum_vjp)),
+    row(K::Cumprod, rules(so::cumprod_jvp, so::cumprod_vjp)),
 ];
 
 // Row `i` holds the rules of the kind whose discriminant is `i`: with `TABLE` sized
