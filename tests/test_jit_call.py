@@ -314,3 +314,41 @@ def test_a_compiled_graph_on_tracked_inputs_records_its_gradient():
     out.backward()
     np.testing.assert_allclose(np.asarray(w.grad), 2 * np.cos(xs), rtol=1e-15)
     assert jf.cache_stats().fallbacks == 0
+
+
+def test_captured_values_checked_in_rust_follow_every_rebinding():
+    # The identity check of the captured values runs in the Rust replay cache once it holds a
+    # probe (closure cells, globals, defaults): every rebinding is seen on the very next call,
+    # also back to an earlier value; an equal float in a new object is not a new signature.
+    W = tf.asarray(np.full(5, 2.0))
+    s = 1.0
+
+    def f(x, k=2.0):
+        return x * W * k + s
+
+    def g(x, *, k=3.0):  # keyword-only defaults: checked in Python, same semantics
+        return x * W * k
+
+    jf, jg = tf.jit(f), tf.jit(g)
+    x = _x("float64")
+    W0 = W
+    for step in range(6):
+        for _ in range(3):
+            _same(jf(x), f(x))
+            _same(jg(x), g(x))
+        if step == 0:
+            W = tf.asarray(np.full(5, -1.0))  # noqa: F841 (the cell f and g read)
+        elif step == 1:
+            W = W0  # back to the first tensor
+        elif step == 2:
+            s = float("1.0")  # an equal float, another object: no retrace
+            s = s + 0.0
+        elif step == 3:
+            s = 7.0  # noqa: F841
+        elif step == 4:
+            f.__defaults__ = (-3.0,)
+            g.__kwdefaults__ = {"k": -4.0}
+    # f: W0, W1, W0 again (its trace is still cached), s=7, k=-3 -> 4 traces; g: W0, W1, k=-4
+    assert jf.cache_stats().misses == 4, jf.cache_stats()
+    assert jg.cache_stats().misses == 3, jg.cache_stats()
+    assert jf.cache_stats().hits + jf.cache_stats().misses == 18

@@ -421,3 +421,38 @@ def test_run_graph_raises_value_errors_with_the_eager_message() -> None:
     assert str(compiled.value).startswith("linalg.inv: ")
     eye = np.eye(3) * 2.0
     np.testing.assert_allclose(np.asarray(ctx.run_graph(cg, eye)), np.eye(3) / 2.0, rtol=1e-15)
+
+
+def test_products_with_constant_ones_are_folded_exactly_at_prepare_time() -> None:
+    # Reverse mode seeds a cotangent of ones: its product with the local derivative is the
+    # derivative itself (y * 1.0 == y bit for bit, NaN, infinities and -0.0 included), so the
+    # prepared value_and_grad of a sum of squares runs x*x, sum and x+x only.
+    ctx = _ctx()
+    vals = np.array([1.5, -0.0, np.inf, -np.inf, np.nan, 3.0, -2.0, 1e-300])
+    x = _t(ctx, vals)
+    vg = tf.func.value_and_grad(lambda t: (t * t).sum())
+    cg = ctx.compile_graph(vg, x)
+    n_instrs, folded = cg._graph._prepared_len(ctx.engine)
+    assert n_instrs == 3 and folded >= 1, (n_instrs, folded, str(cg))
+    with ctx.session():
+        ev, eg = vg(x)
+    gv, gg = ctx.run_graph(cg, x)
+    assert np.asarray(gv).tobytes() == np.asarray(ev).tobytes()
+    assert np.asarray(gg).tobytes() == np.asarray(eg).tobytes()
+    assert np.asarray(x).tobytes() == vals.tobytes()  # the input is only read
+    # Complex products are kept: (a + bi)(1 + 0i) turns an infinite part into NaN.
+    z = _t(ctx, vals + 1j * vals[::-1])
+    vz = tf.func.value_and_grad(lambda t: tf.real(t * tf.conj(t)).sum())
+    cz = ctx.compile_graph(vz, z)
+    with ctx.session():
+        _, ez = vz(z)
+    _, gz = ctx.run_graph(cz, z)
+    assert np.asarray(gz).tobytes() == np.asarray(ez).tobytes()
+    # A constant of ones captured by the user is read, never written, and a product with it
+    # that broadcasts (the output is larger than the other operand) is kept.
+    ones = _t(ctx, np.ones((2, 8)))
+    cb = ctx.compile_graph(lambda t: t * ones, x)
+    assert cb._graph._prepared_len(ctx.engine)[0] == 1
+    got = np.asarray(ctx.run_graph(cb, x))
+    assert got.tobytes() == np.broadcast_to(vals, (2, 8)).tobytes()
+    assert np.asarray(ones).tobytes() == np.ones((2, 8)).tobytes()

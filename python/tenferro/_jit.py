@@ -60,6 +60,7 @@ import operator
 import os
 import sys
 import threading
+import types
 import warnings
 import weakref
 from collections import OrderedDict
@@ -381,16 +382,29 @@ class _Captures:
     only when some value is not the very object it was at the previous call (those values are
     held, so their identities cannot be reused by new objects)."""
 
-    def __init__(self, fun: Callable[..., Any]) -> None:
+    def __init__(self, fun: Callable[..., Any], sink: Any = None) -> None:
         self._fun = fun
         self._plan: list[tuple[Any, ...]] | None = None
         self._last: tuple[tuple[Any, ...], tuple[Any, ...]] | None = None
+        # The Rust replay cache (``_CallCache.set_probe``): given how the values are read and the
+        # last values and key, it does the identity check of ``key`` itself on every call.
+        self._sink = sink
+        self._sources: list[tuple[Any, ...]] | None = None
+        # Whether the sink holds a probe of the current plan and last key.
+        self.probed = False
 
     def _build(self) -> list[tuple[Any, ...]]:
         plan: list[tuple[Any, ...]] = []
+        # The same reads for the probe in Rust: plain functions without keyword-only defaults
+        # and partials without keywords (anything else: no probe, ``key`` runs every call).
+        sources: list[tuple[Any, ...]] | None = []
         for f in _functions(self._fun):
             if isinstance(f, functools.partial):
                 plan.append((f, None, 0, None))
+                if sources is not None and type(f) is functools.partial and not f.keywords:
+                    sources.append(("p", f))
+                else:
+                    sources = None
                 continue
             code = getattr(f, "__code__", None)
             if code is None:
@@ -403,7 +417,13 @@ class _Captures:
             # One itemgetter for several names, the name itself for one, None for none.
             get: Any = operator.itemgetter(*names) if len(names) > 1 else (names[0] if names else None)
             plan.append((f, g, len(g), get))
+            if sources is not None and type(f) is types.FunctionType and not f.__kwdefaults__:
+                sources.append(("f", f, g, len(g), names))
+            else:
+                sources = None
         self._plan = plan
+        self._sources = sources
+        self.probed = False
         return plan
 
     def values(self) -> tuple[Any, ...]:
@@ -448,12 +468,18 @@ class _Captures:
         vals = self.values()
         last = self._last
         if last is not None and len(last[0]) == len(vals) and all(map(operator.is_, vals, last[0])):
-            return last[1]
-        key = (
-            tuple(id(v) for v in vals if isinstance(v, Tensor)),
-            tuple(_scalar_key(v) for v in vals if _is_scalar(v)),
-        )
-        self._last = (vals, key)
+            key = last[1]
+        else:
+            key = (
+                tuple(id(v) for v in vals if isinstance(v, Tensor)),
+                tuple(_scalar_key(v) for v in vals if _is_scalar(v)),
+            )
+            self._last = (vals, key)
+            self.probed = False
+        if not self.probed and self._sink is not None:
+            # The sink checks these very values by identity from now on (and holds them).
+            self._sink.set_probe(self._sources, list(vals), key)
+            self.probed = self._sources is not None
         return key
 
     def tensors(self) -> tuple[Tensor, ...]:
@@ -525,7 +551,7 @@ class Jitted:
         # (the replay cache in Rust, then a flat key here).
         self._plain = not self._static_names and not self._static_nums
         self._fast = _tenferro._CallCache() if self._plain else None
-        self._capture = _Captures(fun)
+        self._capture = _Captures(fun, self._fast)
         _LIVE.add(self)
         self._captures = any(
             getattr(f, "__code__", None) is None
@@ -663,7 +689,15 @@ class Jitted:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not kwargs and self._fast is not None:
             # One crossing: key, lookup and run in Rust (None: not cached or not servable).
-            r = self._fast.call(args, self._capture.key() if self._captures else None)
+            # The captured-values check runs in Rust once it holds a probe (then None also
+            # means "a captured value changed": the general path below recomputes the key).
+            cap = self._capture
+            if not self._captures:
+                r = self._fast.call(args, None)
+            elif cap.probed:
+                r = self._fast.call_probed(args)
+            else:
+                r = self._fast.call(args, cap.key())
             if r is not None:
                 # A tensor, a tuple of tensors, or (tree, outputs) to unflatten.
                 return _unflatten(*r) if type(r) is tuple and r and type(r[0]) is _TreeDef else r

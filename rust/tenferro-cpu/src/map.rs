@@ -86,6 +86,26 @@ macro_rules! map_fn {
             if numel == 0 {
                 return Ok(out);
             }
+            // Every operand compact with the output's shape (the common case, and the one of
+            // tiny ops): element `i` of each sits at its offset plus `i`, so the chunks are
+            // slices, and no iteration plan is built.
+            if true $(&& $x.shape() == shape && $x.is_contiguous())+ {
+                let optr = SendPtr(out.storage().as_mut_ptr() as *mut O);
+                let bases = ($(SendConstPtr(
+                    // SAFETY: the offset lies within the operand's storage.
+                    unsafe { ($x.storage().as_ptr() as *const $A).add($x.offset()) }
+                ),)+);
+                engine.drive(numel, cost, |start, end| {
+                    let bases = &bases;
+                    // SAFETY: `start..end` lies in the output and in each compact operand of
+                    // `numel` elements; chunks are disjoint.
+                    unsafe {
+                        let o = std::slice::from_raw_parts_mut(optr.get().add(start), end - start);
+                        f($(std::slice::from_raw_parts(bases.$i.get().add(start), end - start),)+ o);
+                    }
+                });
+                return Ok(out);
+            }
             // Broadcast views only where an operand's shape differs from the output's.
             let owned: [Option<Tensor>; $n] = [$(
                 if $x.shape() == shape { None } else { Some($x.broadcast_to_view(shape)?) },
@@ -158,9 +178,10 @@ macro_rules! map_fn {
                     });
                     return;
                 }
-                // Gather buffers for strided or broadcast operands, set up once per chunk (not
-                // per run: zeroing BLOCK elements for every short run cost more than the op).
-                let mut bufs = ($([<$A>::default(); BLOCK],)+);
+                // Gather buffers for strided or broadcast operands, set up once per chunk and
+                // left uninitialised (`load` writes what it returns: zeroing BLOCK elements
+                // cost more than a tiny op).
+                let mut bufs = ($([std::mem::MaybeUninit::<$A>::uninit(); BLOCK],)+);
                 plan.for_runs(start, end, |pos, offs, run, inner| {
                     // SAFETY: `pos..pos+run` lies in the output; the plan's offsets stay within
                     // each input's storage; runs of different chunks are disjoint.

@@ -170,36 +170,41 @@ impl<T> SendConstPtr<T> {
 }
 
 /// Read `len` elements starting at `base + off` with stride `stride` into `buf` (or borrow them
-/// directly when unit-stride).
+/// directly when unit-stride). `buf` starts uninitialised: only the `len` elements written here
+/// are read back (zeroing a whole block per call cost more than a tiny op's work).
 ///
 /// # Safety
-/// Every element read must be in bounds of its storage.
+/// Every element read must be in bounds of its storage; `len <= BLOCK`.
 #[inline]
 pub(crate) unsafe fn load<'a, T>(
     base: *const T,
     off: isize,
     stride: isize,
     len: usize,
-    buf: &'a mut [T; BLOCK],
+    buf: &'a mut [std::mem::MaybeUninit<T>; BLOCK],
 ) -> &'a [T]
 where
     T: Copy + 'a,
 {
-    // SAFETY: caller guarantees bounds.
+    // SAFETY: caller guarantees bounds; the first `len` elements of `buf` are written before
+    // the returned slice covers them.
     unsafe {
         if stride == 1 {
             std::slice::from_raw_parts(base.offset(off), len)
         } else if stride == 0 {
             // A broadcast operand: one value for the whole run.
-            buf[..len].fill(*base.offset(off));
-            std::slice::from_raw_parts(buf.as_ptr(), len)
+            let v = *base.offset(off);
+            for b in buf.iter_mut().take(len) {
+                b.write(v);
+            }
+            std::slice::from_raw_parts(buf.as_ptr() as *const T, len)
         } else {
             let p = base.offset(off);
             for (i, b) in buf.iter_mut().take(len).enumerate() {
-                *b = *p.offset(i as isize * stride);
+                b.write(*p.offset(i as isize * stride));
             }
             // The buffer outlives the returned slice by the signature's lifetime.
-            std::slice::from_raw_parts(buf.as_ptr(), len)
+            std::slice::from_raw_parts(buf.as_ptr() as *const T, len)
         }
     }
 }

@@ -12,7 +12,9 @@ use tenferro_ad::{
     Value, Var,
 };
 use tenferro_ops::Op;
-use tenferro_runtime::{apply, apply_multi, Borrow, Engine, Program};
+use tenferro_runtime::{
+    apply, apply_multi, apply_prepared, Borrow, Engine, PreparedGraph, Program, StepOutputs,
+};
 use tenferro_tensor::dtype::scalar_default_dtype;
 use tenferro_tensor::Tensor;
 use tenferro_tensor::{
@@ -769,15 +771,21 @@ impl Exec {
     pub fn run_compiled(
         &self,
         op: &str,
-        program: &Program,
+        plan: &PreparedGraph,
         inputs: Vec<Tensor>,
         host: &dyn Host,
     ) -> Result<Vec<Tensor>> {
-        program.run_with(op, inputs, Tensor::clone, |k, ins, args| {
+        let engine: &dyn Engine = self.engine.as_ref();
+        plan.run(op, inputs, |k, ins, args, metas| {
             if k > 0 {
                 host.checkpoint(op)?;
             }
-            Ok(self.execute(&ins.op, args, host)?.into_vec())
+            let mut out: Option<StepOutputs> = None;
+            host.run(&ins.op, args, &mut || {
+                out = Some(apply_prepared(engine, &ins.op, args, metas)?);
+                Ok(())
+            })?;
+            out.ok_or_else(|| Error::internal(ins.op.name(), "the engine job stored no output"))
         })
     }
 
@@ -832,7 +840,7 @@ impl Exec {
         };
         let Some(split) = split else {
             let plan = caches.prepared(call, engine)?;
-            let outs = self.run_compiled(call.name(), plan.program(), data, host)?;
+            let outs = self.run_compiled(call.name(), &plan, data, host)?;
             let outs: Vec<Value> = outs.into_iter().map(Value::Tensor).collect();
             if node {
                 let rule = CompiledCallRule::new(call.clone(), caches.clone(), mask, None);
@@ -847,7 +855,7 @@ impl Exec {
             return Ok(outs.into_iter().map(Var::untracked).collect());
         };
         let plan = caches.prepared(&split.fwd, engine)?;
-        let outs = self.run_compiled(call.name(), plan.program(), data, host)?;
+        let outs = self.run_compiled(call.name(), &plan, data, host)?;
         let n = split.n_outputs;
         let rule = CompiledCallRule::new(call.clone(), caches.clone(), mask, Some(n));
         let owned: Vec<Var> = inputs.iter().map(|v| (*v).clone()).collect();

@@ -153,3 +153,65 @@ fn a_broken_engine_prepares_nothing() {
     let err = PreparedGraph::prepare(&p, &metas, &e).unwrap_err();
     assert!(matches!(err, Error::EngineBroken { .. }), "{err:?}");
 }
+
+/// `PreparedGraph::run` with `apply_prepared` (the compiled-run loop: metadata inferred at
+/// preparation) gives `Program::run`'s values bit for bit; products with constant ones of the
+/// output's dtype and shape are dropped at preparation (`fold_unit_factors`), broadcasting or
+/// complex ones are kept; inputs and constants are never written and intermediates return to
+/// the pool.
+#[test]
+fn prepared_run_matches_program_run_and_folds_unit_factors() {
+    let e = CpuEngine::new(Some(1)).unwrap();
+    let mut b = ProgramBuilder::new();
+    let x = b.input(DType::F64, &[4]);
+    let ones = b.constant(Tensor::from_vec(&[4], vec![1.0f64; 4]).unwrap());
+    let wide = b.constant(Tensor::from_vec(&[2, 4], vec![1.0f64; 8]).unwrap());
+    let sq = push1(&mut b, Op::Binary(BinaryOp::Mul), &[&x, &x]);
+    let g = push1(&mut b, Op::Binary(BinaryOp::Mul), &[&ones, &x]); // folded: x
+    let h = push1(&mut b, Op::Binary(BinaryOp::Add), &[&g, &sq]);
+    let k = push1(&mut b, Op::Unary(UnaryOp::Exp), &[&h]);
+    let w = push1(
+        &mut b,
+        Op::BroadcastInDim {
+            shape: vec![2, 4],
+            dims: vec![1],
+        },
+        &[&k],
+    );
+    let kept = push1(&mut b, Op::Binary(BinaryOp::Mul), &[&w, &wide]); // same shape: folded
+    let bx = push1(&mut b, Op::Binary(BinaryOp::Mul), &[&x, &wide]); // broadcasts: kept
+    let p = b.finish(&[&kept, &g, &h, &bx]).unwrap();
+    let metas = vec![(DType::F64, vec![4])];
+    let plan = PreparedGraph::prepare(&p, &metas, &e).unwrap();
+    // Left: x*x, the add, exp, the broadcast (a view) and the broadcasting product; the two
+    // products with ones of the output's shape are gone.
+    assert_eq!(plan.program().instrs().len(), 5, "{:#?}", plan.program());
+    let vals = vec![1.5f64, -0.0, f64::INFINITY, f64::NAN];
+    let xt = Tensor::from_vec(&[4], vals.clone()).unwrap();
+    let want = p.run(&e, std::slice::from_ref(&xt)).unwrap();
+    let got = plan
+        .run("test", vec![xt.clone()], |_, ins, args, m| {
+            tenferro_runtime::apply_prepared(&e, &ins.op, args, m)
+        })
+        .unwrap();
+    assert_eq!(want.len(), got.len());
+    for (a, b) in want.iter().zip(&got) {
+        assert_eq!(a.shape(), b.shape());
+        let bits = |t: &Tensor| f64s(t).iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(a), bits(b), "bit for bit");
+    }
+    assert_eq!(
+        f64s(&xt).iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        vals.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        "the input is only read"
+    );
+    // A product with complex ones is kept.
+    let mut b = ProgramBuilder::new();
+    let z = b.input(DType::C64, &[2]);
+    let one = tenferro_tensor::Complex64::new(1.0, 0.0);
+    let c = b.constant(Tensor::from_vec(&[2], vec![one; 2]).unwrap());
+    let m = push1(&mut b, Op::Binary(BinaryOp::Mul), &[&z, &c]);
+    let p = b.finish(&[&m]).unwrap();
+    let plan = PreparedGraph::prepare(&p, &[(DType::C64, vec![2])], &e).unwrap();
+    assert_eq!(plan.program().instrs().len(), 1);
+}

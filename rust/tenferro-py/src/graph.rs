@@ -376,10 +376,9 @@ fn run_graph_data(
 ) -> PyResult<Vec<Tensor>> {
     graph.check_inputs(&data).py(py)?;
     let plan = graph.prepared(py, exec.engine().as_ref()).py(py)?;
-    let program = plan.program();
     host.finish(
         host.run_program("jit", plan.work(), plan.factorises(), |h| {
-            exec.run_compiled("jit", program, data, h)
+            exec.run_compiled("jit", &plan, data, h)
         }),
     )
 }

@@ -12,11 +12,12 @@ use crate::graph::PyGraph;
 use crate::host::PyHost;
 use crate::mode::current_state;
 use pyo3::prelude::*;
-use pyo3::types::{PyFloat, PyTuple};
+use pyo3::types::{PyDict, PyFloat, PyString, PyTuple};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use tenferro_eager::{scalar_tensor, EagerTensor, Operand, IMPLICIT};
+use tenferro_runtime::KeyHasher;
 use tenferro_tensor::dtype::scalar_default_dtype;
 use tenferro_tensor::{DType, Scalar};
 
@@ -62,11 +63,126 @@ impl Out {
     }
 }
 
+/// Where one function of a jitted callable keeps the values it captures (`_jit._Captures`
+/// reads them in this order).
+enum Source {
+    /// A Python function: its closure cells' contents (`None` for an empty cell), the values of
+    /// `names` in its globals dict (which had `len` names), then its defaults. A function with
+    /// keyword-only defaults is not probed here.
+    Function {
+        f: Py<PyAny>,
+        globals: Py<PyDict>,
+        len: isize,
+        names: Vec<Py<PyString>>,
+    },
+    /// A `functools.partial` without keywords: its bound arguments.
+    Partial(Py<PyAny>),
+}
+
+/// The captured-values check of `tf.jit` (`graph-mode.md`: captured tensors are constants
+/// with an identity check) done here instead of in Python: the captured values are read from
+/// their sources and compared by identity with the values `_Captures` last keyed, whose key is
+/// then the call's; any difference (or a source that changed shape) answers "unknown", and
+/// Python recomputes the key and registers a new probe.
+struct Probe {
+    sources: Vec<Source>,
+    last: Vec<Py<PyAny>>,
+    key: Py<PyAny>,
+}
+
+impl Probe {
+    /// Whether every captured value is the very object it was when `key` was computed.
+    fn unchanged(&self, py: Python<'_>) -> bool {
+        use pyo3::ffi;
+        let mut last = self.last.iter().map(Py::as_ptr);
+        let mut same = |p: *mut ffi::PyObject| last.next() == Some(p);
+        for s in &self.sources {
+            match s {
+                Source::Function {
+                    f,
+                    globals,
+                    len,
+                    names,
+                } => {
+                    let fp = f.as_ptr();
+                    // SAFETY: `fp` is a live function object (checked when the probe was
+                    // registered; a function's type cannot change); with the GIL held its
+                    // closure, defaults and globals are borrowed references that stay alive
+                    // during this check (no Python code runs: dict lookups by str keys).
+                    unsafe {
+                        let clo = ffi::PyFunction_GetClosure(fp);
+                        if !clo.is_null() {
+                            for i in 0..ffi::PyTuple_GET_SIZE(clo) {
+                                let c = ffi::PyCell_Get(ffi::PyTuple_GET_ITEM(clo, i));
+                                let ok = if c.is_null() {
+                                    ffi::PyErr_Clear();
+                                    same(ffi::Py_None())
+                                } else {
+                                    let ok = same(c);
+                                    ffi::Py_DECREF(c);
+                                    ok
+                                };
+                                if !ok {
+                                    return false;
+                                }
+                            }
+                        }
+                        let g = globals.as_ptr();
+                        if ffi::PyDict_Size(g) != *len {
+                            return false;
+                        }
+                        for n in names {
+                            let v = ffi::PyDict_GetItem(g, n.as_ptr());
+                            if v.is_null() || !same(v) {
+                                return false;
+                            }
+                        }
+                        let d = ffi::PyFunction_GetDefaults(fp);
+                        if !d.is_null() {
+                            for i in 0..ffi::PyTuple_GET_SIZE(d) {
+                                if !same(ffi::PyTuple_GET_ITEM(d, i)) {
+                                    return false;
+                                }
+                            }
+                        }
+                        let kw = ffi::PyFunction_GetKwDefaults(fp);
+                        if !kw.is_null() && ffi::PyDict_Size(kw) != 0 {
+                            return false;
+                        }
+                    }
+                }
+                Source::Partial(p) => {
+                    let p = p.bind(py);
+                    let Ok(args) = p.getattr(pyo3::intern!(py, "args")) else {
+                        return false;
+                    };
+                    let Ok(args) = args.cast::<PyTuple>() else {
+                        return false;
+                    };
+                    if !args.iter().all(|a| same(a.as_ptr())) {
+                        return false;
+                    }
+                    match p.getattr(pyo3::intern!(py, "keywords")) {
+                        Ok(k) if k.cast::<PyDict>().is_ok_and(|d| d.is_empty()) => {}
+                        _ => return false,
+                    }
+                }
+            }
+        }
+        last.next().is_none()
+    }
+}
+
+/// Entries by call key (hashed with the library's fast hasher: looked up on every call).
+type EntryMap = HashMap<CallKey, Vec<Entry>, std::hash::BuildHasherDefault<KeyHasher>>;
+
 /// The replay cache of one jitted function (see the module docs).
 #[pyclass(name = "_CallCache", module = "tenferro._tenferro", frozen)]
 pub struct PyCallCache {
-    entries: Mutex<HashMap<CallKey, Vec<Entry>>>,
+    entries: Mutex<EntryMap>,
     hits: AtomicU64,
+    /// The captured-values probe (`set_probe`), if registered.
+    probe: Mutex<Option<Arc<Probe>>>,
 }
 
 /// The key of `args` under the current mode, or `None` when this cache does not serve the call.
@@ -119,20 +235,25 @@ impl PyCallCache {
             return Ok(None);
         };
         // Candidates are cloned out before any Python comparison runs (never call into
-        // Python while holding the lock).
+        // Python while holding the lock); the same captured key object (the usual case: the
+        // probe's key, or `None`) is found first, by identity, without calling Python.
         let candidates: Vec<(Py<PyAny>, Py<PyGraph>, Out)> = {
             let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
             match entries.get(&key) {
-                Some(es) => es
-                    .iter()
-                    .map(|e| {
-                        (
-                            e.captured.clone_ref(py),
-                            e.graph.clone_ref(py),
-                            e.out.clone_ref(py),
-                        )
-                    })
-                    .collect(),
+                Some(es) => {
+                    if let Some(e) = es.iter().find(|e| e.captured.is(captured)) {
+                        return Ok(Some((e.graph.clone_ref(py), e.out.clone_ref(py))));
+                    }
+                    es.iter()
+                        .map(|e| {
+                            (
+                                e.captured.clone_ref(py),
+                                e.graph.clone_ref(py),
+                                e.out.clone_ref(py),
+                            )
+                        })
+                        .collect()
+                }
                 None => return Ok(None),
             }
         };
@@ -148,8 +269,88 @@ impl PyCallCache {
     #[new]
     fn new() -> Self {
         PyCallCache {
-            entries: Mutex::new(HashMap::new()),
+            entries: Mutex::new(EntryMap::default()),
             hits: AtomicU64::new(0),
+            probe: Mutex::new(None),
+        }
+    }
+
+    /// Register how the function's captured values are read (``sources``: per function of the
+    /// callable, ``("f", function, globals, len(globals), names)`` or ``("p", partial)``, in
+    /// ``_Captures.values()`` order), the values ``last`` read at the last key computation and
+    /// that ``key``; ``sources=None`` removes the probe. The probe is checked by
+    /// :meth:`call_probed`.
+    #[pyo3(signature = (sources, last, key))]
+    fn set_probe(
+        &self,
+        py: Python<'_>,
+        sources: Option<Vec<Bound<'_, PyTuple>>>,
+        last: Vec<Py<PyAny>>,
+        key: Py<PyAny>,
+    ) -> PyResult<()> {
+        let bad = |what: &str| {
+            pyo3::exceptions::PyValueError::new_err(format!("_CallCache.set_probe: {what}"))
+        };
+        let probe = match sources {
+            None => None,
+            Some(sources) => {
+                let mut out = Vec::with_capacity(sources.len());
+                for t in sources {
+                    let kind: String = t.get_item(0)?.extract()?;
+                    match (kind.as_str(), t.len()) {
+                        ("f", 5) => {
+                            let f = t.get_item(1)?;
+                            // SAFETY: a type check of a live object.
+                            if unsafe { pyo3::ffi::PyFunction_Check(f.as_ptr()) } == 0 {
+                                return Err(bad("'f' sources must be Python functions"));
+                            }
+                            let globals = t.get_item(2)?.cast_into::<PyDict>()?.unbind();
+                            let len: isize = t.get_item(3)?.extract()?;
+                            let names = t
+                                .get_item(4)?
+                                .try_iter()?
+                                .map(|n| Ok(n?.cast_into::<PyString>()?.unbind()))
+                                .collect::<PyResult<Vec<_>>>()?;
+                            out.push(Source::Function {
+                                f: f.unbind(),
+                                globals,
+                                len,
+                                names,
+                            });
+                        }
+                        ("p", 2) => out.push(Source::Partial(t.get_item(1)?.unbind())),
+                        _ => {
+                            return Err(bad(
+                                "a source is ('f', fn, globals, len, names) or ('p', partial)",
+                            ))
+                        }
+                    }
+                }
+                let _ = py;
+                Some(Arc::new(Probe {
+                    sources: out,
+                    last,
+                    key,
+                }))
+            }
+        };
+        *self.probe.lock().unwrap_or_else(|e| e.into_inner()) = probe;
+        Ok(())
+    }
+
+    /// :meth:`call` with the captured key of the registered probe when every captured value is
+    /// unchanged; ``None`` when there is no probe, a captured value changed (the caller then
+    /// computes the key in Python), or as :meth:`call` answers ``None``.
+    fn call_probed(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+    ) -> PyResult<Option<Py<PyAny>>> {
+        // The probe is cloned out of the lock before any Python object is read.
+        let probe = self.probe.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        match probe {
+            Some(p) if p.unchanged(py) => self.call(py, args, p.key.bind(py)),
+            _ => Ok(None),
         }
     }
 
@@ -254,7 +455,7 @@ impl PyCallCache {
         let caches = exec.runtime().ad_caches();
         let joint = host.finish(caches.joint(&call, &wanted))?;
         let plan = host.finish(caches.prepared(&joint, exec.engine().as_ref()))?;
-        let outs = host.finish(exec.run_compiled(call.name(), plan.program(), data, &host))?;
+        let outs = host.finish(exec.run_compiled(call.name(), &plan, data, &host))?;
         let rt = exec.runtime().clone();
         // The engine borrow ends before the results are handed back.
         drop(exec);
@@ -325,7 +526,7 @@ impl PyCallCache {
         Ok(true)
     }
 
-    /// Drop every entry (the owner's cache evicted or cleared traces).
+    /// Drop every entry (the owner's cache evicted or cleared traces); the probe stays.
     fn clear(&self) {
         self.entries
             .lock()

@@ -13,8 +13,8 @@ pub use lending::{thread_token, Borrow, Lending};
 pub use passes::{
     fingerprint, fold_constants, optimize, optimize_for, Pass, PassConfig, PassReport, PassStep,
 };
-pub use plan_cache::{CacheStats, PlanCache};
-pub use prepared::{prepared_key, PreparedGraph, PREPARED_GRAPH_TAG};
+pub use plan_cache::{CacheStats, KeyHasher, PlanCache};
+pub use prepared::{prepared_key, PreparedGraph, StepOutputs, PREPARED_GRAPH_TAG};
 pub use program::{Instr, Program, ProgramBuilder, Symbol, TraceEnded};
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -153,6 +153,88 @@ pub fn apply_multi(engine: &dyn Engine, op: &Op, inputs: &[&Tensor]) -> Result<V
     r
 }
 
+/// Execute one step of a prepared program ([`PreparedGraph::run`]) whose output metadata
+/// `metas` was inferred when the program was prepared (its operands have the traced dtypes and
+/// shapes): what [`apply_multi`] does without inferring again. With no `metas` (inference
+/// failed at preparation) it is [`apply_multi`], raising the eager error.
+///
+/// # Errors
+/// As [`apply`].
+pub fn apply_prepared(
+    engine: &dyn Engine,
+    op: &Op,
+    inputs: &[&Tensor],
+    metas: &[OutMeta],
+) -> Result<StepOutputs> {
+    let prof = profile::profiler();
+    let t0 = prof.enabled().then(std::time::Instant::now);
+    let r = apply_prepared_inner(engine, op, inputs, metas);
+    if let Some(t0) = t0 {
+        prof.add(op.name(), profile::Phase::Forward, t0.elapsed());
+    }
+    r
+}
+
+fn apply_prepared_inner(
+    engine: &dyn Engine,
+    op: &Op,
+    inputs: &[&Tensor],
+    metas: &[OutMeta],
+) -> Result<StepOutputs> {
+    let n = op.num_outputs();
+    if metas.len() != n {
+        return if n == 1 {
+            apply_inner(engine, op, inputs).map(StepOutputs::One)
+        } else {
+            apply_multi(engine, op, inputs).map(StepOutputs::Many)
+        };
+    }
+    check_supported(engine, op)?;
+    if n != 1 {
+        let operand_dtype = metas[0].operand_dtype;
+        return guarded(engine, op.name(), || {
+            let converted = promote_operands(engine, op, inputs, operand_dtype)?;
+            let ins: Vec<&Tensor> = converted.iter().collect();
+            engine.execute_multi(op, &ins, metas)
+        })
+        .map(StepOutputs::Many);
+    }
+    let meta = &metas[0];
+    if let Some(v) = layout_view(op, inputs)? {
+        return Ok(StepOutputs::One(v));
+    }
+    let promote = inputs
+        .iter()
+        .enumerate()
+        .any(|(i, t)| op.is_data_operand(i) && t.dtype() != meta.operand_dtype);
+    guarded(engine, op.name(), || {
+        if promote {
+            let converted = promote_operands(engine, op, inputs, meta.operand_dtype)?;
+            let ins: Vec<&Tensor> = converted.iter().collect();
+            engine.execute(op, &ins, meta)
+        } else {
+            engine.execute(op, inputs, meta)
+        }
+    })
+    .map(StepOutputs::One)
+}
+
+/// The metadata-only layout ops as views (`None`: the op runs a kernel).
+fn layout_view(op: &Op, inputs: &[&Tensor]) -> Result<Option<Tensor>> {
+    Ok(Some(match op {
+        Op::Transpose(perm) => inputs[0].transpose_view(perm)?,
+        Op::Reverse(axes) => inputs[0].reverse_view(axes)?,
+        Op::Slice(c) => slice_view(inputs[0], c)?,
+        Op::BroadcastInDim { shape, dims } => inputs[0].broadcast_in_dim_view(shape, dims)?,
+        Op::Reshape(shape) => match inputs[0].reshape_view(shape) {
+            Some(v) => v,
+            None => return Ok(None),
+        },
+        Op::Convert(to) | Op::Cast(to) if *to == inputs[0].dtype() => inputs[0].clone(),
+        _ => return Ok(None),
+    }))
+}
+
 fn promote_operands(
     engine: &dyn Engine,
     op: &Op,
@@ -199,18 +281,8 @@ fn apply_inner(engine: &dyn Engine, op: &Op, inputs: &[&Tensor]) -> Result<Tenso
     let metas: Vec<_> = inputs.iter().map(|t| (t.dtype(), t.shape())).collect();
     let meta = infer(op, &metas)?;
     // Metadata-only layout ops.
-    match op {
-        Op::Transpose(perm) => return inputs[0].transpose_view(perm),
-        Op::Reverse(axes) => return inputs[0].reverse_view(axes),
-        Op::Slice(c) => return slice_view(inputs[0], c),
-        Op::BroadcastInDim { shape, dims } => return inputs[0].broadcast_in_dim_view(shape, dims),
-        Op::Reshape(shape) => {
-            if let Some(v) = inputs[0].reshape_view(shape) {
-                return Ok(v);
-            }
-        }
-        Op::Convert(to) | Op::Cast(to) if *to == inputs[0].dtype() => return Ok(inputs[0].clone()),
-        _ => {}
+    if let Some(v) = layout_view(op, inputs)? {
+        return Ok(v);
     }
     guarded(engine, op.name(), || {
         let mut converted: Vec<Tensor> = Vec::new();

@@ -18,7 +18,8 @@
 //! reassociation inside the contraction may differ (GEMM operand order and packing).
 //!
 //! [`fold_constants`] (prepare time, on an engine) executes every instruction whose operands
-//! are all constants and makes its outputs constants.
+//! are all constants and makes its outputs constants; [`fold_unit_factors`] (prepare time, when
+//! the constants' values are known) drops multiplications by a constant of exact ones.
 
 use crate::{Engine, Instr, Program};
 use std::collections::hash_map::DefaultHasher;
@@ -938,4 +939,72 @@ pub fn fold_constants(program: &Program, engine: &dyn Engine) -> Result<Program>
         .collect();
     let outputs = program.outputs().iter().map(|&o| resolve(map[o])).collect();
     Ok(dce(&Program::new(n_in, consts, instrs, outputs)?)?.0)
+}
+
+/// Whether `t` is a real floating-point tensor whose every element is exactly `1.0` (tensors
+/// of more than a million elements are not looked at).
+fn all_ones(t: &Tensor) -> bool {
+    if t.numel() > 1 << 20 {
+        return false;
+    }
+    match t.dtype() {
+        DType::F64 => t.to_vec::<f64>().iter().all(|&v| v == 1.0),
+        DType::F32 => t.to_vec::<f32>().iter().all(|&v| v == 1.0),
+        _ => false,
+    }
+}
+
+/// Prepare-time identity folding (`graph-mode.md`, "Passes": the prepare-time folds): an
+/// elementwise multiplication `c * y` or `y * c` by a constant `c` of exact ones, in a real
+/// floating-point dtype, whose output has `y`'s dtype and shape, is `y` — `y * 1.0 == y` bit for
+/// bit in IEEE arithmetic, quiet NaNs, infinities and signed zeros included (only a signalling
+/// NaN, which a multiplication would quiet, passes unchanged). Such products come from the
+/// seeds of reverse mode (a cotangent of ones times a local derivative). Complex products are
+/// never folded (`(a + bi)(1 + 0i)` turns an infinite part into NaN). `inputs` are the
+/// program inputs' dtypes and shapes; the constants nothing reads any more are dropped. One
+/// forward walk.
+///
+/// # Errors
+/// `Internal` when the rebuilt program is malformed (a bug).
+pub fn fold_unit_factors(program: &Program, inputs: &[(DType, Vec<usize>)]) -> Result<Program> {
+    let n_in = program.n_inputs();
+    let consts = program.consts();
+    let is_const = |s: usize| s >= n_in && s < n_in + consts.len();
+    let ones: Vec<bool> = consts.iter().map(all_ones).collect();
+    if !ones.contains(&true) || inputs.len() != n_in {
+        return Ok(program.clone());
+    }
+    let metas = infer_metas(program, Some(inputs));
+    let mut rw = Rewriter::new(program);
+    for (ins, out) in walk(program) {
+        let unit = |s: usize| is_const(s) && ones[s - n_in];
+        let other = match (&ins.op, ins.inputs.as_slice()) {
+            (Op::Binary(tenferro_ops::BinaryOp::Mul), &[a, b]) if unit(a) && !is_const(b) => {
+                Some(b)
+            }
+            (Op::Binary(tenferro_ops::BinaryOp::Mul), &[a, b]) if unit(b) && !is_const(a) => {
+                Some(a)
+            }
+            _ => None,
+        };
+        let same = |y: usize| {
+            let (m, o) = (&metas[y], &metas[out]);
+            matches!(o.dtype, Some(DType::F64 | DType::F32))
+                && m.dtype.is_some()
+                && m.dtype == o.dtype
+                && m.shape.is_some()
+                && m.shape == o.shape
+        };
+        match other {
+            Some(y) if same(y) => {
+                let to = rw.slot(y);
+                rw.alias(out, to, 1);
+            }
+            _ => rw.keep(ins, out),
+        }
+    }
+    if rw.rewrites == 0 {
+        return Ok(program.clone());
+    }
+    Ok(dce(&rw.finish()?.0)?.0)
 }

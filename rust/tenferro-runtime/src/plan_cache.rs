@@ -34,9 +34,9 @@ struct Entry {
 /// The hasher of plan keys (short integer sequences): FxHash's multiply-rotate, about twice
 /// as fast as the default SipHash on the per-call lookup of a prepared graph. Keys come from
 /// the library's own encodings, so collision flooding is no concern (equal hashes still
-/// compare keys).
+/// compare keys). Public for the other per-call lookups of the library's own keys.
 #[derive(Default)]
-struct KeyHasher(u64);
+pub struct KeyHasher(u64);
 
 impl KeyHasher {
     #[inline]

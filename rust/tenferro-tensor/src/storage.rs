@@ -74,9 +74,33 @@ pub struct BufferPoolStats {
     pub peak_live: usize,
 }
 
+/// The hasher of the pool's size keys: one multiply (the std SipHash showed in the profile of
+/// small-op programs, which take and return a buffer per step; sizes need no DoS resistance).
+#[derive(Default)]
+struct SizeHasher(u64);
+
+impl std::hash::Hasher for SizeHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x517c_c1b7_2722_0a95);
+        }
+    }
+    #[inline]
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (self.0.rotate_left(5) ^ n as u64).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type SizeMap<V> = HashMap<usize, V, std::hash::BuildHasherDefault<SizeHasher>>;
+
 struct PoolState {
     /// Free buffers per exact size with the stamp of their return, oldest first.
-    free: HashMap<usize, VecDeque<(u64, Buffer)>>,
+    free: SizeMap<VecDeque<(u64, Buffer)>>,
     /// `(size, stamp)` of every return, oldest first; entries whose buffer was taken since are
     /// skipped (and dropped) by eviction.
     order: VecDeque<(usize, u64)>,
@@ -141,7 +165,7 @@ impl BufferPool {
     pub fn new(limit: usize) -> Arc<BufferPool> {
         Arc::new(BufferPool {
             state: Mutex::new(PoolState {
-                free: HashMap::new(),
+                free: SizeMap::default(),
                 order: VecDeque::new(),
                 stamp: 0,
                 count: 0,
