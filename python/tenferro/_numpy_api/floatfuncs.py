@@ -29,7 +29,7 @@ from ._common import (
     _unchanged,
 )
 from .elementwise import _make_unary
-from .mathfuncs import _one_like, _real_float_input, _via_f64, _with_values_of
+from .mathfuncs import _one_like, _via_f64, _with_values_of
 
 __all__ = [
     "cbrt",
@@ -46,6 +46,18 @@ __all__ = [
     "sinh",
     "trunc",
 ]
+
+
+def _real_float_input(op: str, x: ArrayLike) -> Tensor:
+    """``x`` as a real floating tensor (bool and integers to float64, NumPy's ufunc loops);
+    complex inputs raise ``DTypeError`` naming ``op``."""
+    t = _float_input(x)
+    if t.dtype.kind == "c":
+        raise DTypeError(
+            f"{op}: complex inputs are not supported (got {t.dtype}); tenferro composes {op} "
+            "from real primitives"
+        )
+    return t
 
 
 # ----------------------------------------------------------------------------------------------
