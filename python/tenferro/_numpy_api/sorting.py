@@ -21,6 +21,7 @@ import numpy as np
 from .. import prim as _p
 from .._tenferro import Tensor
 from ._common import ArrayLike, _BOOL, _I64, _as_tensor, _normalize_axes, _to_dtype
+from .indexing import take
 from .layout import expand_dims, ravel
 
 __all__ = [
@@ -541,12 +542,43 @@ def _i64(v: np.ndarray) -> Tensor:
     return _out(np.asarray(v).astype(np.int64))
 
 
+def _values_at(x: ArrayLike, values: np.ndarray, index: np.ndarray, axis: int | None = None) -> Tensor:
+    """The unique values as a tensor. For a float or complex tensor ``x`` they are gathered from
+    ``x`` at the first-occurrence ``index`` (of the flattened ``x``, or along ``axis``), so they
+    stay tracked and differentiable, as ``jax.numpy.unique``'s values; otherwise the host's."""
+    if isinstance(x, Tensor) and x.dtype.kind in "fc":
+        return take(ravel(x) if axis is None else x, _i64(index), axis=0 if axis is None else axis)
+    return _out(values)
+
+
+def _source_index(v: np.ndarray, values: np.ndarray, inverse: np.ndarray) -> np.ndarray:
+    """For each unique value, the first position in the flattened ``v`` holding exactly its bits
+    (``-0.0`` and ``0.0`` share a group, so the first member need not be the one NumPy reports),
+    so that gathering there gives NumPy's values bit for bit."""
+    flat = np.ascontiguousarray(v).reshape(-1)
+    values = np.ascontiguousarray(values)
+    inverse = inverse.reshape(-1)
+    if flat.dtype.kind != "c":
+        raw = flat.view(f"u{flat.dtype.itemsize}") if flat.dtype.kind == "f" else flat
+        want = values.view(raw.dtype) if values.dtype.kind == "f" else values
+    if flat.dtype.kind == "c":  # two parts per element: compare both
+        raw = flat.view(f"u{flat.dtype.itemsize // 2}").reshape(-1, 2)
+        want = values.view(raw.dtype).reshape(-1, 2)
+        match = (raw == want[inverse]).all(axis=1)
+    else:
+        match = raw == want[inverse]
+    index = np.full(values.shape[0], flat.size, np.int64)
+    np.minimum.at(index, inverse[match], np.nonzero(match)[0])
+    return index
+
+
 def unique_all(x: ArrayLike, /) -> UniqueAllResult:
     """Sorted unique values with first indices, inverse indices and counts, as the Array API's
     ``unique_all`` (``numpy.unique_all``): NaNs are distinct, ``-0.0 == 0.0``.
 
     Eager only: the number of unique values depends on the data (``ConcretizationError`` under
-    ``tf.jit``); computed on the host; not differentiable.
+    ``tf.jit``); computed on the host; the values of a float or complex tensor are gathered from it
+    (tracked, differentiable; the indices, inverse and counts are not).
 
     Parameters
     ----------
@@ -573,7 +605,8 @@ def unique_all(x: ArrayLike, /) -> UniqueAllResult:
     """
     v = _host("unique_all", x)
     r = np.unique_all(v)
-    return UniqueAllResult(_out(r.values), _i64(r.indices), _i64(r.inverse_indices.reshape(v.shape)), _i64(r.counts))
+    values = _values_at(x, r.values, _source_index(v, r.values, r.inverse_indices))
+    return UniqueAllResult(values, _i64(r.indices), _i64(r.inverse_indices.reshape(v.shape)), _i64(r.counts))
 
 
 def unique_counts(x: ArrayLike, /) -> UniqueCountsResult:
@@ -587,8 +620,10 @@ def unique_counts(x: ArrayLike, /) -> UniqueCountsResult:
     >>> r.values.tolist(), r.counts.tolist()
     ([1, 3], [1, 2])
     """
-    r = np.unique_counts(_host("unique_counts", x))
-    return UniqueCountsResult(_out(r.values), _i64(r.counts))
+    v = _host("unique_counts", x)
+    r = np.unique_inverse(v)
+    counts = np.bincount(r.inverse_indices.reshape(-1), minlength=r.values.shape[0])
+    return UniqueCountsResult(_values_at(x, r.values, _source_index(v, r.values, r.inverse_indices)), _i64(counts))
 
 
 def unique_inverse(x: ArrayLike, /) -> UniqueInverseResult:
@@ -604,7 +639,7 @@ def unique_inverse(x: ArrayLike, /) -> UniqueInverseResult:
     """
     v = _host("unique_inverse", x)
     r = np.unique_inverse(v)
-    return UniqueInverseResult(_out(r.values), _i64(r.inverse_indices.reshape(v.shape)))
+    return UniqueInverseResult(_values_at(x, r.values, _source_index(v, r.values, r.inverse_indices)), _i64(r.inverse_indices.reshape(v.shape)))
 
 
 def unique_values(x: ArrayLike, /) -> Tensor:
@@ -616,7 +651,9 @@ def unique_values(x: ArrayLike, /) -> Tensor:
     >>> tf.unique_values(tf.asarray([3.0, 1.0, 3.0])).tolist()
     [1.0, 3.0]
     """
-    return _out(np.unique_values(_host("unique_values", x)))
+    v = _host("unique_values", x)
+    r = np.unique_inverse(v)
+    return _values_at(x, r.values, _source_index(v, r.values, r.inverse_indices))
 
 
 def unique(
@@ -632,7 +669,8 @@ def unique(
     collapsing NaNs by default).
 
     Eager only (``ConcretizationError`` under ``tf.jit``); computed on the host with
-    ``numpy.unique``; not differentiable.
+    ``numpy.unique``; the values of a float or complex tensor are gathered from it (tracked,
+    differentiable).
 
     Parameters
     ----------
@@ -668,12 +706,15 @@ def unique(
         (axis,) = _normalize_axes("unique", axis, v.ndim)
     r = np.unique(
         v,
-        return_index=return_index,
-        return_inverse=return_inverse,
+        return_index=True,
+        return_inverse=True,
         return_counts=return_counts,
         axis=axis,
         equal_nan=equal_nan,
     )
-    if isinstance(r, tuple):
-        return (_out(r[0]), *(_i64(e) for e in r[1:]))
-    return _out(r)
+    source = r[1] if axis is not None else _source_index(v, r[0], r[2])
+    values = _values_at(ar, r[0], source, axis)
+    extras = [r[1]] if return_index else []
+    extras += [r[2]] if return_inverse else []
+    extras += list(r[3:])
+    return (values, *(_i64(e) for e in extras)) if extras else values
