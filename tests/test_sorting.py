@@ -274,3 +274,17 @@ def test_data_dependent_shapes_raise_under_jit(fn) -> None:
     f = tf.jit(lambda a: fn(a))
     with pytest.raises(ConcretizationError, match=fn.__name__):
         f(tf.asarray([1.0, 0.0, 1.0]))
+
+
+def test_unique_values_are_differentiable() -> None:
+    """The unique values of a float tensor are gathered from it: tracked, and their derivatives
+    agree with finite differences (distinct values: duplicates make the function jump)."""
+    from tenferro.testing import check_grads
+
+    x = tf.asarray(np.array([3.0, 1.0, 2.5, -0.5]))
+    weights = tf.asarray([1.0, -2.0, 3.0, 0.5])
+    check_grads(lambda t: (tf.unique_values(t) ** 3 * weights).sum(), (x,), order=2)
+    check_grads(lambda t: (tf.unique(t) * weights).sum(), (x,), order=2)
+    check_grads(lambda t: (tf.unique_all(t).values * weights).sum(), (x,), order=1)
+    z = tf.tensor([1.0, 3.0, 1.0], requires_grad=True)
+    assert tf.unique_values(z).requires_grad
