@@ -282,9 +282,9 @@ def test_unique_values_are_differentiable() -> None:
     from tenferro.testing import check_grads
 
     x = tf.asarray(np.array([3.0, 1.0, 2.5, -0.5]))
-    weights = tf.asarray([1.0, -2.0, 3.0, 0.5])
-    check_grads(lambda t: (tf.unique_values(t) ** 3 * weights).sum(), (x,), order=2)
-    check_grads(lambda t: (tf.unique(t) * weights).sum(), (x,), order=2)
-    check_grads(lambda t: (tf.unique_all(t).values * weights).sum(), (x,), order=1)
+    w = [1.0, -2.0, 3.0, 0.5]
+    check_grads(lambda t: (tf.unique_values(t) ** 3 * tf.asarray(w)).sum(), (x,), order=2)
+    check_grads(lambda t: (tf.unique(t) * tf.asarray(w)).sum(), (x,), order=2)
+    check_grads(lambda t: (tf.unique_all(t).values * tf.asarray(w)).sum(), (x,), order=1)
     z = tf.tensor([1.0, 3.0, 1.0], requires_grad=True)
     assert tf.unique_values(z).requires_grad
