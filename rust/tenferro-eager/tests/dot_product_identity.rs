@@ -1066,6 +1066,69 @@ fn all_cases() -> Vec<Case> {
     cases.extend(contraction_cases(&mut rng));
     cases.extend(linalg_cases(&mut rng));
     cases.extend(fft_cases(&mut rng));
+    cases.extend(sorting_scan_cases(&mut rng));
+    cases
+}
+
+/// `copysign` and `nextafter` (real floats), `sort` (both directions) and the scans on
+/// `float64` and `complex128`, along a middle axis of a permuted-looking shape. Random values
+/// are distinct almost surely, so `sort`'s permutation is locally constant; `cumprod` also runs
+/// on an operand with exact zeros (its rule splits at the first zero of each slice).
+fn sorting_scan_cases(rng: &mut Rng) -> Vec<Case> {
+    let mut cases = Vec::new();
+    for b in [BinaryOp::Copysign, BinaryOp::Nextafter] {
+        cases.push(prim(
+            &format!("{b:?}"),
+            Op::Binary(b),
+            F,
+            vec![
+                rand_in(rng, F, &[3, 4], (0.5, 2.0), (0.0, 0.0)),
+                rand(rng, F, &[3, 4]),
+            ],
+            vec![true, true],
+        ));
+    }
+    for d in [F, C] {
+        for descending in [false, true] {
+            cases.push(prim(
+                &format!("Sort axis 1 descending={descending}"),
+                Op::Sort {
+                    axis: 1,
+                    descending,
+                },
+                d,
+                vec![rand(rng, d, &[2, 5, 3])],
+                vec![true],
+            ));
+        }
+        cases.push(prim(
+            "Cumsum axis 1",
+            Op::Cumsum(1),
+            d,
+            vec![rand(rng, d, &[2, 5, 3])],
+            vec![true],
+        ));
+        cases.push(prim(
+            "Cumprod axis 0",
+            Op::Cumprod(0),
+            d,
+            vec![rand(rng, d, &[4, 3])],
+            vec![true],
+        ));
+        if d == F {
+            let mut with_zeros = rand(rng, d, &[5, 2]).to_vec::<f64>();
+            with_zeros[1] = 0.0;
+            with_zeros[3] = 0.0;
+            with_zeros[7] = 0.0;
+            cases.push(prim(
+                "Cumprod axis 0 with zeros",
+                Op::Cumprod(0),
+                d,
+                vec![Tensor::from_vec(&[5, 2], with_zeros).unwrap()],
+                vec![true],
+            ));
+        }
+    }
     cases
 }
 
@@ -1371,6 +1434,15 @@ fn probes(kind: OpKind) -> Vec<Op> {
             .map(|&op| Op::Reduce { op, axes: vec![0] }),
     );
     ops.extend(CompareDir::ALL.iter().map(|&d| Op::Compare(d)));
+    ops.extend([
+        Op::Argsort {
+            axis: 1,
+            descending: false,
+        },
+        Op::Argmax(1),
+        Op::Argmin(1),
+        Op::SearchSorted { right: false },
+    ]);
     ops.retain(|op| op.kind() == kind);
     ops
 }
@@ -1440,12 +1512,32 @@ fn zero_and_cut_kinds_do_what_their_rule_rows_say() {
         let arity = usize::try_from(r.arity).unwrap_or(2);
         let mut applied = 0;
         for op in probes(kind) {
-            for d in [F, C] {
-                if !r.dtypes.contains(d) {
+            // Bitwise ops and shifts admit integers only: probe them on int64 operands.
+            for d in [F, C, DType::I64] {
+                if !r.dtypes.contains(d)
+                    || (d == DType::I64 && (r.dtypes.contains(F) || r.dtypes.contains(C)))
+                {
                     continue;
                 }
+                // `searchsorted` takes a 1-D sorted operand.
+                let shape: &[usize] = if matches!(op, Op::SearchSorted { .. }) {
+                    &[6]
+                } else {
+                    &[3, 4, 2]
+                };
                 let xs: Vec<Tensor> = (0..arity)
-                    .map(|_| rand_in(&mut rng, d, &[3, 4, 2], (-3.0, 3.0), (-3.0, 3.0)))
+                    .map(|_| {
+                        let x = rand_in(&mut rng, F, shape, (-3.0, 3.0), (-3.0, 3.0));
+                        if d == DType::I64 {
+                            Tensor::from_vec(
+                                shape,
+                                x.to_vec::<f64>().iter().map(|v| *v as i64).collect(),
+                            )
+                            .unwrap()
+                        } else {
+                            rand_in(&mut rng, d, shape, (-3.0, 3.0), (-3.0, 3.0))
+                        }
+                    })
                     .collect();
                 let leaves: Vec<Var> = xs
                     .iter()
