@@ -31,6 +31,8 @@ stub:
 	$(PY) tools/gen_stub.py
 
 lint: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	cargo fmt --all --check
 	cargo clippy --workspace --release --all-targets -- -D warnings
 

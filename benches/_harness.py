@@ -78,12 +78,16 @@ def versions_line(peers: Peers, tf: Any) -> str:
     except AttributeError:  # pragma: no cover - engine API not built yet
         threads = "?"
     torch = peers.torch
-    return " | ".join([
-        f"tenferro {getattr(tf, '__version__', '?')} ({threads} threads)",
-        f"numpy {np.__version__}",
-        f"jax {peers.jax.__version__} (cpu, x64)" if peers.jax is not None else "jax n/a",
-        f"torch {torch.__version__} ({torch.get_num_threads()} threads)" if torch else "torch n/a",
-    ])
+    return " | ".join(
+        [
+            f"tenferro {getattr(tf, '__version__', '?')} ({threads} threads)",
+            f"numpy {np.__version__}",
+            f"jax {peers.jax.__version__} (cpu, x64)" if peers.jax is not None else "jax n/a",
+            f"torch {torch.__version__} ({torch.get_num_threads()} threads)"
+            if torch
+            else "torch n/a",
+        ]
+    )
 
 
 def _cpu_model() -> str:
@@ -131,7 +135,7 @@ def machine_info(peers: Peers | None = None) -> dict[str, Any]:
         "allowed_cpus": allowed,
         "python": platform.python_version(),
         "numpy": np.__version__,
-        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
     }
     try:
         import tenferro
@@ -149,8 +153,10 @@ def machine_info(peers: Peers | None = None) -> dict[str, Any]:
 
 def machine_line(info: dict[str, Any] | None = None) -> str:
     info = info or machine_info()
-    return (f"{info['cpu']} ({info['machine']}, {info.get('isa', '?')}), {info['allowed_cpus']} of {info['cpus']} CPUs, "
-            f"Python {info['python']}, {info['date']}")
+    return (
+        f"{info['cpu']} ({info['machine']}, {info.get('isa', '?')}), {info['allowed_cpus']} of {info['cpus']} CPUs, "
+        f"Python {info['python']}, {info['date']}"
+    )
 
 
 # ------------------------------------------------------------------------------------ timing
@@ -168,8 +174,12 @@ def progress(iterable: Iterable[Any], total: int, desc: str = "bench") -> Iterab
     return iterable
 
 
-def time_tiny(stmt: str | Callable[[], Any], env: dict[str, Any] | None = None,
-              number: int | None = None, repeat: int = 5) -> float:
+def time_tiny(
+    stmt: str | Callable[[], Any],
+    env: dict[str, Any] | None = None,
+    number: int | None = None,
+    repeat: int = 5,
+) -> float:
     """Best mean time of ``stmt`` over ``repeat`` runs of ``number`` executions, in µs (timeit).
 
     ``number=None`` lets ``timeit.autorange`` choose. A string ``stmt`` is compiled into timeit's
@@ -206,8 +216,9 @@ def time_best(fn: Callable[[], Any], repeat: int) -> float:
 SETTLE = 0.2
 
 
-def calibrate(fns: dict[str, Callable[[], Any]],
-              budget: float = 0.05) -> tuple[dict[str, int], float]:
+def calibrate(
+    fns: dict[str, Callable[[], Any]], budget: float = 0.05
+) -> tuple[dict[str, int], float]:
     """Warm every function up (plans, pools, JAX tracing) and return, per library, how many
     back-to-back calls fill ``budget`` seconds (at least 1), and the slowest single call (s).
 
@@ -230,9 +241,16 @@ def calibrate(fns: dict[str, Callable[[], Any]],
     return inner, slowest
 
 
-def round_robin(fns: dict[str, Callable[[], Any]], rounds: int, inner: int | dict[str, int] = 1, *,
-                stat: str = "median", warmup: int = 3, sleep: float = SETTLE,
-                desc: str = "bench") -> dict[str, float]:
+def round_robin(
+    fns: dict[str, Callable[[], Any]],
+    rounds: int,
+    inner: int | dict[str, int] = 1,
+    *,
+    stat: str = "median",
+    warmup: int = 3,
+    sleep: float = SETTLE,
+    desc: str = "bench",
+) -> dict[str, float]:
     """Seconds per call of each function, measured round-robin.
 
     Per round every function runs ``inner`` calls back to back (timed together, garbage collector
@@ -247,9 +265,15 @@ def round_robin(fns: dict[str, Callable[[], Any]], rounds: int, inner: int | dic
     return {lib: combine(s) for lib, s in samples.items()}
 
 
-def round_robin_samples(fns: dict[str, Callable[[], Any]], rounds: int,
-                        inner: int | dict[str, int] = 1, *, warmup: int = 3, sleep: float = SETTLE,
-                        desc: str = "bench") -> dict[str, list[float]]:
+def round_robin_samples(
+    fns: dict[str, Callable[[], Any]],
+    rounds: int,
+    inner: int | dict[str, int] = 1,
+    *,
+    warmup: int = 3,
+    sleep: float = SETTLE,
+    desc: str = "bench",
+) -> dict[str, list[float]]:
     """:func:`round_robin`'s measurement: seconds per call of each function in every round."""
     calls = inner if isinstance(inner, dict) else {lib: inner for lib in fns}
     for fn in fns.values():  # warm-up: pools, plan caches, JAX tracing and compilation
@@ -268,8 +292,14 @@ def round_robin_samples(fns: dict[str, Callable[[], Any]], rounds: int,
     return samples
 
 
-def _timed_rounds(fns: dict[str, Callable[[], Any]], rounds: int, calls: dict[str, int],
-                  sleep: float, desc: str, samples: dict[str, list[float]]) -> None:
+def _timed_rounds(
+    fns: dict[str, Callable[[], Any]],
+    rounds: int,
+    calls: dict[str, int],
+    sleep: float,
+    desc: str,
+    samples: dict[str, list[float]],
+) -> None:
     for _ in progress(range(rounds), rounds, desc):
         for lib, fn in fns.items():
             time.sleep(sleep)
@@ -321,20 +351,37 @@ class Row:
         return d
 
 
-def rows_from_results(case: str, unit: str, results: dict[str, float], peers: Iterable[str],
-                      targets: dict[str, str] | None = None, higher_is_better: bool = False,
-                      ours: str = "tenferro") -> list[Row]:
+def rows_from_results(
+    case: str,
+    unit: str,
+    results: dict[str, float],
+    peers: Iterable[str],
+    targets: dict[str, str] | None = None,
+    higher_is_better: bool = False,
+    ours: str = "tenferro",
+) -> list[Row]:
     """One :class:`Row` per peer present in ``results`` (a single row with ``peer=None`` when
     none is)."""
     targets = targets or {}
-    rows = [Row(case, unit, results.get(ours), p, results[p], targets.get(p, ""), higher_is_better)
-            for p in peers if p in results]
-    return rows or [Row(case, unit, results.get(ours), target=targets.get("", ""),
-                        higher_is_better=higher_is_better)]
+    rows = [
+        Row(case, unit, results.get(ours), p, results[p], targets.get(p, ""), higher_is_better)
+        for p in peers
+        if p in results
+    ]
+    return rows or [
+        Row(
+            case,
+            unit,
+            results.get(ours),
+            target=targets.get("", ""),
+            higher_is_better=higher_is_better,
+        )
+    ]
 
 
-def write_results(bench: str, rows: Iterable[Row], peers: Peers | None = None,
-                  extra: dict[str, Any] | None = None) -> Path:
+def write_results(
+    bench: str, rows: Iterable[Row], peers: Peers | None = None, extra: dict[str, Any] | None = None
+) -> Path:
     """Write ``benches/results/<bench>.json`` (see the module docstring) and return its path."""
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     payload = {"bench": bench, "machine": machine_info(peers), "rows": [r.as_dict() for r in rows]}
@@ -342,5 +389,7 @@ def write_results(bench: str, rows: Iterable[Row], peers: Peers | None = None,
         payload.update(extra)
     path = RESULTS_DIR / f"{bench}.json"
     path.write_text(json.dumps(payload, indent=1) + "\n")
-    print(f"results written to {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}")
+    print(
+        f"results written to {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}"
+    )
     return path

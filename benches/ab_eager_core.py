@@ -184,7 +184,11 @@ def main() -> int:
     s = 5 if quick else 41
     only = [a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--only=")]
     figures: dict[str, Callable[[int], dict[str, float]]] = {
-        "tiny": tiny, "rec_op": rec_op, "bwd_node": bwd_node, "tfim": tfim_eval}
+        "tiny": tiny,
+        "rec_op": rec_op,
+        "bwd_node": bwd_node,
+        "tfim": tfim_eval,
+    }
     out: dict[str, Any] = {"python": sys.executable, "samples": s, "stat": STAT.__name__}
     for name, fn in figures.items():
         if only and name not in only:

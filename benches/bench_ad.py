@@ -161,7 +161,10 @@ def case_jit_one_op(rounds: int) -> Case:
     tj = tf.jit(lambda a: a + a)
     first_call(case, "tenferro.jit", lambda: tj(tx))
     _same("tenferro.jit", tj(tx), x8 + x8)
-    fns: dict[str, Callable[[], Any]] = {"tenferro": lambda: tx + tx, "tenferro.jit": lambda: tj(tx)}
+    fns: dict[str, Callable[[], Any]] = {
+        "tenferro": lambda: tx + tx,
+        "tenferro.jit": lambda: tj(tx),
+    }
     if jax is not None:
         jx = jnp.asarray(x8)
         jj = jax.jit(lambda a: a + a)
@@ -177,8 +180,13 @@ def case_jit_one_op(rounds: int) -> Case:
 
 
 def case_jit_value_and_grad(rounds: int) -> Case:
-    case = Case("jit value_and_grad((x*x).sum()), 8 f64", "us", 5.0, target_lib="tenferro.jit",
-                stat="median")
+    case = Case(
+        "jit value_and_grad((x*x).sum()), 8 f64",
+        "us",
+        5.0,
+        target_lib="tenferro.jit",
+        stat="median",
+    )
     x8 = np.random.default_rng(4).normal(size=8)
     tx = tf.asarray(x8)
 
@@ -191,7 +199,10 @@ def case_jit_value_and_grad(rounds: int) -> Case:
     v, g = tj(tx)
     _same("tenferro.jit value", v, (x8 * x8).sum())
     _same("tenferro.jit grad", g, 2 * x8)
-    fns: dict[str, Callable[[], Any]] = {"tenferro": lambda: tvg(tx), "tenferro.jit": lambda: tj(tx)}
+    fns: dict[str, Callable[[], Any]] = {
+        "tenferro": lambda: tvg(tx),
+        "tenferro.jit": lambda: tj(tx),
+    }
     if jax is not None:
         jx = jnp.asarray(x8)
         jvg = jax.value_and_grad(lambda a: (a * a).sum())
@@ -312,7 +323,10 @@ def case_mps(rounds: int) -> Case:
     consts = [rt.constant(a) for a in data]
     tj = tf.jit(tf.func.grad(tf_mps_norm))
     first_call(case, "tenferro.jit", lambda: tj(consts))
-    fns: dict[str, Callable[[], Any]] = {"tenferro": tenferro_step, "tenferro.jit": lambda: tj(consts)}
+    fns: dict[str, Callable[[], Any]] = {
+        "tenferro": tenferro_step,
+        "tenferro.jit": lambda: tj(consts),
+    }
     # Cross-check the value against NumPy once, and tf.jit's gradient against eager's.
     env = np.ones((1, 1))
     for a in data:
@@ -379,7 +393,9 @@ def report(cases: list[Case]) -> list[str]:
         row += f"{_r(res.get('tenferro.jit'), res.get('jax.jit')):>16}"
         print(row)
     print()
-    print("(jit columns of the chain rows: jit(grad(chain)) per op, folded; a reference, not a peer;")
+    print(
+        "(jit columns of the chain rows: jit(grad(chain)) per op, folded; a reference, not a peer;"
+    )
     print(" the eager cases take the best round, the two jit cases the median of the rounds)")
     print()
     head = f"{'first call of the jitted function (ms)':<40}{'tenferro.jit':>14}{'jax.jit':>10}{'ratio':>10}"
@@ -417,27 +433,55 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     rounds = 3 if args.quick else 10
     warm_up()
-    cases = [case_tiny(rounds), case_jit_one_op(rounds), case_jit_value_and_grad(rounds),
-             *case_chain(rounds), case_mps(rounds)]
+    cases = [
+        case_tiny(rounds),
+        case_jit_one_op(rounds),
+        case_jit_value_and_grad(rounds),
+        *case_chain(rounds),
+        case_mps(rounds),
+    ]
     verdicts = report(cases)
     rows: list[h.Row] = []
     for c in cases:
         target = f"<= {c.target:g} {c.unit}"
         eager_target = target if c.target_lib == "tenferro" else ""
-        rows += h.rows_from_results(c.name, c.unit, c.results, PEER_LIBS,
-                                    {"": eager_target, **{p: eager_target for p in PEER_LIBS}})
+        rows += h.rows_from_results(
+            c.name,
+            c.unit,
+            c.results,
+            PEER_LIBS,
+            {"": eager_target, **{p: eager_target for p in PEER_LIBS}},
+        )
         if "tenferro.jit" in c.results:
             jit_target = target if c.target_lib == "tenferro.jit" else ""
-            rows += h.rows_from_results(f"{c.name}, {c.jit_label}", c.unit, c.results, ("jax.jit",),
-                                        {"": jit_target, "jax.jit": jit_target}, ours="tenferro.jit")
-    first_rows = [[c.name, c.first.get("tenferro.jit"), c.first.get("jax.jit"),
-                   h.ratio(c.first.get("tenferro.jit"), c.first.get("jax.jit"))]
-                  for c in cases if c.first]
-    tables = [{"title": "Graph mode: first call of each jitted function (ms; trace, compile, run)",
-               "columns": ["case", "tf.jit first call", "jax.jit first call", "ratio"],
-               "rows": first_rows}]
-    h.write_results("bench_ad", rows, PEERS, {"quick": args.quick, "tables": tables,
-                                              "verdicts": verdicts})
+            rows += h.rows_from_results(
+                f"{c.name}, {c.jit_label}",
+                c.unit,
+                c.results,
+                ("jax.jit",),
+                {"": jit_target, "jax.jit": jit_target},
+                ours="tenferro.jit",
+            )
+    first_rows = [
+        [
+            c.name,
+            c.first.get("tenferro.jit"),
+            c.first.get("jax.jit"),
+            h.ratio(c.first.get("tenferro.jit"), c.first.get("jax.jit")),
+        ]
+        for c in cases
+        if c.first
+    ]
+    tables = [
+        {
+            "title": "Graph mode: first call of each jitted function (ms; trace, compile, run)",
+            "columns": ["case", "tf.jit first call", "jax.jit first call", "ratio"],
+            "rows": first_rows,
+        }
+    ]
+    h.write_results(
+        "bench_ad", rows, PEERS, {"quick": args.quick, "tables": tables, "verdicts": verdicts}
+    )
     return 0
 
 

@@ -39,7 +39,6 @@ import argparse
 import json
 import os
 import pathlib
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -81,15 +80,21 @@ class Case:
     results: dict[str, float] = field(default_factory=dict)
 
 
-def measure(case: Case, fns: dict[str, Callable[[], Any]], rounds: int, budget: float = 0.05,
-            sleep: float = h.SETTLE) -> None:
+def measure(
+    case: Case,
+    fns: dict[str, Callable[[], Any]],
+    rounds: int,
+    budget: float = 0.05,
+    sleep: float = h.SETTLE,
+) -> None:
     """Round-robin best-of-``rounds`` (``_harness.round_robin``); each timing repeats a call
     until ``budget`` seconds (calibrated per library during the warm-up)."""
     scale = {"us": 1e6, "ms": 1e3, "s": 1.0}[case.unit]
     inner, slowest = h.calibrate(fns, budget)
     slow = slowest > 1.0  # single calls over a second: one round
-    best = h.round_robin(fns, 1 if slow else rounds, inner, stat="min", warmup=0, sleep=sleep,
-                         desc="bench_einsum")
+    best = h.round_robin(
+        fns, 1 if slow else rounds, inner, stat="min", warmup=0, sleep=sleep, desc="bench_einsum"
+    )
     case.results = {lib: t * scale for lib, t in best.items()}
 
 
@@ -104,7 +109,11 @@ def case_transfer(bond: int, dtype: Any, rounds: int) -> Case:
     subs = "ab,asc,bsd->cd"
     case = Case(f"MPS transfer {subs} D={bond} {np.dtype(dtype).name}", "us", ("numpy",))
     rng = np.random.default_rng(bond)
-    arrays = [_rand(rng, (bond, bond), dtype), _rand(rng, (bond, 2, bond), dtype), _rand(rng, (bond, 2, bond), dtype)]
+    arrays = [
+        _rand(rng, (bond, bond), dtype),
+        _rand(rng, (bond, 2, bond), dtype),
+        _rand(rng, (bond, 2, bond), dtype),
+    ]
     ts = [tf.asarray(a, copy=False) for a in arrays]  # the memory NumPy and opt_einsum read
     fns: dict[str, Callable[[], Any]] = {
         "tenferro": lambda: tf.einsum(subs, *ts),
@@ -118,7 +127,9 @@ def case_transfer(bond: int, dtype: Any, rounds: int) -> Case:
         ps = [torch.from_numpy(a) for a in arrays]
         fns["torch"] = lambda: torch.einsum(subs, *ps)
     got = np.asarray(fns["tenferro"]())
-    np.testing.assert_allclose(got, np.einsum(subs, *arrays, optimize=True), rtol=1e-9, atol=1e-9 * bond)
+    np.testing.assert_allclose(
+        got, np.einsum(subs, *arrays, optimize=True), rtol=1e-9, atol=1e-9 * bond
+    )
     measure(case, fns, rounds)
     return case
 
@@ -184,14 +195,17 @@ def write_results(cases: list[Case]) -> None:
     rows: list[h.Row] = []
     for c in cases:
         target = f"<= 1.0x {'/'.join(c.versus)}" if c.target else ""
-        rows += h.rows_from_results(c.name, c.unit, c.results, LIBS[1:],
-                                    {p: target for p in c.versus} | {"": target})
+        rows += h.rows_from_results(
+            c.name, c.unit, c.results, LIBS[1:], {p: target for p in c.versus} | {"": target}
+        )
     h.write_results("bench_einsum", rows, PEERS)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="fewer rounds, skip the three heavy networks")
+    ap.add_argument(
+        "--quick", action="store_true", help="fewer rounds, skip the three heavy networks"
+    )
     args = ap.parse_args()
     rounds = 3 if args.quick else 7
     print(f"{h.versions_line(PEERS, tf)} | opt_einsum {oe.__version__}")

@@ -53,8 +53,11 @@ def main() -> None:
 
     print(f"tenferro {tf.__version__} | allowed CPUs {tf.allowed_cpus()}")
     print(h.machine_line())
-    rows: dict[str, dict[int, float]] = {"elementwise 1e7 (ms)": {}, "gemm 2048 (ms)": {},
-                                         "tiny add (us)": {}}
+    rows: dict[str, dict[int, float]] = {
+        "elementwise 1e7 (ms)": {},
+        "gemm 2048 (ms)": {},
+        "tiny add (us)": {},
+    }
     engines = {threads: tf.CpuEngine(threads=threads) for threads in (1, 2)}
     rt = tf.Runtime()
     a, ta, tb = rt.constant(big), rt.constant(ma), rt.constant(mb)
@@ -63,7 +66,9 @@ def main() -> None:
         with rt.session(engine) as s:
             rows["elementwise 1e7 (ms)"][threads] = best_ms(lambda: s.exp(s.mul(a, 0.5)), repeat)
             if has_matmul:
-                rows["gemm 2048 (ms)"][threads] = best_ms(lambda: tf.matmul(ta, tb), max(2, repeat // 2))
+                rows["gemm 2048 (ms)"][threads] = best_ms(
+                    lambda: tf.matmul(ta, tb), max(2, repeat // 2)
+                )
     # Tiny ops: alternate the engines round by round so machine noise hits both alike.
     with rt.session(engines[1]) as s1, rt.session(engines[2]) as s2:
         best = {1: float("inf"), 2: float("inf")}
@@ -87,9 +92,18 @@ def main() -> None:
             note = "should stay ~1.0 (no worker wake-up)"
         print(f"{name:<24}{r[1]:>12.3f}{r[2]:>12.3f}{ratio:>8.2f}  {note}")
     sys.stdout.flush()
-    out = [h.Row(f"{name.rsplit(' (', 1)[0]}, 2 threads", name.rsplit("(", 1)[1].rstrip(")"),
-                 r[2], "1 thread", r[1], "tiny: ~1.0x" if name.startswith("tiny") else "")
-           for name, r in rows.items() if r]
+    out = [
+        h.Row(
+            f"{name.rsplit(' (', 1)[0]}, 2 threads",
+            name.rsplit("(", 1)[1].rstrip(")"),
+            r[2],
+            "1 thread",
+            r[1],
+            "tiny: ~1.0x" if name.startswith("tiny") else "",
+        )
+        for name, r in rows.items()
+        if r
+    ]
     h.write_results("bench_engines", out)
 
 

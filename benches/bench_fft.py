@@ -77,9 +77,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     rounds = 3 if args.quick else 9
     print(h.machine_line())
-    print(f"tenferro {getattr(tf, '__version__', '?')}, numpy {np.__version__}, "
-          + (f"jax {jax.__version__} (cpu, x64)" if jax is not None else "jax n/a"))
-    print(f"{'case':<22}" + "".join(f"{lib:>10}" for lib in LIBS) + "   ratio vs numpy / jax / jax.jit")
+    print(
+        f"tenferro {getattr(tf, '__version__', '?')}, numpy {np.__version__}, "
+        + (f"jax {jax.__version__} (cpu, x64)" if jax is not None else "jax n/a")
+    )
+    print(
+        f"{'case':<22}"
+        + "".join(f"{lib:>10}" for lib in LIBS)
+        + "   ratio vs numpy / jax / jax.jit"
+    )
     rows: list[h.Row] = []
     for name, fns in _cases():
         calls = h.calibrate(fns, 0.05)[0]
@@ -87,8 +93,14 @@ def main(argv: list[str] | None = None) -> int:
         ms = {lib: t * 1e3 for lib, t in times.items()}
         ours = ms["tenferro"]
         ratios = " / ".join(f"{ours / ms[p]:.2f}" if p in ms else "n/a" for p in LIBS[1:])
-        print(f"{name:<22}" + "".join(f"{ms[lib]:>10.3f}" if lib in ms else f"{'n/a':>10}" for lib in LIBS) + f"   {ratios}")
-        rows += h.rows_from_results(name, "ms", ms, LIBS[1:], {p: "<= peer" for p in ("", *LIBS[1:])})
+        print(
+            f"{name:<22}"
+            + "".join(f"{ms[lib]:>10.3f}" if lib in ms else f"{'n/a':>10}" for lib in LIBS)
+            + f"   {ratios}"
+        )
+        rows += h.rows_from_results(
+            name, "ms", ms, LIBS[1:], {p: "<= peer" for p in ("", *LIBS[1:])}
+        )
     h.write_results("bench_fft", rows, h.Peers(jax=jax, jnp=jnp))
     return 0
 

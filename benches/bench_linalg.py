@@ -63,8 +63,9 @@ class Case:
     results: dict[str, float] = field(default_factory=dict)
 
 
-def measure(case: Case, fns: dict[str, Callable[[], Any]], rounds: int,
-            inner: int | None = None) -> None:
+def measure(
+    case: Case, fns: dict[str, Callable[[], Any]], rounds: int, inner: int | None = None
+) -> None:
     """Round-robin rounds (``_harness.round_robin``); the median round (per call) counts.
 
     ``inner=None`` calibrates each library's block to ~50 ms (``_harness.calibrate``), as
@@ -95,7 +96,10 @@ def case_svd(n: int, rounds: int) -> tuple[Case, Case]:
     # Cross-check the gradient (U @ Vh) once.
     u, _, vh = np.linalg.svd(a)
     assert np.allclose(np.asarray(tf_grad()), u @ vh, atol=1e-8)
-    f_fns: dict[str, Callable[[], Any]] = {"tenferro": lambda: tf.linalg.svd(ta), "numpy": lambda: np.linalg.svd(a)}
+    f_fns: dict[str, Callable[[], Any]] = {
+        "tenferro": lambda: tf.linalg.svd(ta),
+        "numpy": lambda: np.linalg.svd(a),
+    }
 
     def np_grad() -> Any:
         uu, _, vv = np.linalg.svd(a, full_matrices=False)
@@ -170,7 +174,9 @@ def report(cases: list[Case]) -> None:
     ]
     print(" | ".join(versions))
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"{platform.machine()}, {os.cpu_count()} CPUs, load {load:.1f}, Python {platform.python_version()}")
+    print(
+        f"{platform.machine()}, {os.cpu_count()} CPUs, load {load:.1f}, Python {platform.python_version()}"
+    )
     print("median ms per call; ratios tenferro/peer (< 1: tenferro faster)")
     print()
     head = f"{'case':<34}" + "".join(f"{lib:>10}" for lib in LIBS)
@@ -189,10 +195,14 @@ def report(cases: list[Case]) -> None:
     for c in cases:
         v = c.results["tenferro"]
         if c.target is not None:
-            print(f"  {c.name:<34} tenferro <= {c.target:g} ms -> {v:.3g} ms: {'met' if v <= c.target else 'MISSED'}")
+            print(
+                f"  {c.name:<34} tenferro <= {c.target:g} ms -> {v:.3g} ms: {'met' if v <= c.target else 'MISSED'}"
+            )
         elif "batched" in c.name:
             npv = c.results["numpy"]
-            print(f"  {c.name:<34} tenferro <= numpy ({npv:.3g} ms) -> {v:.3g} ms: {'met' if v <= npv else 'MISSED'}")
+            print(
+                f"  {c.name:<34} tenferro <= numpy ({npv:.3g} ms) -> {v:.3g} ms: {'met' if v <= npv else 'MISSED'}"
+            )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -207,8 +217,14 @@ def main(argv: list[str] | None = None) -> int:
     report(cases)
     rows: list[h.Row] = []
     for c in cases:
-        target = f"<= {c.target:g} ms" if c.target is not None else ("<= numpy" if "batched" in c.name else "")
-        rows += h.rows_from_results(c.name, "ms", c.results, LIBS[1:], {"": target, **{p: target for p in LIBS[1:]}})
+        target = (
+            f"<= {c.target:g} ms"
+            if c.target is not None
+            else ("<= numpy" if "batched" in c.name else "")
+        )
+        rows += h.rows_from_results(
+            c.name, "ms", c.results, LIBS[1:], {"": target, **{p: target for p in LIBS[1:]}}
+        )
     h.write_results("bench_linalg", rows, h.Peers(jax=jax, jnp=jnp, torch=torch))
     return 0
 

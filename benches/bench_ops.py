@@ -230,7 +230,10 @@ def run_contractions(quick: bool) -> list[Gemm]:
         row.gflops = {lib: row.flops / t / 1e9 for lib, t in best.items()}
         rows.append(row)
 
-    for dtype, n, mult in ((np.float64, 1024 if quick else 2048, 2.0), (np.complex128, 512 if quick else 1024, 8.0)):
+    for dtype, n, mult in (
+        (np.float64, 1024 if quick else 2048, 2.0),
+        (np.complex128, 512 if quick else 1024, 8.0),
+    ):
         a = rng.normal(size=(n, n)).astype(dtype)
         b = rng.normal(size=(n, n)).astype(dtype)
         if dtype == np.complex128:
@@ -304,12 +307,22 @@ def main(argv: list[str] | None = None) -> int:
     report_contractions(gemms)
     rows: list[h.Row] = []
     for case in cases:
-        rows += h.rows_from_results(case.name, case.unit, case.results, LIBS[1:],
-                                    {"": case.target, **{p: case.target for p in LIBS[1:]}})
+        rows += h.rows_from_results(
+            case.name,
+            case.unit,
+            case.results,
+            LIBS[1:],
+            {"": case.target, **{p: case.target for p in LIBS[1:]}},
+        )
     for g in gemms:
-        rows += h.rows_from_results(g.name, "GFLOP/s", g.gflops, LIBS[1:],
-                                    {"numpy": f">= {g.target}x numpy, 0 copies (got {g.copies})"},
-                                    higher_is_better=True)
+        rows += h.rows_from_results(
+            g.name,
+            "GFLOP/s",
+            g.gflops,
+            LIBS[1:],
+            {"numpy": f">= {g.target}x numpy, 0 copies (got {g.copies})"},
+            higher_is_better=True,
+        )
     h.write_results("bench_ops", rows, PEERS)
     return 0
 

@@ -52,8 +52,12 @@ CASES = {
 def run(case: str, backend: str, iters: int) -> tuple[float, float]:
     psi0, H, norm_fn, loss_fn, en_ex = CASES[case]()
     opt = qtn.TNOptimizer(
-        psi0, loss_fn=loss_fn, norm_fn=norm_fn, loss_constants={"H": H},
-        autodiff_backend=backend, progbar=False,
+        psi0,
+        loss_fn=loss_fn,
+        norm_fn=norm_fn,
+        loss_constants={"H": H},
+        autodiff_backend=backend,
+        progbar=False,
     )
     t0 = time.perf_counter()
     opt.optimize(iters)
@@ -75,12 +79,18 @@ def main() -> None:
                 ms, rel = run(case, backend, args.iters)
                 times.setdefault((case, backend), []).append(ms)
                 errs[(case, backend)] = rel
-    print(f"CPU: {cpu_name()}; {args.rounds} interleaved rounds, {args.iters} iterations, median ms/evaluation")
-    print(f"{'case':28s} {'tenferro':>9s} {'autograd':>9s} {'ratio':>6s} {'rel err tf':>11s} {'rel err ag':>11s}")
+    print(
+        f"CPU: {cpu_name()}; {args.rounds} interleaved rounds, {args.iters} iterations, median ms/evaluation"
+    )
+    print(
+        f"{'case':28s} {'tenferro':>9s} {'autograd':>9s} {'ratio':>6s} {'rel err tf':>11s} {'rel err ag':>11s}"
+    )
     for case in CASES:
         a = statistics.median(times[(case, "tenferro")])
         b = statistics.median(times[(case, "autograd")])
-        print(f"{case:28s} {a:9.1f} {b:9.1f} {a / b:6.2f} {errs[(case, 'tenferro')]:11.2e} {errs[(case, 'autograd')]:11.2e}")
+        print(
+            f"{case:28s} {a:9.1f} {b:9.1f} {a / b:6.2f} {errs[(case, 'tenferro')]:11.2e} {errs[(case, 'autograd')]:11.2e}"
+        )
 
 
 if __name__ == "__main__":

@@ -207,7 +207,9 @@ GRAD_OF_JIT_TARGET = 1.2
 GOJ_LIBS = ("tf jit(vg)", "tf vg(jit)", "tf jit+backward", "jax jit(vg)", "jax vg(jit)")
 
 
-def grad_of_jit_case(peers: h.Peers, sites: int, bond: int, dtype: str, rounds: int) -> dict[str, float]:
+def grad_of_jit_case(
+    peers: h.Peers, sites: int, bond: int, dtype: str, rounds: int
+) -> dict[str, float]:
     """ms per energy+gradient (median of interleaved rounds): tenferro's jit of grad
     (``TfimProblem(jit=True)``, the ``tenferro.jit`` column) and grad of jit, JAX's both ways."""
     engine = tf.CpuEngine(threads=1)
@@ -217,7 +219,9 @@ def grad_of_jit_case(peers: h.Peers, sites: int, bond: int, dtype: str, rounds: 
     with rt.session(engine):
         jitted, goj = grad_of_jit_fns(jproblem)
         fns: dict[str, Callable[[np.ndarray], tuple[float, np.ndarray]]] = {
-            "tf jit(vg)": jproblem.value_and_grad, **goj}
+            "tf jit(vg)": jproblem.value_and_grad,
+            **goj,
+        }
         if peers.jax is not None:
             fns["jax jit(vg)"] = jax_fns(peers, jproblem)[1]
             fns["jax vg(jit)"] = jax_grad_of_jit_fn(peers, jproblem)
@@ -225,8 +229,9 @@ def grad_of_jit_case(peers: h.Peers, sites: int, bond: int, dtype: str, rounds: 
         for lib, fn in fns.items():
             _check(lib, *fn(x), e_ref, g_ref)
         calls = {lib: (lambda fn=fn: fn(x)) for lib, fn in fns.items()}
-        samples = h.round_robin_samples(calls, rounds, inner=10 if sites <= 16 else 3, warmup=2,
-                                        desc="tfim grad of jit")
+        samples = h.round_robin_samples(
+            calls, rounds, inner=10 if sites <= 16 else 3, warmup=2, desc="tfim grad of jit"
+        )
         _check_one_trace(jproblem._jitted, f"N={sites} D={bond} {dtype} (jit of grad)")
         _check_one_trace(jitted, f"N={sites} D={bond} {dtype} (grad of jit)")
     st = rt.cache_stats()["prepared_derivatives"]
@@ -236,8 +241,11 @@ def grad_of_jit_case(peers: h.Peers, sites: int, bond: int, dtype: str, rounds: 
 
 
 def grad_of_jit_table(peers: h.Peers, rounds: int) -> tuple[list[list[Any]], list[str]]:
-    head = (f"{'grad of jit (ms per energy+gradient)':<34}" + "".join(f"{lib:>16}" for lib in GOJ_LIBS)
-            + f"{'vg(jit)/jit(vg)':>17}{'vg(jit)/jax vg(jit)':>21}{'backward/jit(vg)':>18}{'jax: vg(jit)/jit(vg)':>22}")
+    head = (
+        f"{'grad of jit (ms per energy+gradient)':<34}"
+        + "".join(f"{lib:>16}" for lib in GOJ_LIBS)
+        + f"{'vg(jit)/jit(vg)':>17}{'vg(jit)/jax vg(jit)':>21}{'backward/jit(vg)':>18}{'jax: vg(jit)/jit(vg)':>22}"
+    )
     print(head)
     print("-" * len(head))
     table: list[list[Any]] = []
@@ -251,14 +259,24 @@ def grad_of_jit_table(peers: h.Peers, rounds: int) -> tuple[list[list[Any]], lis
             r_bw = h.ratio(res.get("tf jit+backward"), res.get("tf jit(vg)"))
             r_jj = h.ratio(res.get("jax vg(jit)"), res.get("jax jit(vg)"))
             cells = [r_self, r_jax, r_bw, r_jj]
-            print(f"{case:<34}" + "".join(f"{h.fmt(res.get(lib)):>16}" for lib in GOJ_LIBS)
-                  + "".join(f"{(f'{r:.3f}x' if r else 'n/a'):>{w}}" for r, w in zip(cells, (17, 21, 18, 22))),
-                  flush=True)
+            print(
+                f"{case:<34}"
+                + "".join(f"{h.fmt(res.get(lib)):>16}" for lib in GOJ_LIBS)
+                + "".join(
+                    f"{(f'{r:.3f}x' if r else 'n/a'):>{w}}" for r, w in zip(cells, (17, 21, 18, 22))
+                ),
+                flush=True,
+            )
             table.append([case, *(res.get(lib) for lib in GOJ_LIBS), *cells])
-            for what, r in (("tf grad-of-jit / tf jit-of-grad", r_self), ("tf grad-of-jit / jax grad-of-jit", r_jax)):
+            for what, r in (
+                ("tf grad-of-jit / tf jit-of-grad", r_self),
+                ("tf grad-of-jit / jax grad-of-jit", r_jax),
+            ):
                 if r:
-                    verdicts.append(f"  {case}: {what} {r:.3f}x <= {GRAD_OF_JIT_TARGET:g}x -> "
-                                    + ("met" if r <= GRAD_OF_JIT_TARGET else "MISSED"))
+                    verdicts.append(
+                        f"  {case}: {what} {r:.3f}x <= {GRAD_OF_JIT_TARGET:g}x -> "
+                        + ("met" if r <= GRAD_OF_JIT_TARGET else "MISSED")
+                    )
     return table, verdicts
 
 
@@ -268,8 +286,9 @@ def _check(lib: str, e: float, g: np.ndarray, e_ref: float, g_ref: np.ndarray) -
     assert err <= 1e-8, (lib, err)
 
 
-def measure_case(peers: h.Peers, sites: int, bond: int, dtype: str,
-                 rounds: int) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
+def measure_case(
+    peers: h.Peers, sites: int, bond: int, dtype: str, rounds: int
+) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
     """ms per evaluation of every available library for one case (median of the rounds), the
     same from the best round of each library, and the first-call ms of ``tf.jit`` and
     ``jax.jit`` (each compiles there)."""
@@ -284,7 +303,8 @@ def measure_case(peers: h.Peers, sites: int, bond: int, dtype: str,
         jproblem.value_and_grad(x)  # trace + compile + prepare + run
         first["tenferro.jit"] = (time.perf_counter() - t0) * 1e3
         fns: dict[str, Callable[[np.ndarray], tuple[float, np.ndarray]]] = {
-            "tenferro": problem.value_and_grad, "tenferro.jit": jproblem.value_and_grad,
+            "tenferro": problem.value_and_grad,
+            "tenferro.jit": jproblem.value_and_grad,
         }
         if peers.jax is not None:
             fns["jax"], fns["jax.jit"] = jax_fns(peers, problem)
@@ -312,15 +332,19 @@ def _check_one_trace(jitted: Any, what: str) -> None:
         raise RuntimeError(f"tf.jit column of {what} did not replay one trace: {st}")
 
 
-def _round_robin_mixed(calls: dict[str, Callable[[], Any]], rounds: int,
-                       inner: int) -> dict[str, list[float]]:
+def _round_robin_mixed(
+    calls: dict[str, Callable[[], Any]], rounds: int, inner: int
+) -> dict[str, list[float]]:
     """Seconds per call in every round: ``inner`` calls per round for the fast libraries
     (interleaved), one for JAX eager (tens of ms each) in rounds of its own."""
     fast = {k: v for k, v in calls.items() if k != "jax"}
     out = h.round_robin_samples(fast, rounds, inner=inner, warmup=2, desc="tfim")
     if "jax" in calls:
-        out.update(h.round_robin_samples({"jax": calls["jax"]}, max(3, rounds // 2), inner=1,
-                                         warmup=1, desc="tfim jax eager"))
+        out.update(
+            h.round_robin_samples(
+                {"jax": calls["jax"]}, max(3, rounds // 2), inner=1, warmup=1, desc="tfim jax eager"
+            )
+        )
     return out
 
 
@@ -341,8 +365,12 @@ def trace_compile(sites: int, bond: int, dtype: str, repeats: int = 3) -> dict[s
         t2 = time.perf_counter()
         t_trace.append((t1 - t0) * 1e3)
         t_compile.append((t2 - t1) * 1e3)
-    return {"trace_ms": statistics.median(t_trace), "compile_ms": statistics.median(t_compile),
-            "traced_ops": float(len(traced)), "compiled_ops": float(len(compiled))}
+    return {
+        "trace_ms": statistics.median(t_trace),
+        "compile_ms": statistics.median(t_compile),
+        "traced_ops": float(len(traced)),
+        "compiled_ops": float(len(compiled)),
+    }
 
 
 def pass_ablation(dtype: str, rounds: int, sites: int = 16, bond: int = 8) -> list[dict[str, Any]]:
@@ -378,13 +406,20 @@ def pass_ablation(dtype: str, rounds: int, sites: int = 16, bond: int = 8) -> li
         # short (~2 ms) interleaved blocks and the best one: a short block is more often one
         # undisturbed time slice of a shared machine; differences of a few per cent between
         # variants drown in its noise otherwise.
-        secs = h.round_robin(fns, rounds, inner, stat="min", warmup=2, sleep=0.0,
-                             desc=f"ablation {dtype}")
+        secs = h.round_robin(
+            fns, rounds, inner, stat="min", warmup=2, sleep=0.0, desc=f"ablation {dtype}"
+        )
     for name, cg in compiled.items():
         rewrites = {r[0]: r[3] for r in cg.pass_report if r[1]}
-        out.append({"config": name, "ops": len(cg), "ms": secs[same_as[name]] * 1e3,
-                    "rewrites": rewrites,
-                    "same_as": same_as[name] if same_as[name] != name else None})
+        out.append(
+            {
+                "config": name,
+                "ops": len(cg),
+                "ms": secs[same_as[name]] * 1e3,
+                "rewrites": rewrites,
+                "same_as": same_as[name] if same_as[name] != name else None,
+            }
+        )
     return out
 
 
@@ -404,8 +439,11 @@ def _geomean(values: list[float]) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds (a smoke run)")
-    parser.add_argument("--grad-of-jit", action="store_true",
-                        help="only the grad-of-jit table (printed; results file untouched)")
+    parser.add_argument(
+        "--grad-of-jit",
+        action="store_true",
+        help="only the grad-of-jit table (printed; results file untouched)",
+    )
     args = parser.parse_args(argv)
     rounds = 3 if args.quick else 9
     peers = h.import_peers()
@@ -431,17 +469,37 @@ def main(argv: list[str] | None = None) -> int:
         for dtype in DTYPES:
             case = f"TFIM MPS N={sites} D={bond} {dtype}"
             res, best, first = measure_case(peers, sites, bond, dtype, rounds)
-            best_table.append([case, best.get("tenferro"), best.get("tenferro.jit"), best.get("jax.jit"),
-                               h.ratio(best.get("tenferro.jit"), best.get("jax.jit"))])
+            best_table.append(
+                [
+                    case,
+                    best.get("tenferro"),
+                    best.get("tenferro.jit"),
+                    best.get("jax.jit"),
+                    h.ratio(best.get("tenferro.jit"), best.get("jax.jit")),
+                ]
+            )
             first_calls[case] = first
             main_case = (sites, bond, dtype) == (16, 8, "float64")
             targets = {"jax": "<= 10 ms, <= 0.25x", "": "<= 10 ms"} if main_case else {}
             rows += h.rows_from_results(case, "ms", res, PEER_NAMES, targets)
             jit_target = f"<= {JIT_CELL_TARGET:g}x (geomean <= {JIT_GEOMEAN_TARGET:g}x)"
-            jit_rows += h.rows_from_results(f"{case}, tf.jit", "ms", res, ("jax.jit",),
-                                            {"jax.jit": jit_target}, ours="tenferro.jit")
-            jit_rows.append(h.Row(f"{case}, tf.jit", "ms", res["tenferro.jit"], "tenferro (eager)",
-                                  res["tenferro"]))
+            jit_rows += h.rows_from_results(
+                f"{case}, tf.jit",
+                "ms",
+                res,
+                ("jax.jit",),
+                {"jax.jit": jit_target},
+                ours="tenferro.jit",
+            )
+            jit_rows.append(
+                h.Row(
+                    f"{case}, tf.jit",
+                    "ms",
+                    res["tenferro.jit"],
+                    "tenferro (eager)",
+                    res["tenferro"],
+                )
+            )
             line = f"{case:<34}" + "".join(f"{h.fmt(res.get(lib)):>13}" for lib in LIBS)
             for lib in PEER_NAMES:
                 r = h.ratio(res.get("tenferro"), res.get(lib))
@@ -453,21 +511,34 @@ def main(argv: list[str] | None = None) -> int:
                 jit_ratios[case] = rj
             if main_case:
                 ours = res["tenferro"]
-                verdicts.append(f"  {case}: {ours:.2f} ms <= 10 ms -> " + ("met" if ours <= 10 else "MISSED"))
+                verdicts.append(
+                    f"  {case}: {ours:.2f} ms <= 10 ms -> " + ("met" if ours <= 10 else "MISSED")
+                )
                 r = h.ratio(ours, res.get("jax"))
-                verdicts.append(f"  {case}: tf/jax eager {r:.3f}x <= 0.25x -> " + ("met" if r <= 0.25 else "MISSED")
-                                if r else f"  {case}: vs jax eager n/a (JAX not installed)")
+                verdicts.append(
+                    f"  {case}: tf/jax eager {r:.3f}x <= 0.25x -> "
+                    + ("met" if r <= 0.25 else "MISSED")
+                    if r
+                    else f"  {case}: vs jax eager n/a (JAX not installed)"
+                )
     for case, r in jit_ratios.items():
-        verdicts.append(f"  {case}: tf.jit/jax.jit {r:.3f}x <= {JIT_CELL_TARGET:g}x -> "
-                        + ("met" if r <= JIT_CELL_TARGET else "MISSED"))
+        verdicts.append(
+            f"  {case}: tf.jit/jax.jit {r:.3f}x <= {JIT_CELL_TARGET:g}x -> "
+            + ("met" if r <= JIT_CELL_TARGET else "MISSED")
+        )
     if jit_ratios:
         gm = _geomean(list(jit_ratios.values()))
-        verdicts.append(f"  geometric mean of the {len(jit_ratios)} cells: tf.jit/jax.jit {gm:.3f}x <= "
-                        f"{JIT_GEOMEAN_TARGET:g}x -> " + ("met" if gm <= JIT_GEOMEAN_TARGET else "MISSED"))
+        verdicts.append(
+            f"  geometric mean of the {len(jit_ratios)} cells: tf.jit/jax.jit {gm:.3f}x <= "
+            f"{JIT_GEOMEAN_TARGET:g}x -> " + ("met" if gm <= JIT_GEOMEAN_TARGET else "MISSED")
+        )
         best_ratios = [r[4] for r in best_table if r[4]]
-        verdicts.append(f"  (information, not the target: best round instead of median, tf.jit/jax.jit "
-                        f"geometric mean {_geomean(best_ratios):.3f}x, cells "
-                        + ", ".join(f"{r:.3f}x" for r in best_ratios) + ")")
+        verdicts.append(
+            f"  (information, not the target: best round instead of median, tf.jit/jax.jit "
+            f"geometric mean {_geomean(best_ratios):.3f}x, cells "
+            + ", ".join(f"{r:.3f}x" for r in best_ratios)
+            + ")"
+        )
     else:
         verdicts.append("  tf.jit vs jax.jit: n/a (JAX not installed)")
     print()
@@ -475,13 +546,17 @@ def main(argv: list[str] | None = None) -> int:
     print(best_head)
     print("-" * len(best_head))
     for r in best_table:
-        print(f"{r[0]:<34}{h.fmt(r[1]):>13}{h.fmt(r[2]):>13}{h.fmt(r[3]):>13}"
-              f"{(f'{r[4]:.3f}x' if r[4] else 'n/a'):>16}")
+        print(
+            f"{r[0]:<34}{h.fmt(r[1]):>13}{h.fmt(r[2]):>13}{h.fmt(r[3]):>13}"
+            f"{(f'{r[4]:.3f}x' if r[4] else 'n/a'):>16}"
+        )
 
     # First call: trace and compile alone (median of 3 fresh functions) and the first call.
     print()
-    first_head = (f"{'first call (ms)':<34}{'tf trace':>10}{'tf compile':>12}{'tf t+c':>10}"
-                  f"{'tf.jit 1st':>12}{'jax.jit 1st':>13}{'ratio':>9}{'instrs':>14}")
+    first_head = (
+        f"{'first call (ms)':<34}{'tf trace':>10}{'tf compile':>12}{'tf t+c':>10}"
+        f"{'tf.jit 1st':>12}{'jax.jit 1st':>13}{'ratio':>9}{'instrs':>14}"
+    )
     print(first_head)
     print("-" * len(first_head))
     first_table: list[list[Any]] = []
@@ -493,18 +568,40 @@ def main(argv: list[str] | None = None) -> int:
             fc = first_calls[case]
             r = h.ratio(fc.get("tenferro.jit"), fc.get("jax.jit"))
             ops = f"{int(tc['traced_ops'])}->{int(tc['compiled_ops'])}"
-            print(f"{case:<34}{h.fmt(tc['trace_ms']):>10}{h.fmt(tc['compile_ms']):>12}{h.fmt(tcm):>10}"
-                  f"{h.fmt(fc.get('tenferro.jit')):>12}{h.fmt(fc.get('jax.jit')):>13}"
-                  f"{(f'{r:.3g}x' if r else 'n/a'):>9}{ops:>14}", flush=True)
-            first_table.append([case, tc["trace_ms"], tc["compile_ms"], tcm, fc.get("tenferro.jit"),
-                                fc.get("jax.jit"), r, ops])
-            jit_rows.append(h.Row(f"{case}, tf.jit first call", "ms", fc.get("tenferro.jit"),
-                                  "jax.jit" if "jax.jit" in fc else None, fc.get("jax.jit"),
-                                  f"trace+compile {tcm:.3g} ms" + (
-                                      f" <= {TRACE_COMPILE_TARGET_MS:g} ms" if sites == 16 else "")))
+            print(
+                f"{case:<34}{h.fmt(tc['trace_ms']):>10}{h.fmt(tc['compile_ms']):>12}{h.fmt(tcm):>10}"
+                f"{h.fmt(fc.get('tenferro.jit')):>12}{h.fmt(fc.get('jax.jit')):>13}"
+                f"{(f'{r:.3g}x' if r else 'n/a'):>9}{ops:>14}",
+                flush=True,
+            )
+            first_table.append(
+                [
+                    case,
+                    tc["trace_ms"],
+                    tc["compile_ms"],
+                    tcm,
+                    fc.get("tenferro.jit"),
+                    fc.get("jax.jit"),
+                    r,
+                    ops,
+                ]
+            )
+            jit_rows.append(
+                h.Row(
+                    f"{case}, tf.jit first call",
+                    "ms",
+                    fc.get("tenferro.jit"),
+                    "jax.jit" if "jax.jit" in fc else None,
+                    fc.get("jax.jit"),
+                    f"trace+compile {tcm:.3g} ms"
+                    + (f" <= {TRACE_COMPILE_TARGET_MS:g} ms" if sites == 16 else ""),
+                )
+            )
             if sites == 16:
-                verdicts.append(f"  {case}: tf.jit trace+compile {tcm:.3g} ms <= {TRACE_COMPILE_TARGET_MS:g} ms -> "
-                                + ("met" if tcm <= TRACE_COMPILE_TARGET_MS else "MISSED"))
+                verdicts.append(
+                    f"  {case}: tf.jit trace+compile {tcm:.3g} ms <= {TRACE_COMPILE_TARGET_MS:g} ms -> "
+                    + ("met" if tcm <= TRACE_COMPILE_TARGET_MS else "MISSED")
+                )
 
     # Grad of jit (issue 21): tf.func.value_and_grad(tf.jit(E)) against jit of grad and JAX.
     print()
@@ -515,7 +612,8 @@ def main(argv: list[str] | None = None) -> int:
     print()
     abl = {dtype: pass_ablation(dtype, 10 if args.quick else 40) for dtype in DTYPES}
     abl_head = f"{'pass ablation, N=16 D=8 (energy+gradient)':<44}" + "".join(
-        f"{dt + ' instrs':>18}{'ms/call':>10}{'x all':>8}" for dt in DTYPES)
+        f"{dt + ' instrs':>18}{'ms/call':>10}{'x all':>8}" for dt in DTYPES
+    )
     print(abl_head)
     print("-" * len(abl_head))
     abl_table: list[list[Any]] = []
@@ -530,8 +628,12 @@ def main(argv: list[str] | None = None) -> int:
             same = f" (= {e['same_as']})" if e.get("same_as") else ""
             line += f"{e['ops']:>18}{h.fmt(ms):>10}{(f'{rel:.3f}' if rel else ''):>8}"
             cells += [f"{e['ops']}{same}", ms, rel]
-        print(line + "".join(f"  {dt}: = {abl[dt][i]['same_as']}" for dt in DTYPES
-                             if abl[dt][i].get("same_as")))
+        print(
+            line
+            + "".join(
+                f"  {dt}: = {abl[dt][i]['same_as']}" for dt in DTYPES if abl[dt][i].get("same_as")
+            )
+        )
         abl_table.append(cells)
     for dt in DTYPES:
         rw = abl[dt][1]["rewrites"]
@@ -542,30 +644,59 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(verdicts))
     rows += jit_rows
     tables = [
-        {"title": "Graph mode: the same rounds' best instead of their median (ms; less sensitive to "
-                  "other processes on a shared machine; information, the targets use the median)",
-         "columns": ["case", "tenferro", "tenferro.jit", "jax.jit", "tf.jit/jax.jit"],
-         "rows": best_table},
-        {"title": "Graph mode: first call (ms) — tf.jit trace and compile (median of 3 fresh "
-                  "functions), tf.jit's and jax.jit's first call (trace, compile, run)",
-         "columns": ["case", "tf.jit trace", "tf.jit compile", "trace+compile", "tf.jit first call",
-                     "jax.jit first call", "ratio", "instructions traced->compiled"],
-         "rows": first_table},
-        {"title": "Grad of jit (ms per energy+gradient, median of interleaved rounds): "
-                  "tf.jit(value_and_grad(E)) (jit of grad), value_and_grad(tf.jit(E)) and "
-                  "rt.variable leaves + backward through tf.jit(E) (grad of jit), JAX both ways; "
-                  f"target grad of jit <= {GRAD_OF_JIT_TARGET:g}x jit of grad and jax grad of jit",
-         "columns": ["case", *GOJ_LIBS, "vg(jit)/jit(vg)", "vg(jit)/jax vg(jit)", "backward/jit(vg)",
-                     "jax: vg(jit)/jit(vg)"],
-         "rows": goj_table},
-        {"title": "Graph mode: pass ablation, TFIM N=16 D=8 energy+gradient program (instructions "
-                  "after compile, '= X' where the program is X's; ms per call of the compiled program, best of "
-                  "interleaved rounds, identical programs timed once; × the time with all passes)",
-         "columns": ["passes", *[f"{dt} {c}" for dt in DTYPES for c in ("instructions", "ms", "×")]],
-         "rows": abl_table},
+        {
+            "title": "Graph mode: the same rounds' best instead of their median (ms; less sensitive to "
+            "other processes on a shared machine; information, the targets use the median)",
+            "columns": ["case", "tenferro", "tenferro.jit", "jax.jit", "tf.jit/jax.jit"],
+            "rows": best_table,
+        },
+        {
+            "title": "Graph mode: first call (ms) — tf.jit trace and compile (median of 3 fresh "
+            "functions), tf.jit's and jax.jit's first call (trace, compile, run)",
+            "columns": [
+                "case",
+                "tf.jit trace",
+                "tf.jit compile",
+                "trace+compile",
+                "tf.jit first call",
+                "jax.jit first call",
+                "ratio",
+                "instructions traced->compiled",
+            ],
+            "rows": first_table,
+        },
+        {
+            "title": "Grad of jit (ms per energy+gradient, median of interleaved rounds): "
+            "tf.jit(value_and_grad(E)) (jit of grad), value_and_grad(tf.jit(E)) and "
+            "rt.variable leaves + backward through tf.jit(E) (grad of jit), JAX both ways; "
+            f"target grad of jit <= {GRAD_OF_JIT_TARGET:g}x jit of grad and jax grad of jit",
+            "columns": [
+                "case",
+                *GOJ_LIBS,
+                "vg(jit)/jit(vg)",
+                "vg(jit)/jax vg(jit)",
+                "backward/jit(vg)",
+                "jax: vg(jit)/jit(vg)",
+            ],
+            "rows": goj_table,
+        },
+        {
+            "title": "Graph mode: pass ablation, TFIM N=16 D=8 energy+gradient program (instructions "
+            "after compile, '= X' where the program is X's; ms per call of the compiled program, best of "
+            "interleaved rounds, identical programs timed once; × the time with all passes)",
+            "columns": [
+                "passes",
+                *[f"{dt} {c}" for dt in DTYPES for c in ("instructions", "ms", "×")],
+            ],
+            "rows": abl_table,
+        },
     ]
-    h.write_results("bench_tfim", rows, peers, {"quick": args.quick, "tables": tables,
-                                                "verdicts": [v.strip() for v in verdicts]})
+    h.write_results(
+        "bench_tfim",
+        rows,
+        peers,
+        {"quick": args.quick, "tables": tables, "verdicts": [v.strip() for v in verdicts]},
+    )
     return 0
 
 

@@ -30,7 +30,15 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 README_BENCHES = ("bench_tfim", "bench_ad")  # the headline table in README.md
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
-ORDER = ("bench_tfim", "bench_ad", "bench_ops", "bench_engines", "bench_einsum", "bench_linalg", "bench_fft")
+ORDER = (
+    "bench_tfim",
+    "bench_ad",
+    "bench_ops",
+    "bench_engines",
+    "bench_einsum",
+    "bench_linalg",
+    "bench_fft",
+)
 TITLES = {
     "bench_tfim": "Main job: TFIM variational MPS, one energy+gradient evaluation",
     "bench_ad": "Automatic differentiation, eager and tf.jit",
@@ -80,8 +88,12 @@ def existing_sections(md: Path) -> dict[str, str]:
     return sections
 
 
-def markdown(results: list[dict[str, Any]], png_name: str | None, all_png_name: str | None = None,
-             kept: dict[str, str] | None = None) -> str:
+def markdown(
+    results: list[dict[str, Any]],
+    png_name: str | None,
+    all_png_name: str | None = None,
+    kept: dict[str, str] | None = None,
+) -> str:
     out = [
         "# Benchmarks",
         "",
@@ -93,8 +105,11 @@ def markdown(results: list[dict[str, Any]], png_name: str | None, all_png_name: 
         "",
     ]
     if png_name:
-        out += [f"![tenferro / peer time ratios of the headline benches (log scale; left of 1 = "
-                f"tenferro faster)]({png_name})", ""]
+        out += [
+            f"![tenferro / peer time ratios of the headline benches (log scale; left of 1 = "
+            f"tenferro faster)]({png_name})",
+            "",
+        ]
     if all_png_name:
         out += [f"Every row of every bench as one chart: [{all_png_name}]({all_png_name}).", ""]
     by_name = {res["bench"]: res for res in results}
@@ -124,31 +139,41 @@ def markdown(results: list[dict[str, Any]], png_name: str | None, all_png_name: 
 
 
 def _extra_table(columns: list[str], rows: list[list[Any]]) -> list[str]:
-    out = ["| " + " | ".join(columns) + " |",
-           "| " + " | ".join(["---"] + ["---:"] * (len(columns) - 1)) + " |"]
+    out = [
+        "| " + " | ".join(columns) + " |",
+        "| " + " | ".join(["---"] + ["---:"] * (len(columns) - 1)) + " |",
+    ]
     for r in rows:
-        cells = [_fmt(v) if isinstance(v, (int, float)) else ("" if v is None else str(v)) for v in r]
+        cells = [
+            _fmt(v) if isinstance(v, (int, float)) else ("" if v is None else str(v)) for v in r
+        ]
         out.append("| " + " | ".join(cells) + " |")
     return out
 
 
 def _table(rows: list[dict[str, Any]]) -> list[str]:
-    out = ["| case | unit | tenferro | peer | peer value | ratio | target |",
-           "| --- | --- | ---: | --- | ---: | ---: | --- |"]
+    out = [
+        "| case | unit | tenferro | peer | peer value | ratio | target |",
+        "| --- | --- | ---: | --- | ---: | ---: | --- |",
+    ]
     for r in rows:
         unit = r["unit"] + (" ↑" if r.get("higher_is_better") else "")
         ratio = f"{r['ratio']:.3g}×" if r.get("ratio") else "n/a"
-        out.append(f"| {r['case']} | {unit} | {_fmt(r.get('ours'))} | {r.get('peer') or '—'} | "
-                   f"{_fmt(r.get('peer_value'))} | {ratio} | {r.get('target') or ''} |")
+        out.append(
+            f"| {r['case']} | {unit} | {_fmt(r.get('ours'))} | {r.get('peer') or '—'} | "
+            f"{_fmt(r.get('peer_value'))} | {ratio} | {r.get('target') or ''} |"
+        )
     return out
 
 
 def _machine(m: dict[str, Any]) -> str:
     libs = ", ".join(f"{k} {m[k]}" for k in ("tenferro", "numpy", "jax", "torch") if k in m)
     isa = f", {m['isa']}" if m.get("isa") else ""
-    return (f"{m.get('cpu', '?')} ({m.get('machine', '?')}{isa}), {m.get('allowed_cpus', '?')} of "
-            f"{m.get('cpus', '?')} CPUs usable; Python {m.get('python', '?')}; {libs}; "
-            f"run {m.get('date', '?')}")
+    return (
+        f"{m.get('cpu', '?')} ({m.get('machine', '?')}{isa}), {m.get('allowed_cpus', '?')} of "
+        f"{m.get('cpus', '?')} CPUs usable; Python {m.get('python', '?')}; {libs}; "
+        f"run {m.get('date', '?')}"
+    )
 
 
 def update_readme(results: list[dict[str, Any]], readme: Path) -> bool:
@@ -163,7 +188,9 @@ def update_readme(results: list[dict[str, Any]], readme: Path) -> bool:
         return False
     lines: list[str] = []
     for res in head:
-        lines.append(f"**{TITLES.get(res['bench'], res['bench'])}** — {_machine(res.get('machine', {}))}.")
+        lines.append(
+            f"**{TITLES.get(res['bench'], res['bench'])}** — {_machine(res.get('machine', {}))}."
+        )
         lines.append("")
         lines += _table(res["rows"])
         lines.append("")
@@ -202,11 +229,21 @@ def chart(results: list[dict[str, Any]], path: Path) -> bool:
     lo, hi = min(ratios + [1.0]), max(ratios + [1.0])
     ax.set_xlim(lo / 2.5, hi * 2.5)
     for yy, r in zip(y, ratios):
-        ax.text(r * (0.92 if r < 1 else 1.08), yy, f"{r:.3g}×", va="center",
-                ha="right" if r < 1 else "left", fontsize=7)
+        ax.text(
+            r * (0.92 if r < 1 else 1.08),
+            yy,
+            f"{r:.3g}×",
+            va="center",
+            ha="right" if r < 1 else "left",
+            fontsize=7,
+        )
     used = [p for p in palette if p in {c for c in colors_peers}]
-    ax.legend([Patch(color=palette[p]) for p in used], [f"vs {p}" for p in used], fontsize=7,
-              loc="lower right")
+    ax.legend(
+        [Patch(color=palette[p]) for p in used],
+        [f"vs {p}" for p in used],
+        fontsize=7,
+        loc="lower right",
+    )
     ax.set_yticks(list(y), labels, fontsize=7)
     ax.set_xlabel("time ratio tenferro / peer (log scale; < 1: tenferro faster)")
     date = results[0].get("machine", {}).get("date", "")
@@ -221,8 +258,12 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--results", type=Path, default=HERE / "results")
     p.add_argument("--out", type=Path, default=ROOT / "docs")
-    p.add_argument("--readme", type=Path, default=ROOT / "README.md",
-                   help="README whose bench markers get the headline table")
+    p.add_argument(
+        "--readme",
+        type=Path,
+        default=ROOT / "README.md",
+        help="README whose bench markers get the headline table",
+    )
     args = p.parse_args(argv)
     results = load(args.results)
     if not results:
@@ -233,8 +274,10 @@ def main(argv: list[str] | None = None) -> int:
     names = {r["bench"] for r in results}
     kept = {k: v for k, v in existing_sections(md).items() if k not in names}
     if kept:
-        print(f"no results for {', '.join(sorted(kept))}: their sections of {md} are kept",
-              file=sys.stderr)
+        print(
+            f"no results for {', '.join(sorted(kept))}: their sections of {md} are kept",
+            file=sys.stderr,
+        )
     png = args.out / "benchmarks.png"  # the headline benches (README)
     headline = [r for r in results if r["bench"] in README_BENCHES] or results
     has_png = chart(headline, png)
@@ -244,8 +287,9 @@ def main(argv: list[str] | None = None) -> int:
         has_all = all_png.exists()
     else:
         has_all = drew_all = len(headline) < len(results) and chart(results, all_png)
-    md.write_text(markdown(results, png.name if has_png else None, all_png.name if has_all else None,
-                           kept))
+    md.write_text(
+        markdown(results, png.name if has_png else None, all_png.name if has_all else None, kept)
+    )
     print(f"wrote {md}" + (f", {png}" if has_png else "") + (f", {all_png}" if drew_all else ""))
     if args.readme is not None and update_readme(results, args.readme):
         print(f"updated the benchmark table of {args.readme}")

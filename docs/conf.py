@@ -108,7 +108,14 @@ def _write_api_pages(app) -> None:
     for module in api_modules():
         names = sorted(module.__all__, key=str.lower)
         title = f"``{module.__name__}``"
-        lines = [title, "=" * len(title), "", f".. automodule:: {module.__name__}", "   :no-members:", ""]
+        lines = [
+            title,
+            "=" * len(title),
+            "",
+            f".. automodule:: {module.__name__}",
+            "   :no-members:",
+            "",
+        ]
         lines += [_directive(module, name) for name in names]
         text = "\n".join(lines) + "\n"
         path = os.path.join(out, f"{module.__name__}.rst")

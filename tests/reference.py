@@ -27,7 +27,8 @@ from __future__ import annotations
 import builtins
 import operator
 import warnings
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 import scipy.special
@@ -275,7 +276,9 @@ bitwise_not = _unary("bitwise_not", _bitwise_unary(np.invert))
 # --------------------------------------------------------------------------------------------
 
 
-def _binary(op: str, fn: Callable[[np.ndarray, np.ndarray], np.ndarray], *, complex_ok: bool = True):
+def _binary(
+    op: str, fn: Callable[[np.ndarray, np.ndarray], np.ndarray], *, complex_ok: bool = True
+):
     def ref(x: Any, y: Any) -> np.ndarray:
         dt, (a, b) = _operands(x, y)
         if not complex_ok and dt.kind == "c":
@@ -536,7 +539,9 @@ def reverse(x: Any, axes: Any) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 
 
-def _reduction(op: str, fn, *, complex_ok: bool = True, empty_error: bool = False, real_only: bool = False):
+def _reduction(
+    op: str, fn, *, complex_ok: bool = True, empty_error: bool = False, real_only: bool = False
+):
     def ref(x: Any, axes: Any = None) -> np.ndarray:
         x = _tensor(x)
         if real_only and x.dtype.kind != "f":
@@ -567,12 +572,15 @@ def _prod(x: np.ndarray, ax: tuple[int, ...]) -> np.ndarray:
 
 reduce_sum = _reduction("reduce_sum", _sum)
 reduce_prod = _reduction("reduce_prod", _prod)
-reduce_max = _reduction("reduce_max", lambda x, ax: np.max(x, axis=ax), complex_ok=False, empty_error=True)
-reduce_min = _reduction("reduce_min", lambda x, ax: np.min(x, axis=ax), complex_ok=False, empty_error=True)
+reduce_max = _reduction(
+    "reduce_max", lambda x, ax: np.max(x, axis=ax), complex_ok=False, empty_error=True
+)
+reduce_min = _reduction(
+    "reduce_min", lambda x, ax: np.min(x, axis=ax), complex_ok=False, empty_error=True
+)
 reduce_sum_squares = _reduction(
     "reduce_sum_squares", lambda x, ax: np.sum(x * x, axis=ax, dtype=x.dtype), real_only=True
 )
-
 
 
 # --------------------------------------------------------------------------------------------
@@ -603,7 +611,9 @@ def slice(x: Any, config: Any) -> np.ndarray:  # noqa: A001 - the primitive's na
         raise ValueError("slice: starts, limits and strides differ in length")
     for i, (s, l, k) in enumerate(zip(starts, limits, strides)):
         if not 0 <= s <= l <= x.shape[i] or k < 1:
-            raise ValueError(f"slice: bad start {s}, limit {l}, stride {k} on axis {i} of {x.shape}")
+            raise ValueError(
+                f"slice: bad start {s}, limit {l}, stride {k} on axis {i} of {x.shape}"
+            )
     return x[tuple(_py_slice(s, l, k) for s, l, k in zip(starts, limits, strides))].copy()
 
 
@@ -627,7 +637,9 @@ def pad(x: Any, config: Any) -> np.ndarray:
     if x.ndim == 0:
         return y
     y = np.pad(y, [(max(l, 0), max(h, 0)) for l, h in zip(low, high)])
-    crop = tuple(_py_slice(max(-l, 0), y.shape[i] - max(-h, 0)) for i, (l, h) in enumerate(zip(low, high)))
+    crop = tuple(
+        _py_slice(max(-l, 0), y.shape[i] - max(-h, 0)) for i, (l, h) in enumerate(zip(low, high))
+    )
     out = y[crop].copy()
     assert list(out.shape) == out_shape
     return out
@@ -641,7 +653,9 @@ def _index_vector(op: str, starts: Any, ndim: int) -> np.ndarray:
         else:
             raise TypeError(f"{op}: starts must have an integer dtype, got {s.dtype}")
     if s.shape != (ndim,):
-        raise ValueError(f"{op}: starts must be a rank-1 tensor of {ndim} entries, got shape {s.shape}")
+        raise ValueError(
+            f"{op}: starts must be a rank-1 tensor of {ndim} entries, got shape {s.shape}"
+        )
     return s.astype(np.int64)
 
 
@@ -703,7 +717,9 @@ def _with_index_vector(op: str, idx: np.ndarray, index_vector_dim: int) -> np.nd
     """Indices with the index vectors moved to the last axis (an implicit trailing axis of
     length 1 when ``index_vector_dim == indices.ndim``)."""
     if not 0 <= index_vector_dim <= idx.ndim:
-        raise ValueError(f"{op}: index_vector_dim {index_vector_dim} out of range for rank {idx.ndim}")
+        raise ValueError(
+            f"{op}: index_vector_dim {index_vector_dim} out of range for rank {idx.ndim}"
+        )
     if index_vector_dim == idx.ndim:
         return idx[..., None]
     return np.moveaxis(idx, index_vector_dim, -1)
@@ -713,7 +729,9 @@ def gather(x: Any, indices: Any, config: Any) -> np.ndarray:
     """Reference of StableHLO ``gather`` (no batching dims); window starts are clamped so that
     the window of ``slice_sizes`` fits the operand."""
     x = _tensor(x)
-    idx = _with_index_vector("gather", _indices("gather", indices), operator.index(config.index_vector_dim))
+    idx = _with_index_vector(
+        "gather", _indices("gather", indices), operator.index(config.index_vector_dim)
+    )
     offset_dims = _config_ints(config.offset_dims)
     collapsed = _config_ints(config.collapsed_slice_dims)
     start_map = _config_ints(config.start_index_map)
@@ -724,15 +742,23 @@ def gather(x: Any, indices: Any, config: Any) -> np.ndarray:
     if len(set(start_map)) != len(start_map) or len(set(collapsed)) != len(collapsed):
         raise ValueError(f"gather: repeated dimension in {config}")
     if idx.shape[-1] != len(start_map):
-        raise ValueError(f"gather: index vectors of {idx.shape[-1]} entries for start_index_map {start_map}")
-    if any(not 0 <= z <= d for z, d in zip(sizes, x.shape)) or any(sizes[d] != 1 for d in collapsed):
-        raise ValueError(f"gather: slice_sizes {sizes} do not fit {x.shape} / collapsed {collapsed}")
+        raise ValueError(
+            f"gather: index vectors of {idx.shape[-1]} entries for start_index_map {start_map}"
+        )
+    if any(not 0 <= z <= d for z, d in zip(sizes, x.shape)) or any(
+        sizes[d] != 1 for d in collapsed
+    ):
+        raise ValueError(
+            f"gather: slice_sizes {sizes} do not fit {x.shape} / collapsed {collapsed}"
+        )
     batch_shape = idx.shape[:-1]
     offset_axes = [d for d in range(x.ndim) if d not in collapsed]
     if len(offset_axes) != len(offset_dims):
         raise ValueError(f"gather: offset_dims {offset_dims} vs {len(offset_axes)} window axes")
     out_rank = len(batch_shape) + len(offset_dims)
-    if list(offset_dims) != sorted(set(offset_dims)) or any(not 0 <= d < out_rank for d in offset_dims):
+    if list(offset_dims) != sorted(set(offset_dims)) or any(
+        not 0 <= d < out_rank for d in offset_dims
+    ):
         raise ValueError(f"gather: bad offset_dims {offset_dims} for output rank {out_rank}")
     batch_pos = [p for p in range(out_rank) if p not in offset_dims]
     out_shape = [0] * out_rank
@@ -758,17 +784,25 @@ def scatter(x: Any, indices: Any, updates: Any, config: Any) -> np.ndarray:
     """Reference of StableHLO ``scatter`` with an *add* combiner (``or`` for bool): duplicates
     accumulate; an update window that does not fit entirely inside the operand is skipped."""
     dt, (a, u) = _operands(x, updates)
-    idx = _with_index_vector("scatter", _indices("scatter", indices), operator.index(config.index_vector_dim))
+    idx = _with_index_vector(
+        "scatter", _indices("scatter", indices), operator.index(config.index_vector_dim)
+    )
     window_dims = _config_ints(config.update_window_dims)
     inserted = _config_ints(config.inserted_window_dims)
     to_operand = _config_ints(config.scatter_dims_to_operand_dims)
-    if any(not 0 <= d < a.ndim for d in inserted + to_operand) or any(not 0 <= d < u.ndim for d in window_dims):
+    if any(not 0 <= d < a.ndim for d in inserted + to_operand) or any(
+        not 0 <= d < u.ndim for d in window_dims
+    ):
         raise ValueError(f"scatter: dimension out of range in {config}")
     if len(window_dims) + len(inserted) != a.ndim or idx.shape[-1] != len(to_operand):
-        raise ValueError(f"scatter: inconsistent config {config} for shapes {a.shape}, {idx.shape}, {u.shape}")
+        raise ValueError(
+            f"scatter: inconsistent config {config} for shapes {a.shape}, {idx.shape}, {u.shape}"
+        )
     scatter_dims = [d for d in range(u.ndim) if d not in window_dims]
     if tuple(u.shape[d] for d in scatter_dims) != idx.shape[:-1]:
-        raise ValueError(f"scatter: update scatter dims of {u.shape} vs index batch {idx.shape[:-1]}")
+        raise ValueError(
+            f"scatter: update scatter dims of {u.shape} vs index batch {idx.shape[:-1]}"
+        )
     window_operand = [d for d in range(a.ndim) if d not in inserted]
     window_size = [1] * a.ndim
     for k, d in enumerate(window_operand):
@@ -890,7 +924,9 @@ def _check_dot_config(op: str, ls: tuple, rs: tuple, config: Any) -> None:
             raise ValueError(f"{op}: bad dimensions in {config}")
     for a, b in list(zip(lc, rc)) + list(zip(lb, rb)):
         if ls[a] != rs[b]:
-            raise ValueError(f"{op}: size mismatch lhs axis {a} ({ls[a]}) vs rhs axis {b} ({rs[b]})")
+            raise ValueError(
+                f"{op}: size mismatch lhs axis {a} ({ls[a]}) vs rhs axis {b} ({rs[b]})"
+            )
 
 
 def dot_general(lhs: Any, rhs: Any, config: Any) -> np.ndarray:
@@ -905,7 +941,9 @@ def dot_general(lhs: Any, rhs: Any, config: Any) -> np.ndarray:
     return np.asarray(np.einsum(sub, a.astype(wide), b.astype(wide))).astype(dt)
 
 
-def dot_general_with_conj(lhs: Any, rhs: Any, config: Any, lhs_conj: Any, rhs_conj: Any) -> np.ndarray:
+def dot_general_with_conj(
+    lhs: Any, rhs: Any, config: Any, lhs_conj: Any, rhs_conj: Any
+) -> np.ndarray:
     """Reference of ``dot_general_with_conj``: the flagged operands conjugated first."""
     a, b = _tensor(lhs), _tensor(rhs)
     if lhs_conj:
@@ -931,7 +969,9 @@ def scale_real(x: Any, factor: Any) -> np.ndarray:
     from zero (as Rust's ``f64::round``; ops.md does not pin ties, so the tests avoid them);
     bool: ``r == 0`` gives False, else ``x``."""
     x = _tensor(x)
-    if isinstance(factor, (complex, np.complexfloating)) or not isinstance(factor, (int, float, np.integer, np.floating)):
+    if isinstance(factor, (complex, np.complexfloating)) or not isinstance(
+        factor, (int, float, np.integer, np.floating)
+    ):
         raise TypeError(f"scale_real: factor must be a real number, got {factor!r}")
     r = float(factor)
     if x.dtype == BOOL:
@@ -976,7 +1016,11 @@ def fft(x: Any, fft_type: Any, fft_length: Any, axes: Any = None) -> np.ndarray:
     fn = {"FFT": np.fft.fftn, "IFFT": np.fft.ifftn, "RFFT": np.fft.rfftn, "IRFFT": np.fft.irfftn}[t]
     out = fn(x.astype(np.complex128 if x.dtype.kind == "c" else np.float64), s=lengths, axes=ax)
     single = x.dtype in (FLOAT32, COMPLEX64)
-    return out.astype({"c": COMPLEX64 if single else COMPLEX128, "f": FLOAT32 if single else FLOAT64}[out.dtype.kind])
+    return out.astype(
+        {"c": COMPLEX64 if single else COMPLEX128, "f": FLOAT32 if single else FLOAT64}[
+            out.dtype.kind
+        ]
+    )
 
 
 def _axis_arg(x: np.ndarray, axis: int, op: str) -> int:
@@ -1031,7 +1075,9 @@ def searchsorted(sorted: Any, values: Any, right: bool = False) -> np.ndarray:
     """Reference of ``searchsorted``: ``numpy.searchsorted`` on the promoted operands."""
     a, v = _tensor(sorted), _tensor(values)
     d = promote(a.dtype, v.dtype)
-    return np.asarray(np.searchsorted(a.astype(d), v.astype(d), side="right" if right else "left"), INT64)
+    return np.asarray(
+        np.searchsorted(a.astype(d), v.astype(d), side="right" if right else "left"), INT64
+    )
 
 
 def cumsum(x: Any, axis: int) -> np.ndarray:

@@ -65,7 +65,11 @@ UNARY_LAYOUT: dict[str, tuple[str, tuple[int, ...]]] = {
     "expm1": ("rev", (3,)),
     "erf": ("", (4,)),
 }
-_VIEWS: dict[str, Callable[[Any], Any]] = {"T": lambda t: t.T, "rev": lambda t: t[::-1], "": lambda t: t}
+_VIEWS: dict[str, Callable[[Any], Any]] = {
+    "T": lambda t: t.T,
+    "rev": lambda t: t[::-1],
+    "": lambda t: t,
+}
 
 
 def _unary_case(row: Any) -> Case:
@@ -75,7 +79,10 @@ def _unary_case(row: Any) -> Case:
     name = row.name
     dtypes = tuple(d for d in RC if np.dtype(d) in row.dtypes)
     view, shape = UNARY_LAYOUT.get(name, ("", (3,)))
-    positive = name == "abs" or getattr(REFERENCE.get(name), "domain", "any") in ("positive", "log1p")
+    positive = name == "abs" or getattr(REFERENCE.get(name), "domain", "any") in (
+        "positive",
+        "log1p",
+    )
     op, v = getattr(P, name), _VIEWS[view]
     return (dtypes, lambda d: (lambda t: op(v(t)), [(pos if positive else arr)(shape, d)]))
 
@@ -96,48 +103,175 @@ CASES: dict[str, Case] = {
     "sub": (RC, lambda d: (lambda a, b: P.sub(a, b), [arr((2, 3), d), arr((), d)])),
     "mul": (RC, lambda d: (lambda a, b: P.mul(a[::-1], b), [arr((3, 2), d), arr((2,), d)])),
     "div": (RC, lambda d: (lambda a, b: P.div(a, b.T), [arr((2, 2), d), pos((2, 2), d)])),
-    "rem": (R, lambda d: (lambda a, b: P.rem(a, b), [arr((4,), d, 2.0, 5.0), arr((4,), d, 0.7, 1.3)])),
+    "rem": (
+        R,
+        lambda d: (lambda a, b: P.rem(a, b), [arr((4,), d, 2.0, 5.0), arr((4,), d, 0.7, 1.3)]),
+    ),
     "pow": (RC, lambda d: (lambda a, b: P.pow(a, b), [pos((3,), d), arr((3,), d)])),
     "maximum": (R, lambda d: (lambda a, b: P.maximum(a, b), [arr((4,), d), arr((4,), d)])),
     "minimum": (R, lambda d: (lambda a, b: P.minimum(a, b.T), [arr((2, 2), d), arr((2, 2), d)])),
     # Fixed operands (no draw from RNG, so the other cases keep their values).
-    "copysign": (R, lambda d: (lambda a, b: P.copysign(a.T, b), [np.array([[0.3, -0.7], [0.9, -0.2]], d), np.array([-0.5, 0.4], d)])),
-    "nextafter": (R, lambda d: (lambda a, b: P.nextafter(a, b[::-1]), [np.array([0.3, -0.6, 0.8], d), np.array([-0.1, 0.9, 0.2], d)])),
-    "select": (RC, lambda d: (lambda a, b: P.select(const(a, np.array([True, False, True])), a, b), [arr((3,), d), arr((3,), d)])),
+    "copysign": (
+        R,
+        lambda d: (
+            lambda a, b: P.copysign(a.T, b),
+            [np.array([[0.3, -0.7], [0.9, -0.2]], d), np.array([-0.5, 0.4], d)],
+        ),
+    ),
+    "nextafter": (
+        R,
+        lambda d: (
+            lambda a, b: P.nextafter(a, b[::-1]),
+            [np.array([0.3, -0.6, 0.8], d), np.array([-0.1, 0.9, 0.2], d)],
+        ),
+    ),
+    "select": (
+        RC,
+        lambda d: (
+            lambda a, b: P.select(const(a, np.array([True, False, True])), a, b),
+            [arr((3,), d), arr((3,), d)],
+        ),
+    ),
     "clamp": (R, lambda d: (lambda a: P.clamp(a, -0.5, 0.5), [arr((5,), d)])),
     "convert": (R, lambda d: (lambda a: P.convert(a, np.complex128) * (1 + 2j), [arr((3,), d)])),
     "cast": (("complex128",), lambda d: (lambda a: P.cast(a, np.float64), [arr((3,), d)])),
     "transpose": (RC, lambda d: (lambda a: P.transpose(a, (2, 0, 1)), [arr((2, 3, 2), d)])),
     "reshape": (RC, lambda d: (lambda a: P.reshape(a.T, (6,)), [arr((2, 3), d)])),
-    "broadcast_in_dim": (RC, lambda d: (lambda a: P.broadcast_in_dim(a, (2, 3, 4), (0, 2)), [arr((2, 4), d)])),
+    "broadcast_in_dim": (
+        RC,
+        lambda d: (lambda a: P.broadcast_in_dim(a, (2, 3, 4), (0, 2)), [arr((2, 4), d)]),
+    ),
     "reverse": (RC, lambda d: (lambda a: P.reverse(a, (1,)), [arr((2, 3), d)])),
-    "slice": (RC, lambda d: (lambda a: P.slice(a.T, tf.SliceConfig(starts=(0, 1), limits=(3, 2), strides=(2, 1))), [arr((2, 3), d)])),
-    "dynamic_slice": (RC, lambda d: (lambda a: P.dynamic_slice(a, [1, 5], [2, 2]), [arr((3, 4), d)])),
-    "dynamic_update_slice": (RC, lambda d: (lambda a, u: P.dynamic_update_slice(a, u, [1, 1]), [arr((3, 4), d), arr((2, 2), d)])),
-    "pad": (RC, lambda d: (lambda a: P.pad(a, tf.PadConfig(edge_padding_low=(1, -1), edge_padding_high=(-1, 2), interior_padding=(1, 1))), [arr((3, 3), d)])),
-    "concatenate": (RC, lambda d: (lambda a, b: P.concatenate([a.T, b], 0), [arr((2, 3), d), arr((1, 2), d)])),
-    "gather": (RC, lambda d: (lambda a: P.gather(a, const(a, np.array([[2], [0], [7]])), tf.GatherConfig(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), index_vector_dim=1, slice_sizes=(1, 2))), [arr((4, 2), d)])),
-    "scatter": (RC, lambda d: (lambda a, u: P.scatter(a, const(a, np.array([[1], [1], [9]])), u, tf.ScatterConfig(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), index_vector_dim=1)), [arr((3, 2), d), arr((3, 2), d)])),
+    "slice": (
+        RC,
+        lambda d: (
+            lambda a: P.slice(a.T, tf.SliceConfig(starts=(0, 1), limits=(3, 2), strides=(2, 1))),
+            [arr((2, 3), d)],
+        ),
+    ),
+    "dynamic_slice": (
+        RC,
+        lambda d: (lambda a: P.dynamic_slice(a, [1, 5], [2, 2]), [arr((3, 4), d)]),
+    ),
+    "dynamic_update_slice": (
+        RC,
+        lambda d: (
+            lambda a, u: P.dynamic_update_slice(a, u, [1, 1]),
+            [arr((3, 4), d), arr((2, 2), d)],
+        ),
+    ),
+    "pad": (
+        RC,
+        lambda d: (
+            lambda a: P.pad(
+                a,
+                tf.PadConfig(
+                    edge_padding_low=(1, -1), edge_padding_high=(-1, 2), interior_padding=(1, 1)
+                ),
+            ),
+            [arr((3, 3), d)],
+        ),
+    ),
+    "concatenate": (
+        RC,
+        lambda d: (lambda a, b: P.concatenate([a.T, b], 0), [arr((2, 3), d), arr((1, 2), d)]),
+    ),
+    "gather": (
+        RC,
+        lambda d: (
+            lambda a: P.gather(
+                a,
+                const(a, np.array([[2], [0], [7]])),
+                tf.GatherConfig(
+                    offset_dims=(1,),
+                    collapsed_slice_dims=(0,),
+                    start_index_map=(0,),
+                    index_vector_dim=1,
+                    slice_sizes=(1, 2),
+                ),
+            ),
+            [arr((4, 2), d)],
+        ),
+    ),
+    "scatter": (
+        RC,
+        lambda d: (
+            lambda a, u: P.scatter(
+                a,
+                const(a, np.array([[1], [1], [9]])),
+                u,
+                tf.ScatterConfig(
+                    update_window_dims=(1,),
+                    inserted_window_dims=(0,),
+                    scatter_dims_to_operand_dims=(0,),
+                    index_vector_dim=1,
+                ),
+            ),
+            [arr((3, 2), d), arr((3, 2), d)],
+        ),
+    ),
     "extract_diag": (RC, lambda d: (lambda a: P.extract_diag(a, 0, 1), [arr((3, 4), d)])),
     "embed_diag": (RC, lambda d: (lambda a: P.embed_diag(a, 0, 1), [arr((3,), d)])),
     "tril": (RC, lambda d: (lambda a: P.tril(a.T, 0), [arr((3, 3), d)])),
     "triu": (RC, lambda d: (lambda a: P.triu(a, 1), [arr((3, 4), d)])),
     "reduce_sum": (RC, lambda d: (lambda a: P.reduce_sum(a.T, (0,)), [arr((2, 3), d)])),
-    "reduce_prod": (RC, lambda d: (lambda a: P.reduce_prod(a, (1,)), [np.array([[2.0, 0.0, 3.0], [1.0, 2.0, -1.0]], dtype=d)])),
+    "reduce_prod": (
+        RC,
+        lambda d: (
+            lambda a: P.reduce_prod(a, (1,)),
+            [np.array([[2.0, 0.0, 3.0], [1.0, 2.0, -1.0]], dtype=d)],
+        ),
+    ),
     "reduce_max": (R, lambda d: (lambda a: P.reduce_max(a, (1,)), [arr((3, 4), d)])),
     "reduce_min": (R, lambda d: (lambda a: P.reduce_min(a[::-1], None), [arr((5,), d)])),
-    "reduce_sum_squares": (R, lambda d: (lambda a: P.reduce_sum_squares(a, (0,)), [arr((3, 2), d)])),
-    "dot_general": (RC, lambda d: (lambda a, b: P.dot_general(a.T, b, tf.DotGeneralConfig(lhs_contracting_dims=(1,), rhs_contracting_dims=(1,))), [arr((3, 2), d), arr((4, 3), d)])),
-    "dot_general_with_conj": (RC, lambda d: (lambda a, b: P.dot_general_with_conj(a, b, tf.DotGeneralConfig(lhs_contracting_dims=(1,), rhs_contracting_dims=(1,), lhs_batch_dims=(0,), rhs_batch_dims=(0,)), True, False), [arr((2, 3, 2), d), arr((2, 3, 4), d)])),
+    "reduce_sum_squares": (
+        R,
+        lambda d: (lambda a: P.reduce_sum_squares(a, (0,)), [arr((3, 2), d)]),
+    ),
+    "dot_general": (
+        RC,
+        lambda d: (
+            lambda a, b: P.dot_general(
+                a.T, b, tf.DotGeneralConfig(lhs_contracting_dims=(1,), rhs_contracting_dims=(1,))
+            ),
+            [arr((3, 2), d), arr((4, 3), d)],
+        ),
+    ),
+    "dot_general_with_conj": (
+        RC,
+        lambda d: (
+            lambda a, b: P.dot_general_with_conj(
+                a,
+                b,
+                tf.DotGeneralConfig(
+                    lhs_contracting_dims=(1,),
+                    rhs_contracting_dims=(1,),
+                    lhs_batch_dims=(0,),
+                    rhs_batch_dims=(0,),
+                ),
+                True,
+                False,
+            ),
+            [arr((2, 3, 2), d), arr((2, 3, 4), d)],
+        ),
+    ),
     "matmul": (RC, lambda d: (lambda a, b: P.matmul(a, b.T), [arr((2, 3), d), arr((4, 3), d)])),
     "scale_real": (RC, lambda d: (lambda a: P.scale_real(a, -1.5), [arr((3,), d)])),
-    "scale_complex": (("complex128",), lambda d: (lambda a: P.scale_complex(a, 0.5 - 2j), [arr((3,), d)])),
+    "scale_complex": (
+        ("complex128",),
+        lambda d: (lambda a: P.scale_complex(a, 0.5 - 2j), [arr((3,), d)]),
+    ),
     # fft: RFFT (odd length, transposed operand) on float64, IRFFT on a reversed complex128 one;
     # tests/test_fft.py covers every type and tf.fft function.
-    "fft": (RC, lambda d: (
-        (lambda a: P.fft(a.T, "RFFT", (5, 3), (1, 0))) if d == "float64" else (lambda a: P.fft(a[::-1], "IRFFT", (6,), (0,))),
-        [arr((5, 3), d)] if d == "float64" else [arr((4, 2), d)],
-    )),
+    "fft": (
+        RC,
+        lambda d: (
+            (lambda a: P.fft(a.T, "RFFT", (5, 3), (1, 0)))
+            if d == "float64"
+            else (lambda a: P.fft(a[::-1], "IRFFT", (6,), (0,))),
+            [arr((5, 3), d)] if d == "float64" else [arr((4, 2), d)],
+        ),
+    ),
     # sorting/scan (issue 22): own generators, so the shared RNG stream of the cases above stays
     "sort": (RC, lambda d: (lambda a: P.sort(a.T, 0, True), [_own((3, 4), d, 1)])),
     "cumsum": (RC, lambda d: (lambda a: P.cumsum(a[::-1], 1), [_own((3, 4), d, 2)])),
@@ -150,7 +284,7 @@ def test_manifest_every_rule_has_a_case() -> None:
     # The linalg family has its own cases (gauge-invariant losses) in tests/test_linalg.py.
     linalg = {row.name for row in tf.prim.CATALOG if row.family == "linalg"}
     differentiable = {op for op, kind in rules.items() if kind == "linearize"} - linalg
-    assert differentiable == set(CASES), (differentiable ^ set(CASES))
+    assert differentiable == set(CASES), differentiable ^ set(CASES)
     assert {op for op, kind in rules.items() if kind == "missing"} == set()
 
 
@@ -182,32 +316,113 @@ def test_check_grads_single_precision(op: str, dtype: str) -> None:
 # dimension numbers whose maps are permuted. Each is checked with ``check_grads`` (JVP against
 # central differences, the dot-product identity to second order) and ``jacrev == jacfwd``.
 _GATHER_IDX = np.array([[1, 0], [0, 2], [2, 1]]).T.copy()  # index vector along axis 0
-_PERM_DG = dict(lhs_contracting_dims=(2, 0), rhs_contracting_dims=(0, 3), lhs_batch_dims=(3, 1), rhs_batch_dims=(2, 1))
+_PERM_DG = dict(
+    lhs_contracting_dims=(2, 0),
+    rhs_contracting_dims=(0, 3),
+    lhs_batch_dims=(3, 1),
+    rhs_batch_dims=(2, 1),
+)
 
 PERMUTED: dict[str, Case] = {
-    "broadcast_in_dim": (RC, lambda d: (lambda a: P.broadcast_in_dim(a, (4, 3, 5, 2), (3, 0, 2)), [arr((2, 4, 5), d)])),
-    "broadcast_in_dim/expand": (RC, lambda d: (lambda a: P.broadcast_in_dim(a.T, (4, 3, 5, 2), (3, 1, 0)), [arr((1, 3, 2), d)])),
+    "broadcast_in_dim": (
+        RC,
+        lambda d: (lambda a: P.broadcast_in_dim(a, (4, 3, 5, 2), (3, 0, 2)), [arr((2, 4, 5), d)]),
+    ),
+    "broadcast_in_dim/expand": (
+        RC,
+        lambda d: (lambda a: P.broadcast_in_dim(a.T, (4, 3, 5, 2), (3, 1, 0)), [arr((1, 3, 2), d)]),
+    ),
     "transpose": (RC, lambda d: (lambda a: P.transpose(a, (1, 2, 0)), [arr((2, 3, 4), d)])),
     "reverse": (RC, lambda d: (lambda a: P.reverse(a, (2, 0)), [arr((2, 3, 4), d)])),
     "reduce_sum": (RC, lambda d: (lambda a: P.reduce_sum(a, (2, 0)), [arr((2, 3, 4), d)])),
-    "reduce_prod": (RC, lambda d: (lambda a: P.reduce_prod(a, (2, 0)), [arr((2, 3, 2), d, 0.5, 1.5)])),
+    "reduce_prod": (
+        RC,
+        lambda d: (lambda a: P.reduce_prod(a, (2, 0)), [arr((2, 3, 2), d, 0.5, 1.5)]),
+    ),
     "reduce_max": (R, lambda d: (lambda a: P.reduce_max(a, (2, 0)), [arr((2, 3, 4), d)])),
     "reduce_min": (R, lambda d: (lambda a: P.reduce_min(a, (2, 0)), [arr((2, 3, 4), d)])),
-    "reduce_sum_squares": (R, lambda d: (lambda a: P.reduce_sum_squares(a, (2, 0)), [arr((2, 3, 4), d)])),
+    "reduce_sum_squares": (
+        R,
+        lambda d: (lambda a: P.reduce_sum_squares(a, (2, 0)), [arr((2, 3, 4), d)]),
+    ),
     "extract_diag": (RC, lambda d: (lambda a: P.extract_diag(a, 2, 0), [arr((3, 2, 4), d)])),
     "embed_diag": (RC, lambda d: (lambda a: P.embed_diag(a, 2, 0), [arr((3, 2), d)])),
-    "concatenate": (RC, lambda d: (lambda a, b: P.concatenate([P.transpose(a, (2, 0, 1)), b], 1), [arr((2, 3, 4), d), arr((4, 1, 3), d)])),
-    "dot_general": (RC, lambda d: (lambda a, b: P.dot_general(a, b, tf.DotGeneralConfig(**_PERM_DG)), [arr((2, 5, 3, 4), d), arr((3, 5, 4, 2, 6), d)])),
-    "dot_general_with_conj": (RC, lambda d: (lambda a, b: P.dot_general_with_conj(a, b, tf.DotGeneralConfig(**_PERM_DG), True, False), [arr((2, 5, 3, 4), d), arr((3, 5, 4, 2, 6), d)])),
-    "gather": (RC, lambda d: (lambda a: P.gather(a, const(a, _GATHER_IDX), tf.GatherConfig(offset_dims=(0, 2), collapsed_slice_dims=(1,), start_index_map=(2, 1), index_vector_dim=0, slice_sizes=(2, 1, 2))), [arr((2, 4, 3), d)])),
-    "scatter": (RC, lambda d: (lambda a, u: P.scatter(a, const(a, _GATHER_IDX), u, tf.ScatterConfig(update_window_dims=(0, 2), inserted_window_dims=(1,), scatter_dims_to_operand_dims=(2, 1), index_vector_dim=0)), [arr((2, 4, 3), d), arr((2, 3, 2), d)])),
+    "concatenate": (
+        RC,
+        lambda d: (
+            lambda a, b: P.concatenate([P.transpose(a, (2, 0, 1)), b], 1),
+            [arr((2, 3, 4), d), arr((4, 1, 3), d)],
+        ),
+    ),
+    "dot_general": (
+        RC,
+        lambda d: (
+            lambda a, b: P.dot_general(a, b, tf.DotGeneralConfig(**_PERM_DG)),
+            [arr((2, 5, 3, 4), d), arr((3, 5, 4, 2, 6), d)],
+        ),
+    ),
+    "dot_general_with_conj": (
+        RC,
+        lambda d: (
+            lambda a, b: P.dot_general_with_conj(
+                a, b, tf.DotGeneralConfig(**_PERM_DG), True, False
+            ),
+            [arr((2, 5, 3, 4), d), arr((3, 5, 4, 2, 6), d)],
+        ),
+    ),
+    "gather": (
+        RC,
+        lambda d: (
+            lambda a: P.gather(
+                a,
+                const(a, _GATHER_IDX),
+                tf.GatherConfig(
+                    offset_dims=(0, 2),
+                    collapsed_slice_dims=(1,),
+                    start_index_map=(2, 1),
+                    index_vector_dim=0,
+                    slice_sizes=(2, 1, 2),
+                ),
+            ),
+            [arr((2, 4, 3), d)],
+        ),
+    ),
+    "scatter": (
+        RC,
+        lambda d: (
+            lambda a, u: P.scatter(
+                a,
+                const(a, _GATHER_IDX),
+                u,
+                tf.ScatterConfig(
+                    update_window_dims=(0, 2),
+                    inserted_window_dims=(1,),
+                    scatter_dims_to_operand_dims=(2, 1),
+                    index_vector_dim=0,
+                ),
+            ),
+            [arr((2, 4, 3), d), arr((2, 3, 2), d)],
+        ),
+    ),
 }
 
 # Ops whose parameters name dimensions: each needs a permuted case above.
 DIMENSION_PARAMETER_OPS = {
-    "broadcast_in_dim", "transpose", "reverse", "reduce_sum", "reduce_prod", "reduce_max", "reduce_min",
-    "reduce_sum_squares", "extract_diag", "embed_diag", "concatenate", "dot_general",
-    "dot_general_with_conj", "gather", "scatter",
+    "broadcast_in_dim",
+    "transpose",
+    "reverse",
+    "reduce_sum",
+    "reduce_prod",
+    "reduce_max",
+    "reduce_min",
+    "reduce_sum_squares",
+    "extract_diag",
+    "embed_diag",
+    "concatenate",
+    "dot_general",
+    "dot_general_with_conj",
+    "gather",
+    "scatter",
 }
 
 

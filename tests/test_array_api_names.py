@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -26,7 +27,9 @@ NONZERO_RANK = hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=4)
 
 
 def floats(dtype: Any = np.float64, shape: Any = SHAPES, **kw: Any) -> st.SearchStrategy:
-    return hnp.arrays(np.dtype(dtype), shape, elements=st.floats(width=np.dtype(dtype).itemsize * 8, **kw))
+    return hnp.arrays(
+        np.dtype(dtype), shape, elements=st.floats(width=np.dtype(dtype).itemsize * 8, **kw)
+    )
 
 
 def ints(shape: Any = SHAPES) -> st.SearchStrategy:
@@ -38,7 +41,11 @@ def bools(shape: Any = SHAPES) -> st.SearchStrategy:
 
 
 def complexes(shape: Any = SHAPES) -> st.SearchStrategy:
-    return hnp.arrays(np.complex128, shape, elements=st.complex_numbers(max_magnitude=1e6, allow_nan=False, allow_infinity=False))
+    return hnp.arrays(
+        np.complex128,
+        shape,
+        elements=st.complex_numbers(max_magnitude=1e6, allow_nan=False, allow_infinity=False),
+    )
 
 
 def same(got: Any, want: np.ndarray) -> None:
@@ -55,12 +62,23 @@ def within_ulps(got: Any, want: np.ndarray, ulps: float, *, signed_zeros: bool =
     same places; the sign of zero results equal)."""
     want = np.asarray(want)
     g = np.asarray(got)
-    assert g.shape == want.shape and g.dtype == want.dtype, (g.shape, g.dtype, want.shape, want.dtype)
+    assert g.shape == want.shape and g.dtype == want.dtype, (
+        g.shape,
+        g.dtype,
+        want.shape,
+        want.dtype,
+    )
     np.testing.assert_array_equal(np.isnan(g), np.isnan(want))
     finite = np.isfinite(want)
     np.testing.assert_array_equal(g[~finite & ~np.isnan(want)], want[~finite & ~np.isnan(want)])
-    err = np.abs(g[finite].astype(np.float64) - want[finite]) / np.spacing(np.abs(want[finite]).astype(want.dtype)).astype(np.float64)
-    assert err.size == 0 or err.max() <= ulps, (err.max(), g[finite][err.argmax()], want[finite][err.argmax()])
+    err = np.abs(g[finite].astype(np.float64) - want[finite]) / np.spacing(
+        np.abs(want[finite]).astype(want.dtype)
+    ).astype(np.float64)
+    assert err.size == 0 or err.max() <= ulps, (
+        err.max(),
+        g[finite][err.argmax()],
+        want[finite][err.argmax()],
+    )
     if signed_zeros:
         zero = want == 0
         np.testing.assert_array_equal(np.signbit(g[zero]), np.signbit(want[zero]))
@@ -139,7 +157,12 @@ def test_iinfo_matches_numpy(name: str) -> None:
     want = np.iinfo(np.dtype(name))
     for arg in (np.dtype(name), tf.zeros((), dtype=name)):
         got = tf.iinfo(arg)
-        assert (got.bits, got.min, got.max, got.dtype) == (want.bits, want.min, want.max, np.dtype(name))
+        assert (got.bits, got.min, got.max, got.dtype) == (
+            want.bits,
+            want.min,
+            want.max,
+            np.dtype(name),
+        )
         assert type(got.max) is int
 
 
@@ -168,8 +191,16 @@ def test_constants_and_dtype_aliases() -> None:
 # ----------------------------------------------------------------------------------------------
 
 UNARY = ["arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "log2", "log10"]
-ALIASES = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh",
-           "acosh": "arccosh", "atanh": "arctanh", "atan2": "arctan2", "pow": "power"}
+ALIASES = {
+    "asin": "arcsin",
+    "acos": "arccos",
+    "atan": "arctan",
+    "asinh": "arcsinh",
+    "acosh": "arccosh",
+    "atanh": "arctanh",
+    "atan2": "arctan2",
+    "pow": "power",
+}
 
 
 @pytest.mark.parametrize("alias, name", sorted(ALIASES.items()))
@@ -205,8 +236,30 @@ def test_unary_int_and_bool_inputs_in_float64(name: str, x: np.ndarray) -> None:
     within_ulps(getattr(tf, name)(tf.asarray(x)), want, 2)
 
 
-SPECIAL = np.array([0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 1e-300, -1e-300, 5e-324, 1e300,
-                    -1e300, np.inf, -np.inf, np.nan, 2.0**28, 2.0**28 + 2.0**-24, 1e-8, 1 - 2**-53])
+SPECIAL = np.array(
+    [
+        0.0,
+        -0.0,
+        0.5,
+        -0.5,
+        1.0,
+        -1.0,
+        2.0,
+        -2.0,
+        1e-300,
+        -1e-300,
+        5e-324,
+        1e300,
+        -1e300,
+        np.inf,
+        -np.inf,
+        np.nan,
+        2.0**28,
+        2.0**28 + 2.0**-24,
+        1e-8,
+        1 - 2**-53,
+    ]
+)
 
 
 @pytest.mark.parametrize("name", UNARY)
@@ -222,7 +275,9 @@ def test_log_base_exact_at_powers(name: str) -> None:
     k = np.arange(-1074, 1024) if base == 2.0 else np.arange(-307, 309)
     x = base ** k.astype(np.float64)
     same(getattr(tf, name)(tf.asarray(x)), getattr(np, name)(x))
-    np.testing.assert_array_equal(np.asarray(getattr(tf, name)(tf.asarray(x))), k.astype(np.float64))
+    np.testing.assert_array_equal(
+        np.asarray(getattr(tf, name)(tf.asarray(x))), k.astype(np.float64)
+    )
     k32 = np.arange(-37, 38) if base == 10.0 else np.arange(-149, 128)
     x32 = (base ** k32.astype(np.float64)).astype(np.float32)
     exact = np.float32(base) ** k32.astype(np.float32) == x32
@@ -244,12 +299,16 @@ def test_log_base_complex(name: str, z: np.ndarray) -> None:
 def test_inverse_trig_accepts_complex(name: str) -> None:
     # Complex inputs take the principal branch (tests/test_complex_special.py has the details).
     z = np.array([0.5j, 0.5 - 2j])
-    np.testing.assert_allclose(np.asarray(getattr(tf, name)(tf.asarray(z))), getattr(np, name)(z), rtol=1e-14)
+    np.testing.assert_allclose(
+        np.asarray(getattr(tf, name)(tf.asarray(z))), getattr(np, name)(z), rtol=1e-14
+    )
 
 
 @given(data=st.data())
 def test_arctan2_broadcast_within_1_ulp(data: st.DataObject) -> None:
-    shapes = data.draw(hnp.mutually_broadcastable_shapes(num_shapes=2, min_side=0, max_side=3)).input_shapes
+    shapes = data.draw(
+        hnp.mutually_broadcastable_shapes(num_shapes=2, min_side=0, max_side=3)
+    ).input_shapes
     dt = data.draw(st.sampled_from([np.float64, np.float32]))
     y, x = (data.draw(floats(dt, s)) for s in shapes)
     with np.errstate(all="ignore"):
@@ -268,10 +327,18 @@ def test_arctan2_special_values_exact() -> None:
         tf.arctan2(tf.zeros((2,)), tf.zeros((3,)))
 
 
-@given(x=st.one_of(floats(np.float64, allow_nan=True), ints(), bools(), complexes()), data=st.data())
+@given(
+    x=st.one_of(floats(np.float64, allow_nan=True), ints(), bools(), complexes()), data=st.data()
+)
 def test_isclose_and_allclose_match_numpy(x: np.ndarray, data: st.DataObject) -> None:
     kind = x.dtype
-    y = data.draw(hnp.arrays(kind, x.shape, elements=hnp.from_dtype(kind, **({"max_magnitude": 1e6} if kind.kind == "c" else {}))))
+    y = data.draw(
+        hnp.arrays(
+            kind,
+            x.shape,
+            elements=hnp.from_dtype(kind, **({"max_magnitude": 1e6} if kind.kind == "c" else {})),
+        )
+    )
     y = np.where(data.draw(hnp.arrays(np.bool_, x.shape)), x, y)  # some exactly equal pairs
     rtol = data.draw(st.sampled_from([1e-5, 0.1, 0.0]))
     atol = data.draw(st.sampled_from([1e-8, 1.0, 0.0]))
@@ -279,7 +346,10 @@ def test_isclose_and_allclose_match_numpy(x: np.ndarray, data: st.DataObject) ->
     with np.errstate(all="ignore"):
         want = np.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan)
         want_all = bool(np.allclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan))
-    same(tf.isclose(tf.asarray(x), tf.asarray(y), rtol=rtol, atol=atol, equal_nan=equal_nan), np.asarray(want))
+    same(
+        tf.isclose(tf.asarray(x), tf.asarray(y), rtol=rtol, atol=atol, equal_nan=equal_nan),
+        np.asarray(want),
+    )
     got_all = tf.allclose(tf.asarray(x), y, rtol=rtol, atol=atol, equal_nan=equal_nan)
     assert type(got_all) is bool and got_all == want_all
 
@@ -288,7 +358,10 @@ def test_isclose_python_scalars_and_infinities() -> None:
     x = np.array([1.0, np.inf, -np.inf, np.nan, 1e10])
     for b in (1.0, np.inf, 1, True):
         same(tf.isclose(tf.asarray(x), b), np.isclose(x, b))
-    same(tf.isclose(tf.asarray(np.float32([1.0, 1.00001])), 1.0), np.isclose(np.float32([1.0, 1.00001]), 1.0))
+    same(
+        tf.isclose(tf.asarray(np.float32([1.0, 1.00001])), 1.0),
+        np.isclose(np.float32([1.0, 1.00001]), 1.0),
+    )
 
 
 @given(re=floats(np.float64), data=st.data())
@@ -317,9 +390,14 @@ def test_complex_dtypes_and_errors() -> None:
 
 
 @pytest.mark.parametrize("name", ["var", "std"])
-@given(x=st.one_of(floats(np.float64, min_value=-1e6, max_value=1e6), ints(), bools(), complexes()), data=st.data())
+@given(
+    x=st.one_of(floats(np.float64, min_value=-1e6, max_value=1e6), ints(), bools(), complexes()),
+    data=st.data(),
+)
 def test_var_std_match_numpy(name: str, x: np.ndarray, data: st.DataObject) -> None:
-    axis = data.draw(st.one_of(st.none(), st.integers(-x.ndim, x.ndim - 1) if x.ndim else st.none()))
+    axis = data.draw(
+        st.one_of(st.none(), st.integers(-x.ndim, x.ndim - 1) if x.ndim else st.none())
+    )
     ddof = data.draw(st.sampled_from([0, 1, 2.5]))
     keepdims = data.draw(st.booleans())
     with np.errstate(all="ignore"), warnings.catch_warnings():
@@ -327,7 +405,9 @@ def test_var_std_match_numpy(name: str, x: np.ndarray, data: st.DataObject) -> N
         want = np.asarray(getattr(np, name)(x, axis=axis, ddof=ddof, keepdims=keepdims))
     got = getattr(tf, name)(tf.asarray(x), axis=axis, ddof=ddof, keepdims=keepdims)
     assert got.dtype == want.dtype and got.shape == want.shape
-    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12, atol=1e-12 * (1 + np.abs(x).max(initial=0)) ** 2)
+    np.testing.assert_allclose(
+        np.asarray(got), want, rtol=1e-12, atol=1e-12 * (1 + np.abs(x).max(initial=0)) ** 2
+    )
     got_c = getattr(tf, name)(tf.asarray(x), axis=axis, correction=ddof, keepdims=keepdims)
     np.testing.assert_array_equal(np.asarray(got_c), np.asarray(got))
 
@@ -336,7 +416,9 @@ def test_var_float32_and_errors() -> None:
     x = np.float32([[1, 2], [3, 5]])
     same(tf.var(tf.asarray(x), axis=0), np.var(x, axis=0))
     assert tf.std(tf.asarray(np.complex64([1j, 1]))).dtype == np.float32
-    with pytest.raises(ValueError, match="var: ddof and correction can't be provided simultaneously"):
+    with pytest.raises(
+        ValueError, match="var: ddof and correction can't be provided simultaneously"
+    ):
         tf.var(tf.asarray(x), ddof=1, correction=1)
     with pytest.raises(tf.errors.AxisError):
         tf.std(tf.asarray(x), axis=2)
@@ -344,7 +426,9 @@ def test_var_float32_and_errors() -> None:
 
 @given(x=st.one_of(floats(np.float64), ints(), bools(), complexes()), data=st.data())
 def test_count_nonzero_matches_numpy(x: np.ndarray, data: st.DataObject) -> None:
-    axis = data.draw(st.one_of(st.none(), st.integers(-x.ndim, x.ndim - 1) if x.ndim else st.none()))
+    axis = data.draw(
+        st.one_of(st.none(), st.integers(-x.ndim, x.ndim - 1) if x.ndim else st.none())
+    )
     keepdims = data.draw(st.booleans())
     want = np.asarray(np.count_nonzero(x, axis=axis, keepdims=keepdims)).astype(np.int64)
     same(tf.count_nonzero(tf.asarray(x), axis=axis, keepdims=keepdims), want)
@@ -356,7 +440,10 @@ def test_count_nonzero_matches_numpy(x: np.ndarray, data: st.DataObject) -> None
 
 
 @pytest.mark.parametrize("name", ["zeros_like", "ones_like", "empty_like", "full_like"])
-@given(x=st.one_of(floats(np.float64), ints(), bools(), complexes()), dtype=st.sampled_from([None, *SEVEN]))
+@given(
+    x=st.one_of(floats(np.float64), ints(), bools(), complexes()),
+    dtype=st.sampled_from([None, *SEVEN]),
+)
 def test_like_functions_match_numpy(name: str, x: np.ndarray, dtype: Any) -> None:
     args = (7,) if name == "full_like" else ()
     want = getattr(np, name)(x, *args, dtype=dtype)
@@ -400,8 +487,11 @@ def test_arange_keywords_array_copy_and_spellings() -> None:
 ANY = st.one_of(floats(np.float64), ints(), bools(), complexes())
 
 
-@given(vecs=st.lists(hnp.arrays(np.float64, st.integers(0, 3)), min_size=0, max_size=3),
-       indexing=st.sampled_from(["xy", "ij"]), sparse=st.booleans())
+@given(
+    vecs=st.lists(hnp.arrays(np.float64, st.integers(0, 3)), min_size=0, max_size=3),
+    indexing=st.sampled_from(["xy", "ij"]),
+    sparse=st.booleans(),
+)
 def test_meshgrid_matches_numpy(vecs: list[np.ndarray], indexing: str, sparse: bool) -> None:
     want = np.meshgrid(*vecs, indexing=indexing, sparse=sparse)
     got = tf.meshgrid(*[tf.asarray(v) for v in vecs], indexing=indexing, sparse=sparse)
@@ -412,9 +502,13 @@ def test_meshgrid_matches_numpy(vecs: list[np.ndarray], indexing: str, sparse: b
 
 @given(x=ANY, data=st.data())
 def test_repeat_matches_numpy(x: np.ndarray, data: st.DataObject) -> None:
-    axis = data.draw(st.one_of(st.none(), st.integers(-x.ndim, x.ndim - 1) if x.ndim else st.none()))
+    axis = data.draw(
+        st.one_of(st.none(), st.integers(-x.ndim, x.ndim - 1) if x.ndim else st.none())
+    )
     n = x.size if axis is None else x.shape[axis]
-    reps = data.draw(st.one_of(st.integers(0, 3), st.lists(st.integers(0, 3), min_size=n, max_size=n)))
+    reps = data.draw(
+        st.one_of(st.integers(0, 3), st.lists(st.integers(0, 3), min_size=n, max_size=n))
+    )
     same(tf.repeat(tf.asarray(x), reps, axis=axis), np.repeat(x, reps, axis=axis))
 
 
@@ -424,17 +518,28 @@ def test_roll_matches_numpy(x: np.ndarray, data: st.DataObject) -> None:
         shift, axis = data.draw(st.integers(-7, 7)), None
     else:
         axis = tuple(data.draw(st.lists(st.integers(-x.ndim, x.ndim - 1), min_size=1, max_size=3)))
-        shift = tuple(data.draw(st.lists(st.integers(-7, 7), min_size=len(axis), max_size=len(axis))))
+        shift = tuple(
+            data.draw(st.lists(st.integers(-7, 7), min_size=len(axis), max_size=len(axis)))
+        )
     same(tf.roll(tf.asarray(x), shift, axis=axis), np.roll(x, shift, axis=axis))
 
 
-@given(x=ANY, reps=st.one_of(st.integers(0, 3), st.lists(st.integers(0, 3), min_size=0, max_size=4)))
+@given(
+    x=ANY, reps=st.one_of(st.integers(0, 3), st.lists(st.integers(0, 3), min_size=0, max_size=4))
+)
 def test_tile_matches_numpy(x: np.ndarray, reps: Any) -> None:
     same(tf.tile(tf.asarray(x), reps), np.tile(x, reps))
 
 
-@given(x=st.one_of(floats(np.float64, NONZERO_RANK, allow_nan=False), ints(NONZERO_RANK), bools(NONZERO_RANK), complexes(NONZERO_RANK)),
-       data=st.data())
+@given(
+    x=st.one_of(
+        floats(np.float64, NONZERO_RANK, allow_nan=False),
+        ints(NONZERO_RANK),
+        bools(NONZERO_RANK),
+        complexes(NONZERO_RANK),
+    ),
+    data=st.data(),
+)
 def test_diff_matches_numpy(x: np.ndarray, data: st.DataObject) -> None:
     n = data.draw(st.integers(0, 3))
     axis = data.draw(st.integers(-x.ndim, x.ndim - 1))
@@ -442,7 +547,9 @@ def test_diff_matches_numpy(x: np.ndarray, data: st.DataObject) -> None:
     if x.dtype.kind != "b" and data.draw(st.booleans()):
         kw["prepend"] = 0
     if x.dtype.kind != "b" and data.draw(st.booleans()):
-        kw["append"] = np.ones(tuple(2 if d == axis % x.ndim else s for d, s in enumerate(x.shape)), x.dtype)
+        kw["append"] = np.ones(
+            tuple(2 if d == axis % x.ndim else s for d, s in enumerate(x.shape)), x.dtype
+        )
     want = np.diff(x, n=n, axis=axis, **kw)
     same(tf.diff(tf.asarray(x), n=n, axis=axis, **kw), want)
 
@@ -463,22 +570,33 @@ def test_split_matches_numpy(x: np.ndarray, data: st.DataObject) -> None:
         same(g, w)
 
 
-@given(x=st.one_of(floats(np.float64, NONZERO_RANK), ints(NONZERO_RANK), complexes(NONZERO_RANK)), data=st.data())
+@given(
+    x=st.one_of(floats(np.float64, NONZERO_RANK), ints(NONZERO_RANK), complexes(NONZERO_RANK)),
+    data=st.data(),
+)
 def test_take_along_axis_matches_numpy(x: np.ndarray, data: st.DataObject) -> None:
     axis = data.draw(st.integers(-x.ndim, x.ndim - 1))
     n = x.shape[axis]
     shape = [data.draw(st.sampled_from([1, s])) for s in x.shape]
     shape[axis] = data.draw(st.integers(0, 3)) if n else 0
-    idx = data.draw(hnp.arrays(np.int64, tuple(shape), elements=st.integers(-n, n - 1) if n else st.just(0)))
+    idx = data.draw(
+        hnp.arrays(np.int64, tuple(shape), elements=st.integers(-n, n - 1) if n else st.just(0))
+    )
     same(tf.take_along_axis(tf.asarray(x), idx, axis=axis), np.take_along_axis(x, idx, axis=axis))
 
 
 def test_take_along_axis_none_and_errors() -> None:
     x = np.arange(6.0).reshape(2, 3)
-    same(tf.take_along_axis(tf.asarray(x), np.array([5, 0]), axis=None), np.take_along_axis(x, np.array([5, 0]), axis=None))
+    same(
+        tf.take_along_axis(tf.asarray(x), np.array([5, 0]), axis=None),
+        np.take_along_axis(x, np.array([5, 0]), axis=None),
+    )
     with pytest.raises(IndexError, match="index 3 is out of bounds for axis 1 with size 3"):
         tf.take_along_axis(tf.asarray(x), np.array([[3]]), axis=1)
-    with pytest.raises(ValueError, match="take_along_axis: `indices` and `arr` must have the same number of dimensions"):
+    with pytest.raises(
+        ValueError,
+        match="take_along_axis: `indices` and `arr` must have the same number of dimensions",
+    ):
         tf.take_along_axis(tf.asarray(x), np.array([1]), axis=1)
     with pytest.raises(TypeError, match="take_along_axis: indices must be integers"):
         tf.take_along_axis(tf.asarray(x), np.array([[1.0]]), axis=1)
@@ -488,8 +606,10 @@ def test_take_along_axis_none_and_errors() -> None:
 def test_kron_and_outer_match_numpy(a: np.ndarray, b: np.ndarray) -> None:
     if a.dtype.kind == "b" and b.dtype.kind == "b":
         return  # NumPy multiplies bools as logical and; tenferro too, checked below on ints
-    for got, want in ((tf.kron(tf.asarray(a), tf.asarray(b)), np.kron(a, b)),
-                      (tf.outer(tf.asarray(a), tf.asarray(b)), np.outer(a, b))):
+    for got, want in (
+        (tf.kron(tf.asarray(a), tf.asarray(b)), np.kron(a, b)),
+        (tf.outer(tf.asarray(a), tf.asarray(b)), np.outer(a, b)),
+    ):
         if want.dtype.kind == "c":  # complex products may round differently (FMA): 1 ulp
             assert got.shape == want.shape and got.dtype == want.dtype
             np.testing.assert_allclose(np.asarray(got), want, rtol=1e-15, atol=0)
@@ -507,16 +627,40 @@ def test_kron_outer_bool() -> None:
     "call, error, match",
     [
         (lambda: tf.repeat(tf.asarray([1, 2]), -1), ValueError, "repeat: negative repeats"),
-        (lambda: tf.repeat(tf.asarray([1, 2]), [1, 2, 3]), ValueError, "repeat: operands could not be broadcast"),
+        (
+            lambda: tf.repeat(tf.asarray([1, 2]), [1, 2, 3]),
+            ValueError,
+            "repeat: operands could not be broadcast",
+        ),
         (lambda: tf.repeat(tf.asarray([1, 2]), 1.5), TypeError, "repeat: indices must be integers"),
         (lambda: tf.tile(tf.asarray([1]), (-1,)), ValueError, "tile: negative dimensions"),
-        (lambda: tf.split(tf.arange(5), 2), ValueError, "split: array split does not result in an equal division"),
-        (lambda: tf.split(tf.arange(5), 0), ValueError, "split: number sections must be larger than 0"),
+        (
+            lambda: tf.split(tf.arange(5), 2),
+            ValueError,
+            "split: array split does not result in an equal division",
+        ),
+        (
+            lambda: tf.split(tf.arange(5), 0),
+            ValueError,
+            "split: number sections must be larger than 0",
+        ),
         (lambda: tf.diff(tf.asarray([1, 2]), n=-1), ValueError, "diff: order must be non-negative"),
-        (lambda: tf.diff(tf.asarray(1.0)), ValueError, "diff: diff requires input that is at least one dimensional"),
-        (lambda: tf.roll(tf.asarray([1, 2]), (1, 2), axis=(0, 0, 0)), ValueError, "roll: 'shift' and 'axis'"),
+        (
+            lambda: tf.diff(tf.asarray(1.0)),
+            ValueError,
+            "diff: diff requires input that is at least one dimensional",
+        ),
+        (
+            lambda: tf.roll(tf.asarray([1, 2]), (1, 2), axis=(0, 0, 0)),
+            ValueError,
+            "roll: 'shift' and 'axis'",
+        ),
         (lambda: tf.roll(tf.asarray([1, 2]), 1, axis=1), tf.errors.AxisError, "roll"),
-        (lambda: tf.meshgrid(tf.asarray([1]), indexing="yx"), ValueError, "meshgrid: indexing must be"),
+        (
+            lambda: tf.meshgrid(tf.asarray([1]), indexing="yx"),
+            ValueError,
+            "meshgrid: indexing must be",
+        ),
         (lambda: tf.permute_dims(tf.zeros((2, 3)), (0,)), ValueError, "transpose: axes"),
         (lambda: tf.zeros_like(tf.asarray([1]), dtype="float16"), DTypeError, "float16"),
     ],
@@ -542,7 +686,10 @@ DIFFERENTIABLE: dict[str, tuple[Callable[..., Any], list[Any]]] = {
     "arccos": (tf.arccos, [_U]),
     "arctan": (tf.arctan, [3 * _R.normal(size=3)]),
     "arctan2": (tf.arctan2, [_R.normal(size=3), _R.normal(size=3)]),
-    "arctan2 on the y = 0 axis": (tf.arctan2, [np.zeros(3), np.array([1.5, 2.0, 0.5])]),  # x < 0: the cut
+    "arctan2 on the y = 0 axis": (
+        tf.arctan2,
+        [np.zeros(3), np.array([1.5, 2.0, 0.5])],
+    ),  # x < 0: the cut
     "arcsinh": (tf.arcsinh, [np.array([-3.0, 0.0, 0.4, 2.0**29])]),
     "arccosh": (tf.arccosh, [np.array([1.5, 3.0, 2.0**29])]),
     "arctanh": (tf.arctanh, [np.array([-0.5, 0.0, 0.9])]),
@@ -580,8 +727,16 @@ def test_derivatives_against_finite_differences(name: str) -> None:
 def test_derivative_values_at_special_points() -> None:
     rt = tf.Runtime()
     x = rt.variable(np.array([0.0, 0.0, 8.0, 1000.0]))
-    g = rt.grad(tf.arcsinh(x[:1]).sum() + tf.arctanh(x[1:2]).sum() + tf.log2(x[2:3]).sum() + tf.log10(x[3:]).sum(), [x])[0]
-    np.testing.assert_allclose(np.asarray(g), [1.0, 1.0, 1 / (8 * math.log(2)), 1 / (1000 * math.log(10))], rtol=1e-15)
+    g = rt.grad(
+        tf.arcsinh(x[:1]).sum()
+        + tf.arctanh(x[1:2]).sum()
+        + tf.log2(x[2:3]).sum()
+        + tf.log10(x[3:]).sum(),
+        [x],
+    )[0]
+    np.testing.assert_allclose(
+        np.asarray(g), [1.0, 1.0, 1 / (8 * math.log(2)), 1 / (1000 * math.log(10))], rtol=1e-15
+    )
     y, xx = rt.variable(np.array([0.0, -0.0])), rt.variable(np.array([-2.0, 4.0]))
     gy, gx = rt.grad(tf.arctan2(y, xx).sum(), [y, xx])
     np.testing.assert_allclose(np.asarray(gy), [-0.5, 0.25])

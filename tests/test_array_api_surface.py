@@ -18,19 +18,29 @@ import tenferro as tf
 from tenferro.errors import AxisError, DTypeError, ShapeError
 from tenferro.testing import check_grads
 
-DTYPES = [np.dtype(n) for n in ("bool", "int32", "int64", "float32", "float64", "complex64", "complex128")]
+DTYPES = [
+    np.dtype(n) for n in ("bool", "int32", "int64", "float32", "float64", "complex64", "complex128")
+]
 SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4)
 
 
 def same(got: Any, want: Any) -> None:
     want = np.asarray(want)
     assert isinstance(got, tf.Tensor)
-    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape, want.dtype)
+    assert got.shape == want.shape and got.dtype == want.dtype, (
+        got.shape,
+        got.dtype,
+        want.shape,
+        want.dtype,
+    )
     np.testing.assert_array_equal(np.asarray(got), want)
 
 
 @settings(max_examples=60)
-@given(st.lists(st.sampled_from(DTYPES), min_size=1, max_size=4), st.lists(st.sampled_from([True, 1, 1.0, 1j]), max_size=2))
+@given(
+    st.lists(st.sampled_from(DTYPES), min_size=1, max_size=4),
+    st.lists(st.sampled_from([True, 1, 1.0, 1j]), max_size=2),
+)
 def test_result_type_and_can_cast_match_numpy(dtypes: list[np.dtype], scalars: list[Any]) -> None:
     want = np.result_type(*dtypes, *scalars)
     assert tf.result_type(*dtypes, *scalars) == want
@@ -51,7 +61,11 @@ def test_result_type_and_can_cast_errors() -> None:
         tf.can_cast(np.uint8, tf.int64)
 
 
-@given(st.lists(hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=3), min_size=1, max_size=3))
+@given(
+    st.lists(
+        hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=3), min_size=1, max_size=3
+    )
+)
 def test_broadcast_arrays_matches_numpy(shapes: list[tuple[int, ...]]) -> None:
     arrays = [np.arange(int(np.prod(s)), dtype=np.float64).reshape(s) for s in shapes]
     try:
@@ -66,7 +80,10 @@ def test_broadcast_arrays_matches_numpy(shapes: list[tuple[int, ...]]) -> None:
         same(g, w)
 
 
-@given(hnp.arrays(np.float64, hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=3)), st.data())
+@given(
+    hnp.arrays(np.float64, hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=3)),
+    st.data(),
+)
 def test_unstack_matches_numpy(a: np.ndarray, data: st.DataObject) -> None:
     axis = data.draw(st.integers(-a.ndim, a.ndim - 1))
     got = tf.unstack(tf.asarray(a), axis=axis)
@@ -111,7 +128,9 @@ def test_vecdot_matches_numpy(shapes: Any, dtype: Any, seed: int) -> None:
         got = tf.vecdot(tf.asarray(a), tf.asarray(b), axis=axis)
         assert got.dtype == want.dtype
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(np.asarray(tf.linalg.vecdot(a, b)), np.vecdot(a, b), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        np.asarray(tf.linalg.vecdot(a, b)), np.vecdot(a, b), rtol=1e-5, atol=1e-5
+    )
 
 
 def test_vecdot_conjugates_first_and_grads() -> None:
@@ -196,7 +215,10 @@ def test_standard_signatures(name: str) -> None:
             continue
         if kind == inspect.Parameter.KEYWORD_ONLY:
             assert p in {q.name for q in params}, (name, p)
-            assert {q.name: q for q in params}[p].kind in (kind, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            assert {q.name: q for q in params}[p].kind in (
+                kind,
+                inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            )
         else:
             q = params[i]
             if kind == inspect.Parameter.POSITIONAL_OR_KEYWORD:

@@ -29,7 +29,11 @@ UNARY = {
     for row in tf.prim.CATALOG
     if row.family == "unary" and RULES[row.name] == "linearize"
 }
-UNARY_PARAMS = [pytest.param(name, d, id=f"{name}-{d}") for name, dtypes in sorted(UNARY.items()) for d in dtypes]
+UNARY_PARAMS = [
+    pytest.param(name, d, id=f"{name}-{d}")
+    for name, dtypes in sorted(UNARY.items())
+    for d in dtypes
+]
 
 
 def _positive_inputs(name: str) -> bool:
@@ -75,9 +79,17 @@ def test_reductions_layout_and_structure(dtype: str) -> None:
     check_grads(lambda t: tf.prim.reshape(t, (2, 6)), [x])
     check_grads(lambda t: tf.prim.broadcast_in_dim(t, (3, 5, 4), (0, 2)), [x])
     check_grads(lambda t: tf.prim.reverse(t, (0,)), [x])
-    check_grads(lambda t: tf.prim.slice(t, tf.SliceConfig(starts=(0, 1), limits=(3, 4), strides=(2, 2))), [x])
     check_grads(
-        lambda t: tf.prim.pad(t, tf.PadConfig(edge_padding_low=(1, -1), edge_padding_high=(0, 2), interior_padding=(1, 0))),
+        lambda t: tf.prim.slice(t, tf.SliceConfig(starts=(0, 1), limits=(3, 4), strides=(2, 2))),
+        [x],
+    )
+    check_grads(
+        lambda t: tf.prim.pad(
+            t,
+            tf.PadConfig(
+                edge_padding_low=(1, -1), edge_padding_high=(0, 2), interior_padding=(1, 0)
+            ),
+        ),
         [x],
     )
     check_grads(lambda t: tf.prim.concatenate([t, t * 2.0], 1), [x])
@@ -100,11 +112,18 @@ def test_real_reductions() -> None:
 @pytest.mark.parametrize("dtype", ["float64", "complex128"])
 def test_contractions(dtype: str) -> None:
     a, b = _arr((3, 4, 2), dtype), _arr((4, 5, 2), dtype)
-    cfg = tf.DotGeneralConfig(lhs_contracting_dims=(1,), rhs_contracting_dims=(0,), lhs_batch_dims=(2,), rhs_batch_dims=(2,))
+    cfg = tf.DotGeneralConfig(
+        lhs_contracting_dims=(1,),
+        rhs_contracting_dims=(0,),
+        lhs_batch_dims=(2,),
+        rhs_batch_dims=(2,),
+    )
     check_grads(lambda x, y: tf.prim.dot_general(x, y, cfg), [a, b])
     for lc in (False, True):
         for rc in (False, True):
-            check_grads(lambda x, y: tf.prim.dot_general_with_conj(x, y, cfg, lc, rc), [a, b], order=1)
+            check_grads(
+                lambda x, y: tf.prim.dot_general_with_conj(x, y, cfg, lc, rc), [a, b], order=1
+            )
     m, n = _arr((3, 4), dtype), _arr((4, 2), dtype)
     check_grads(lambda x, y: tf.prim.matmul(x, y), [m, n])
     check_grads(lambda x: tf.prim.scale_real(x, 2.5), [m])
@@ -217,12 +236,27 @@ def test_reduce_prod_exact_at_zeros_and_gather_scatter() -> None:
     g = rt.grad(tf.prim.reduce_prod(x), x)
     assert_close(g, np.array([0.0, 6.0, 0.0]))
     rows = [rt.grad((g * rt.constant(np.eye(3)[i])).sum(), x) for i in range(3)]
-    assert_close(np.stack([np.asarray(r) for r in rows]), np.array([[0, 3, 0], [3, 0, 2], [0, 2, 0.0]]))
-    check_grads(lambda t: tf.prim.reduce_prod(t, (1,)), [np.array([[2.0, 0.0, 3.0], [1.0, 2.0, 3.0]])])
-    gc = tf.GatherConfig(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,), index_vector_dim=1, slice_sizes=(1, 3))
+    assert_close(
+        np.stack([np.asarray(r) for r in rows]), np.array([[0, 3, 0], [3, 0, 2], [0, 2, 0.0]])
+    )
+    check_grads(
+        lambda t: tf.prim.reduce_prod(t, (1,)), [np.array([[2.0, 0.0, 3.0], [1.0, 2.0, 3.0]])]
+    )
+    gc = tf.GatherConfig(
+        offset_dims=(1,),
+        collapsed_slice_dims=(0,),
+        start_index_map=(0,),
+        index_vector_dim=1,
+        slice_sizes=(1, 3),
+    )
     idx = np.array([[2], [0], [9], [-4]])
     check_grads(lambda t: tf.prim.gather(t, t.runtime.constant(idx), gc), [RNG.normal(size=(4, 3))])
-    sc = tf.ScatterConfig(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), index_vector_dim=1)
+    sc = tf.ScatterConfig(
+        update_window_dims=(1,),
+        inserted_window_dims=(0,),
+        scatter_dims_to_operand_dims=(0,),
+        index_vector_dim=1,
+    )
     sidx = np.array([[1], [1], [7]])
     check_grads(
         lambda a, u: tf.prim.scatter(a, a.runtime.constant(sidx), u, sc),

@@ -377,7 +377,10 @@ SINGLE_OPS = {
     "mul": (lambda t: t * t[::-1], {}),
     "div": (lambda t: t / (t * t + 2.0), {"rtol": 5e-2, "atol": 5e-2}),
     "log": (lambda t: tf.prim.log(t * t + 1.0), {"rtol": 5e-2, "atol": 5e-2}),
-    "matmul": (lambda t: tf.prim.matmul(tf.prim.reshape(t, (2, 2)), tf.prim.reshape(t, (2, 2))), {}),
+    "matmul": (
+        lambda t: tf.prim.matmul(tf.prim.reshape(t, (2, 2)), tf.prim.reshape(t, (2, 2))),
+        {},
+    ),
     "sum_sq": (lambda t: tf.prim.reduce_sum(t * t.conj()), {}),
 }
 
@@ -430,7 +433,9 @@ def test_gradients_match_jax_on_a_random_composite_program() -> None:
         maximum, minimum, conj, log, cos = tf.maximum, tf.minimum, tf.conj, tf.log, tf.cos
         expm1, log1p = tf.expm1, tf.log1p
 
-    val, grads = tf.func.value_and_grad(lambda *a: _composite(TfLib, *a), argnums=(0, 1, 2))(x, z, w)
+    val, grads = tf.func.value_and_grad(lambda *a: _composite(TfLib, *a), argnums=(0, 1, 2))(
+        x, z, w
+    )
     jval, jgrads = jax.value_and_grad(lambda *a: _composite(jnp, *a), argnums=(0, 1, 2))(x, z, w)
     assert_close(val, np.float64(jval), rtol=1e-12)
     gx, gz, gw = grads

@@ -30,21 +30,31 @@ def bench_modules(monkeypatch, tmp_path):
 
 def test_round_robin_and_ratios(bench_modules) -> None:
     harness, _ = bench_modules
-    secs = harness.round_robin({"a": lambda: sum(range(1000)), "b": lambda: None}, rounds=3,
-                               inner=2, warmup=1, sleep=0.0)
+    secs = harness.round_robin(
+        {"a": lambda: sum(range(1000)), "b": lambda: None}, rounds=3, inner=2, warmup=1, sleep=0.0
+    )
     assert set(secs) == {"a", "b"} and all(v > 0 for v in secs.values())
-    rows = harness.rows_from_results("case", "ms", {"tenferro": 2.0, "jax": 8.0, "torch": 1.0},
-                                     ("jax", "jax.jit", "torch"), {"jax": "<= 0.25x"})
-    assert [(r.peer, r.ratio, r.target) for r in rows] == [("jax", 0.25, "<= 0.25x"),
-                                                           ("torch", 2.0, "")]
+    rows = harness.rows_from_results(
+        "case",
+        "ms",
+        {"tenferro": 2.0, "jax": 8.0, "torch": 1.0},
+        ("jax", "jax.jit", "torch"),
+        {"jax": "<= 0.25x"},
+    )
+    assert [(r.peer, r.ratio, r.target) for r in rows] == [
+        ("jax", 0.25, "<= 0.25x"),
+        ("torch", 2.0, ""),
+    ]
     lone = harness.rows_from_results("case", "ms", {"tenferro": 2.0}, ("jax",))
     assert len(lone) == 1 and lone[0].peer is None and lone[0].ratio is None
 
 
 def test_report_renders_results(bench_modules, tmp_path) -> None:
     harness, report = bench_modules
-    rows = [harness.Row("TFIM N=16", "ms", 2.0, "jax", 100.0, "<= 10 ms"),
-            harness.Row("GEMM", "GFLOP/s", 20.0, "numpy", 25.0, ">= 0.9x", higher_is_better=True)]
+    rows = [
+        harness.Row("TFIM N=16", "ms", 2.0, "jax", 100.0, "<= 10 ms"),
+        harness.Row("GEMM", "GFLOP/s", 20.0, "numpy", 25.0, ">= 0.9x", higher_is_better=True),
+    ]
     path = harness.write_results("bench_tfim", rows)
     data = json.loads(path.read_text())
     assert data["bench"] == "bench_tfim" and "date" in data["machine"]
@@ -52,7 +62,10 @@ def test_report_renders_results(bench_modules, tmp_path) -> None:
     readme = tmp_path / "README.md"
     readme.write_text("intro\n<!-- bench:begin -->\nold\n<!-- bench:end -->\noutro\n")
     out = tmp_path / "docs"
-    assert report.main(["--results", str(path.parent), "--out", str(out), "--readme", str(readme)]) == 0
+    assert (
+        report.main(["--results", str(path.parent), "--out", str(out), "--readme", str(readme)])
+        == 0
+    )
     md = (out / "benchmarks.md").read_text()
     assert "| TFIM N=16 | ms | 2 | jax | 100 | 0.02× | <= 10 ms |" in md
     assert "GFLOP/s ↑" in md
@@ -66,21 +79,47 @@ def test_report_extra_tables_verdicts_and_kept_sections(bench_modules, tmp_path)
     file keeps its section of the existing page (re-running one bench updates only its section)."""
     harness, report = bench_modules
     rows = [harness.Row("TFIM N=16, tf.jit", "ms", 1.0, "jax.jit", 2.0, "<= 1.1x")]
-    tables = [{"title": "pass ablation", "columns": ["passes", "instructions", "ms"],
-               "rows": [["all passes", 205, 1.25], ["no cse", 230, None]]}]
-    path = harness.write_results("bench_tfim", rows, extra={"tables": tables,
-                                                            "verdicts": ["tf.jit 0.5x -> met"]})
+    tables = [
+        {
+            "title": "pass ablation",
+            "columns": ["passes", "instructions", "ms"],
+            "rows": [["all passes", 205, 1.25], ["no cse", 230, None]],
+        }
+    ]
+    path = harness.write_results(
+        "bench_tfim", rows, extra={"tables": tables, "verdicts": ["tf.jit 0.5x -> met"]}
+    )
     assert json.loads(path.read_text())["machine"]["isa"]
     out = tmp_path / "docs"
     out.mkdir()
-    old = ("# Benchmarks\n\nintro\n\n## Old TFIM (`benches/bench_tfim.py`)\n\nstale tfim\n\n"
-           "## Einsum (`benches/bench_einsum.py`)\n\n| einsum row |\n")
+    old = (
+        "# Benchmarks\n\nintro\n\n## Old TFIM (`benches/bench_tfim.py`)\n\nstale tfim\n\n"
+        "## Einsum (`benches/bench_einsum.py`)\n\n| einsum row |\n"
+    )
     (out / "benchmarks.md").write_text(old)
-    assert report.main(["--results", str(path.parent), "--out", str(out), "--readme",
-                        str(tmp_path / "absent.md")]) == 0
+    assert (
+        report.main(
+            [
+                "--results",
+                str(path.parent),
+                "--out",
+                str(out),
+                "--readme",
+                str(tmp_path / "absent.md"),
+            ]
+        )
+        == 0
+    )
     md = (out / "benchmarks.md").read_text()
-    assert "stale tfim" not in md and "| TFIM N=16, tf.jit | ms | 1 | jax.jit | 2 | 0.5× | <= 1.1x |" in md
-    assert "**pass ablation**" in md and "| all passes | 205 | 1.25 |" in md and "| no cse | 230 |  |" in md
+    assert (
+        "stale tfim" not in md
+        and "| TFIM N=16, tf.jit | ms | 1 | jax.jit | 2 | 0.5× | <= 1.1x |" in md
+    )
+    assert (
+        "**pass ablation**" in md
+        and "| all passes | 205 | 1.25 |" in md
+        and "| no cse | 230 |  |" in md
+    )
     assert "- tf.jit 0.5x -> met" in md
     assert "## Einsum (`benches/bench_einsum.py`)\n\n| einsum row |" in md
     assert md.index("bench_tfim.py") < md.index("bench_einsum.py")  # ORDER kept

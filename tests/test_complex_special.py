@@ -57,14 +57,40 @@ def test_sqrt_tanh_exp_expm1_special_values() -> None:
         same_special(np.asarray(tf.expm1(x))[~free], want[~free], 1e-14, GRID[~free])
     # tanh: NumPy's own tanh differs from C99 at (0 + i·inf) (NaN real part); the standard's
     # values are checked explicitly.
-    t = np.asarray(tf.tanh(tf.asarray(np.array([complex(0, INF), complex(-0.0, NAN), complex(INF, INF), complex(-INF, NAN), complex(NAN, 0), complex(NAN, -0.0), complex(3, 1)]))))
-    want = [complex(0, NAN), complex(-0.0, NAN), complex(1, 0), complex(-1, 0), complex(NAN, 0), complex(NAN, -0.0), np.tanh(complex(3, 1))]
+    t = np.asarray(
+        tf.tanh(
+            tf.asarray(
+                np.array(
+                    [
+                        complex(0, INF),
+                        complex(-0.0, NAN),
+                        complex(INF, INF),
+                        complex(-INF, NAN),
+                        complex(NAN, 0),
+                        complex(NAN, -0.0),
+                        complex(3, 1),
+                    ]
+                )
+            )
+        )
+    )
+    want = [
+        complex(0, NAN),
+        complex(-0.0, NAN),
+        complex(1, 0),
+        complex(-1, 0),
+        complex(NAN, 0),
+        complex(NAN, -0.0),
+        np.tanh(complex(3, 1)),
+    ]
     same_special(t, np.array(want), 1e-15, np.arange(len(want)))
 
 
 def test_imag_is_exact_for_non_finite_real_parts() -> None:
     z = np.array([complex(INF, 1.0), complex(NAN, -2.0), complex(-INF, -0.0)])
-    np.testing.assert_array_equal(np.signbit(np.asarray(tf.imag(tf.asarray(z)))), np.signbit(z.imag))
+    np.testing.assert_array_equal(
+        np.signbit(np.asarray(tf.imag(tf.asarray(z)))), np.signbit(z.imag)
+    )
     np.testing.assert_array_equal(np.asarray(tf.imag(tf.asarray(z))), z.imag)
 
 
@@ -81,7 +107,11 @@ def test_inverse_special_values_match_numpy(name: str) -> None:
 
 @settings(max_examples=40)
 @given(
-    hnp.arrays(np.complex128, hnp.array_shapes(min_dims=0, max_dims=2, max_side=4), elements=st.complex_numbers(max_magnitude=1e12, allow_nan=False, allow_infinity=False)),
+    hnp.arrays(
+        np.complex128,
+        hnp.array_shapes(min_dims=0, max_dims=2, max_side=4),
+        elements=st.complex_numbers(max_magnitude=1e12, allow_nan=False, allow_infinity=False),
+    ),
     st.sampled_from(INVERSE),
 )
 def test_inverse_functions_match_numpy(z: np.ndarray, name: str) -> None:
@@ -94,13 +124,20 @@ def test_inverse_functions_match_numpy(z: np.ndarray, name: str) -> None:
     np.testing.assert_allclose(g, want, rtol=1e-9, atol=1e-12 * (1 + np.abs(want).max(initial=0)))
     g32 = np.asarray(getattr(tf, name)(tf.asarray(z.astype(np.complex64))))
     assert g32.dtype == np.complex64
-    np.testing.assert_allclose(g32, getattr(np, name)(z.astype(np.complex64)), rtol=2e-5, atol=1e-6 * (1 + np.abs(want).max(initial=0)))
+    np.testing.assert_allclose(
+        g32,
+        getattr(np, name)(z.astype(np.complex64)),
+        rtol=2e-5,
+        atol=1e-6 * (1 + np.abs(want).max(initial=0)),
+    )
 
 
 @pytest.mark.parametrize("name", INVERSE)
 def test_inverse_branch_cuts_and_signed_zeros(name: str) -> None:
     xs = np.array([-3.0, -1.5, -0.5, 0.0, 0.5, 1.5, 3.0, 1e10, -1e10])
-    z = np.concatenate([xs + 0j, xs - 0j, 1j * xs, -1j * xs * 1.0 + 0.0, np.array([complex(-0.0, x) for x in xs])])
+    z = np.concatenate(
+        [xs + 0j, xs - 0j, 1j * xs, -1j * xs * 1.0 + 0.0, np.array([complex(-0.0, x) for x in xs])]
+    )
     z = np.concatenate([z, np.conj(z)])
     with np.errstate(all="ignore"):
         want = getattr(np, name)(z)
@@ -130,7 +167,9 @@ def test_inverse_derivatives(name: str) -> None:
 def test_inverse_functions_trace_under_jit() -> None:
     z = np.array([0.3 + 0.4j, 2 - 1j, -3 + 0j])
     f = tf.jit(lambda t: tf.arcsin(t) + tf.arctanh(t) * tf.arccosh(t))
-    np.testing.assert_allclose(np.asarray(f(tf.asarray(z))), np.arcsin(z) + np.arctanh(z) * np.arccosh(z), rtol=1e-13)
+    np.testing.assert_allclose(
+        np.asarray(f(tf.asarray(z))), np.arcsin(z) + np.arctanh(z) * np.arccosh(z), rtol=1e-13
+    )
 
 
 def test_sign_of_minus_zero_and_expm1_at_complex_zero() -> None:

@@ -57,7 +57,9 @@ LAYOUTS = ("c_order", "f_order", "transposed", "reversed", "step_2")
 
 def tolerance(dtype: np.dtype, k: int, a: np.ndarray, b: np.ndarray) -> dict:
     eps = float(np.finfo(dtype).eps)
-    big = (float(np.max(np.abs(a))) if a.size else 0.0) * (float(np.max(np.abs(b))) if b.size else 0.0)
+    big = (float(np.max(np.abs(a))) if a.size else 0.0) * (
+        float(np.max(np.abs(b))) if b.size else 0.0
+    )
     base = 1e-6 if dtype in SINGLE else 1e-14
     return {"rtol": 10 * eps, "atol": base + 4 * max(k, 1) * eps * big}
 
@@ -75,8 +77,16 @@ def dot_configs(draw: st.DrawFn) -> dict:
     contract = [draw(size) for _ in range(n_contract)]
     lfree = [draw(size) for _ in range(n_lfree)]
     rfree = [draw(size) for _ in range(n_rfree)]
-    lhs_roles = [("b", i) for i in range(n_batch)] + [("c", i) for i in range(n_contract)] + [("f", i) for i in range(n_lfree)]
-    rhs_roles = [("b", i) for i in range(n_batch)] + [("c", i) for i in range(n_contract)] + [("f", i) for i in range(n_rfree)]
+    lhs_roles = (
+        [("b", i) for i in range(n_batch)]
+        + [("c", i) for i in range(n_contract)]
+        + [("f", i) for i in range(n_lfree)]
+    )
+    rhs_roles = (
+        [("b", i) for i in range(n_batch)]
+        + [("c", i) for i in range(n_contract)]
+        + [("f", i) for i in range(n_rfree)]
+    )
     lhs_roles = draw(st.permutations(lhs_roles), label="lhs order")
     rhs_roles = draw(st.permutations(rhs_roles), label="rhs order")
     sizes = {"b": batch, "c": contract}
@@ -91,7 +101,12 @@ def dot_configs(draw: st.DrawFn) -> dict:
         lhs_batch_dims=[lhs_roles.index(("b", i)) for i in b_order],
         rhs_batch_dims=[rhs_roles.index(("b", i)) for i in b_order],
     )
-    return {"lhs": lhs_shape, "rhs": rhs_shape, "cfg": cfg, "k": int(np.prod(contract)) if contract else 1}
+    return {
+        "lhs": lhs_shape,
+        "rhs": rhs_shape,
+        "cfg": cfg,
+        "k": int(np.prod(contract)) if contract else 1,
+    }
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.name)
@@ -100,7 +115,9 @@ def dot_configs(draw: st.DrawFn) -> dict:
     layouts=st.tuples(st.sampled_from(LAYOUTS), st.sampled_from(LAYOUTS)),
     seed=st.integers(0, 2**16),
 )
-def test_dot_general_matches_einsum(spec: dict, dtype: np.dtype, layouts: tuple[str, str], seed: int) -> None:
+def test_dot_general_matches_einsum(
+    spec: dict, dtype: np.dtype, layouts: tuple[str, str], seed: int
+) -> None:
     rng = np.random.default_rng(seed)
     a = random_values(rng, spec["lhs"], dtype)
     b = random_values(rng, spec["rhs"], dtype)
@@ -120,7 +137,9 @@ def test_dot_general_matches_einsum(spec: dict, dtype: np.dtype, layouts: tuple[
     layout=st.sampled_from(LAYOUTS),
     seed=st.integers(0, 2**16),
 )
-def test_dot_general_with_conj_matches_einsum(spec: dict, dtype: np.dtype, flags: tuple[bool, bool], layout: str, seed: int) -> None:
+def test_dot_general_with_conj_matches_einsum(
+    spec: dict, dtype: np.dtype, flags: tuple[bool, bool], layout: str, seed: int
+) -> None:
     rng = np.random.default_rng(seed)
     a = random_values(rng, spec["lhs"], dtype)
     b = random_values(rng, spec["rhs"], dtype)
@@ -130,8 +149,12 @@ def test_dot_general_with_conj_matches_einsum(spec: dict, dtype: np.dtype, flags
     ca = np.conj(a) if flags[0] else a
     cb = np.conj(b) if flags[1] else b
     want = np.einsum(sub, ca.astype(wide), cb.astype(wide)).astype(dtype)
-    got = tf.prim.dot_general_with_conj(as_layout(a, layout), as_layout(b, "transposed"), cfg, *flags)
-    assert_close(got, np.asarray(want), **tolerance(dtype, spec["k"], a, b), err_msg=f"{sub} {flags}")
+    got = tf.prim.dot_general_with_conj(
+        as_layout(a, layout), as_layout(b, "transposed"), cfg, *flags
+    )
+    assert_close(
+        got, np.asarray(want), **tolerance(dtype, spec["k"], a, b), err_msg=f"{sub} {flags}"
+    )
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64], ids=["int32", "int64"])
@@ -139,7 +162,9 @@ def test_dot_general_integers_are_exact(dtype: Any) -> None:
     rng = np.random.default_rng(3)
     a = rng.integers(-50, 50, size=(3, 4, 5)).astype(dtype)
     b = rng.integers(-50, 50, size=(5, 3, 2)).astype(dtype)
-    cfg = tf.DotGeneralConfig(lhs_contracting_dims=[2], rhs_contracting_dims=[0], lhs_batch_dims=[0], rhs_batch_dims=[1])
+    cfg = tf.DotGeneralConfig(
+        lhs_contracting_dims=[2], rhs_contracting_dims=[0], lhs_batch_dims=[0], rhs_batch_dims=[1]
+    )
     got = tf.prim.dot_general(tf.asarray(a), tf.asarray(b), cfg)
     assert got.dtype == dtype
     np.testing.assert_array_equal(np.asarray(got), np.einsum("abc,cad->bda", a, b))
@@ -152,14 +177,20 @@ def test_dot_general_mixed_dtypes_promote() -> None:
     got = tf.prim.dot_general(tf.asarray(a), tf.asarray(b), cfg)
     assert got.dtype == np.float64  # int with float32 -> float64 (ops.md lattice)
     assert_close(got, a.astype(np.float64) @ b.astype(np.float64))
-    got = tf.prim.dot_general(tf.asarray(b.astype(np.float32)), tf.asarray(b.astype(np.complex64)), cfg.__class__(lhs_contracting_dims=[0], rhs_contracting_dims=[0]))
+    got = tf.prim.dot_general(
+        tf.asarray(b.astype(np.float32)),
+        tf.asarray(b.astype(np.complex64)),
+        cfg.__class__(lhs_contracting_dims=[0], rhs_contracting_dims=[0]),
+    )
     assert got.dtype == np.complex64
 
 
 def test_batch_axes_come_last() -> None:
     a = np.ones((7, 2, 3))
     b = np.ones((7, 3, 4))
-    cfg = tf.DotGeneralConfig(lhs_contracting_dims=[2], rhs_contracting_dims=[1], lhs_batch_dims=[0], rhs_batch_dims=[0])
+    cfg = tf.DotGeneralConfig(
+        lhs_contracting_dims=[2], rhs_contracting_dims=[1], lhs_batch_dims=[0], rhs_batch_dims=[0]
+    )
     out = tf.prim.dot_general(tf.asarray(a), tf.asarray(b), cfg)
     assert out.shape == (2, 4, 7)
     assert_close(out, np.full((2, 4, 7), 3.0))
@@ -225,7 +256,9 @@ def test_matmul_bool_and_mixed_dtypes() -> None:
 def test_matmul_errors() -> None:
     with pytest.raises(tf.errors.ShapeError, match=r"matmul.*size 3 is different from 4"):
         tf.matmul(np.ones((2, 4)), np.ones((3, 2)))
-    with pytest.raises(tf.errors.ShapeError, match=r"matmul.*Input operand 0 does not have enough dimensions"):
+    with pytest.raises(
+        tf.errors.ShapeError, match=r"matmul.*Input operand 0 does not have enough dimensions"
+    ):
         tf.matmul(tf.asarray(1.0), np.ones(3))
     with pytest.raises(ValueError, match=r"matmul.*\(2,\) vs \(3,\)"):
         tf.matmul(np.ones((2, 3, 4)), np.ones((3, 4, 5)))
@@ -250,7 +283,9 @@ TENSORDOT_CASES = [
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.name)
-@pytest.mark.parametrize("sa,sb,axes", TENSORDOT_CASES, ids=[str(i) for i in range(len(TENSORDOT_CASES))])
+@pytest.mark.parametrize(
+    "sa,sb,axes", TENSORDOT_CASES, ids=[str(i) for i in range(len(TENSORDOT_CASES))]
+)
 def test_tensordot_matches_numpy(sa: tuple, sb: tuple, axes: Any, dtype: np.dtype) -> None:
     rng = np.random.default_rng(7)
     a, b = random_values(rng, sa, dtype), random_values(rng, sb, dtype)
@@ -271,7 +306,9 @@ def test_tensordot_errors() -> None:
         tf.tensordot(np.ones(2), np.ones(2), axes=-1)
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.complex128, np.float32, np.int32, np.bool_], ids=str)
+@pytest.mark.parametrize(
+    "dtype", [np.float64, np.complex128, np.float32, np.int32, np.bool_], ids=str
+)
 @pytest.mark.parametrize(
     ("shape", "perm", "step"),
     [
@@ -285,7 +322,9 @@ def test_tensordot_errors() -> None:
         ((5, 3, 7), (0, 1, 2), None),  # unit axis too short to tile
     ],
 )
-def test_transposing_copies_match_numpy(dtype: Any, shape: tuple[int, ...], perm: tuple[int, ...], step: Any) -> None:
+def test_transposing_copies_match_numpy(
+    dtype: Any, shape: tuple[int, ...], perm: tuple[int, ...], step: Any
+) -> None:
     """Materialising views whose unit-stride axis is not the first (the tiled copy path of
     ``map::transpose_copy``), including negative steps, offsets and zero-size axes, and views
     that take the run-wise path, against NumPy."""
@@ -314,7 +353,9 @@ def test_transposing_copies_match_numpy(dtype: Any, shape: tuple[int, ...], perm
         ("bij,bjk->bik", [(64, 16, 16), (64, 16, 16)]),
     ],
 )
-def test_batch_innermost_contractions(dtype: Any, subscripts: str, shapes: list[tuple[int, ...]]) -> None:
+def test_batch_innermost_contractions(
+    dtype: Any, subscripts: str, shapes: list[tuple[int, ...]]
+) -> None:
     """Batch axes leading in NumPy's C order become the unit-stride axes of tenferro's
     column-major copies (``tf.asarray``): the batch-vectorised kernel path, against NumPy."""
     rng = np.random.default_rng(12)
@@ -327,12 +368,19 @@ def test_batch_innermost_contractions(dtype: Any, subscripts: str, shapes: list[
     ts = [tf.asarray(a) for a in arrays]  # column-major copies: batch stride 1
     got = tf.einsum(subscripts, *ts)
     expected = np.einsum(subscripts, *arrays)
-    tol = 1e-4 if np.dtype(dtype).itemsize <= 8 and np.dtype(dtype).kind != "c" or dtype == np.complex64 else 1e-12
+    tol = (
+        1e-4
+        if np.dtype(dtype).itemsize <= 8 and np.dtype(dtype).kind != "c" or dtype == np.complex64
+        else 1e-12
+    )
     np.testing.assert_allclose(np.asarray(got), expected, rtol=tol, atol=tol)
     # strided batch views (every other batch element) take the GEMM path and agree too
     sub = [t[::2] for t in ts]
     np.testing.assert_allclose(
-        np.asarray(tf.einsum(subscripts, *sub)), np.einsum(subscripts, *[a[::2] for a in arrays]), rtol=tol, atol=tol
+        np.asarray(tf.einsum(subscripts, *sub)),
+        np.einsum(subscripts, *[a[::2] for a in arrays]),
+        rtol=tol,
+        atol=tol,
     )
 
 
@@ -345,7 +393,9 @@ def test_batch_innermost_contractions(dtype: Any, subscripts: str, shapes: list[
         ("abcd,cdef->abef", [(2, 3, 4, 5), (4, 5, 3, 2)]),
     ],
 )
-def test_c_ordered_multi_axis_groups_read_in_place(dtype: Any, subscripts: str, shapes: list[tuple[int, ...]]) -> None:
+def test_c_ordered_multi_axis_groups_read_in_place(
+    dtype: Any, subscripts: str, shapes: list[tuple[int, ...]]
+) -> None:
     """NumPy arrays read in place (C order) whose contracted/free axis groups span several axes
     are contracted on their axis-reversed (column-major) views: no operand copy."""
     rng = np.random.default_rng(15)
@@ -354,4 +404,6 @@ def test_c_ordered_multi_axis_groups_read_in_place(dtype: Any, subscripts: str, 
     before = engine.operand_copies
     got = tf.einsum(subscripts, *[tf.asarray(a, copy=False) for a in arrays])
     assert engine.operand_copies == before
-    np.testing.assert_allclose(np.asarray(got), np.einsum(subscripts, *arrays), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        np.asarray(got), np.einsum(subscripts, *arrays), rtol=1e-12, atol=1e-12
+    )

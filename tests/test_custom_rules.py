@@ -27,7 +27,7 @@ def fd_grad(f, x: np.ndarray, h: float = 1e-6) -> np.ndarray:
     ``∂f/∂Re + i ∂f/∂Im`` (tenferro's convention)."""
     g = np.zeros_like(x)
     for idx in np.ndindex(x.shape):
-        for unit in ([1.0] if not np.iscomplexobj(x) else [1.0, 1j]):
+        for unit in [1.0] if not np.iscomplexobj(x) else [1.0, 1j]:
             e = np.zeros_like(x)
             e[idx] = unit * h
             d = (f(x + e) - f(x - e)) / (2 * h)
@@ -149,7 +149,13 @@ def test_custom_vjp_second_order() -> None:
     hp = lambda x: tf.func.grad(lambda x: loss(plain_f)(x, Y))(x).sum()  # noqa: E731
     g2 = tf.func.grad(h)(X)
     close(g2, tf.func.grad(hp)(X))
-    close(g2, fd_grad(lambda x: float(np.asarray(tf.func.grad(lambda x: loss(plain_f)(x, Y))(x)).sum()), X), 1e-6)
+    close(
+        g2,
+        fd_grad(
+            lambda x: float(np.asarray(tf.func.grad(lambda x: loss(plain_f)(x, Y))(x)).sum()), X
+        ),
+        1e-6,
+    )
     # backward(create_graph=True), then the gradient of the gradient.
     rt = tf.Runtime()
     x = rt.variable(X)
@@ -280,7 +286,10 @@ def test_custom_jvp_under_jit_and_second_order() -> None:
     h = lambda fn: lambda x: tf.func.grad(lambda x: loss(fn)(x, Y))(x).sum()  # noqa: E731
     close(tf.func.grad(h(sp))(X), tf.func.grad(h(plain_sp))(X))
     close(tf.jit(tf.func.grad(h(sp)))(X), tf.func.grad(h(plain_sp))(X))
-    close(tf.func.hessian(lambda x: loss(sp)(x, Y))(X), tf.func.hessian(lambda x: loss(plain_sp)(x, Y))(X))
+    close(
+        tf.func.hessian(lambda x: loss(sp)(x, Y))(X),
+        tf.func.hessian(lambda x: loss(plain_sp)(x, Y))(X),
+    )
 
 
 def test_complex_custom_jvp_transposes_in_the_hermitian_convention() -> None:
@@ -565,7 +574,11 @@ def test_docs_page_examples_run() -> None:
     import pathlib
 
     page = pathlib.Path(__file__).resolve().parents[1] / "docs" / "custom-rules.md"
-    r = doctest.testfile(str(page), module_relative=False, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    r = doctest.testfile(
+        str(page),
+        module_relative=False,
+        optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE,
+    )
     assert r.attempted > 10 and r.failed == 0, r
 
 
@@ -670,7 +683,9 @@ def test_higher_order_of_a_jitted_function_with_custom_rules_uses_the_rules() ->
     close(tf.func.hessian(jf2)(x), tf.func.hessian(f2)(x))
     close(gg(jf2), gg(f2))
     t = np.ones(2)
-    close(tf.func.jvp(tf.func.grad(jf2), (x,), (t,))[1], tf.func.jvp(tf.func.grad(f2), (x,), (t,))[1])
+    close(
+        tf.func.jvp(tf.func.grad(jf2), (x,), (t,))[1], tf.func.jvp(tf.func.grad(f2), (x,), (t,))[1]
+    )
 
     @tf.custom_vjp
     def clip(x):

@@ -116,7 +116,11 @@ def test_mixed_dtypes_promote() -> None:
     b = rand(rng, (3, 4), np.complex128)
     check("ij,jk->ik", a, b)
     check("ij,jk->ik", a.astype(np.float32), b)
-    check("ij,jk->ik", np.arange(6, dtype=np.int64).reshape(2, 3), np.arange(12, dtype=np.int64).reshape(3, 4))
+    check(
+        "ij,jk->ik",
+        np.arange(6, dtype=np.int64).reshape(2, 3),
+        np.arange(12, dtype=np.int64).reshape(3, 4),
+    )
 
 
 def test_bool_operands() -> None:
@@ -134,7 +138,9 @@ def test_interleaved_form() -> None:
     np.testing.assert_allclose(np.array(got.tolist()), a @ b)
     c = rand(rng, (5, 2, 3))
     got = tf.einsum(tf.asarray(c), [Ellipsis, 0, 1], tf.asarray(b), [1, 2], [Ellipsis, 0, 2])
-    np.testing.assert_allclose(np.array(got.tolist()), np.einsum(c, [Ellipsis, 0, 1], b, [1, 2], [Ellipsis, 0, 2]))
+    np.testing.assert_allclose(
+        np.array(got.tolist()), np.einsum(c, [Ellipsis, 0, 1], b, [1, 2], [Ellipsis, 0, 2])
+    )
     got = tf.einsum(tf.asarray(a), [60, 61], tf.asarray(b), [61, 62], [62, 60])
     np.testing.assert_allclose(np.array(got.tolist()), (a @ b).T)
 
@@ -154,7 +160,10 @@ LETTERS = "abcdefg"
 @st.composite
 def einsum_problems(draw: Any) -> tuple[str, list[tuple[int, ...]], bool]:
     n_ops = draw(st.integers(2, 6))
-    sizes = {c: draw(st.integers(0, 3) if draw(st.booleans()) and c == "g" else st.integers(1, 3)) for c in LETTERS}
+    sizes = {
+        c: draw(st.integers(0, 3) if draw(st.booleans()) and c == "g" else st.integers(1, 3))
+        for c in LETTERS
+    }
     use_ell = draw(st.booleans())
     ell_shape = tuple(draw(st.lists(st.integers(1, 3), min_size=0, max_size=2)))
     terms, shapes = [], []
@@ -194,7 +203,9 @@ def test_random_vs_numpy(problem: tuple[str, list[tuple[int, ...]], Any], dtype:
     # views of the C-ordered arrays (the planner orders products by memory layout)
     expected = opt_einsum.contract(subs, *arrays)
     for copy in (True, False):
-        got = tf.einsum(subs, *[tf.asarray(np.asarray(a), copy=copy) for a in arrays], optimize=optimize)
+        got = tf.einsum(
+            subs, *[tf.asarray(np.asarray(a), copy=copy) for a in arrays], optimize=optimize
+        )
         np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-10, atol=1e-10)
 
 
@@ -233,11 +244,17 @@ GRAD_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("subscripts", "shapes", "kinds"), GRAD_CASES, ids=[c[0] for c in GRAD_CASES])
+@pytest.mark.parametrize(
+    ("subscripts", "shapes", "kinds"), GRAD_CASES, ids=[c[0] for c in GRAD_CASES]
+)
 @pytest.mark.parametrize("optimize", [False, "optimal"])
-def test_grads_each_feature(subscripts: str, shapes: list[tuple[int, ...]], kinds: str, optimize: Any) -> None:
+def test_grads_each_feature(
+    subscripts: str, shapes: list[tuple[int, ...]], kinds: str, optimize: Any
+) -> None:
     rng = np.random.default_rng(8)
-    args = [rand(rng, sh, np.complex128 if k == "c" else np.float64) for sh, k in zip(shapes, kinds)]
+    args = [
+        rand(rng, sh, np.complex128 if k == "c" else np.float64) for sh, k in zip(shapes, kinds)
+    ]
     tf.testing.check_grads(lambda *xs: tf.einsum(subscripts, *xs, optimize=optimize), args, order=2)
 
 
@@ -258,7 +275,9 @@ def _overlap_subscripts(n: int) -> str:
     bra = [next(letters) for _ in range(n + 1)]
     ket = [next(letters) for _ in range(n + 1)]
     phys = [next(letters) for _ in range(n)]
-    terms = [bra[i] + phys[i] + bra[i + 1] for i in range(n)] + [ket[i] + phys[i] + ket[i + 1] for i in range(n)]
+    terms = [bra[i] + phys[i] + bra[i + 1] for i in range(n)] + [
+        ket[i] + phys[i] + ket[i + 1] for i in range(n)
+    ]
     return ",".join(terms) + "->"
 
 
@@ -285,7 +304,7 @@ def test_mps_overlap_gradient_matches_finite_differences(dtype: np.dtype) -> Non
         grad = np.asarray(leaves[k].grad)
         fd = np.zeros_like(a)
         for idx in np.ndindex(a.shape):
-            for unit in ((1.0, 1j) if dtype.kind == "c" else (1.0,)):
+            for unit in (1.0, 1j) if dtype.kind == "c" else (1.0,):
                 plus = [b.copy() for b in psi]
                 minus = [b.copy() for b in psi]
                 plus[k][idx] += h * unit
@@ -375,7 +394,9 @@ def test_plan_cache_is_the_engines() -> None:
         s.einsum("ij,jk->ik", a, rt.constant(np.ones((3, 5))))
         s.einsum("ij,jk->ik", a, rt.constant(np.ones((3, 4), np.complex128)))
         assert cpu.cache_stats().entries > stats2.entries
-    np.testing.assert_allclose(np.asarray(first), np.arange(6.0).reshape(2, 3) @ np.arange(12.0).reshape(3, 4))
+    np.testing.assert_allclose(
+        np.asarray(first), np.arange(6.0).reshape(2, 3) @ np.arange(12.0).reshape(3, 4)
+    )
     cpu.clear_caches()
     cleared = cpu.cache_stats()
     assert cleared.entries == 0 and cleared.clears == 1
@@ -492,7 +513,9 @@ def test_all_bool_counts_never_wrap() -> None:
     assert bool(tf.einsum("i,i->", np.array([True, False]), np.array([False, True]))) is False
 
 
-@pytest.mark.parametrize(("subscripts", "shape"), [("ii->i", (1, 3)), ("ii", (3, 1)), ("iij->ij", (1, 2, 3))])
+@pytest.mark.parametrize(
+    ("subscripts", "shape"), [("ii->i", (1, 3)), ("ii", (3, 1)), ("iij->ij", (1, 2, 3))]
+)
 def test_diagonal_needs_equal_sizes(subscripts: str, shape: tuple[int, ...]) -> None:
     with pytest.raises(tf.errors.EinsumError, match="repeated in operand 0 with sizes"):
         tf.einsum(subscripts, np.ones(shape))

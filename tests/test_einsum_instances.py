@@ -16,6 +16,7 @@ import tenferro as tf
 
 oe = pytest.importorskip("opt_einsum")
 
+
 def _find_data() -> pathlib.Path:
     """The instances directory: ``$TENFERRO_EINSUM_INSTANCES``, else ``shared/data/einsum-instances``
     beside the checkout or any of its ancestors, else this project's machine layout
@@ -34,7 +35,11 @@ HEAVY = {
     "tensornetwork_permutation_focus_step409_316.json",
     "tensornetwork_permutation_light_415.json",
 }
-FILES = sorted(p.name for p in DATA.glob("*.json") if p.name != "permutation_patterns.json") if DATA.is_dir() else []
+FILES = (
+    sorted(p.name for p in DATA.glob("*.json") if p.name != "permutation_patterns.json")
+    if DATA.is_dir()
+    else []
+)
 
 
 def load(name: str) -> tuple[str, list[np.ndarray], list[tuple[int, ...]]]:

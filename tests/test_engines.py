@@ -77,7 +77,9 @@ print(json.dumps({"n": e.num_threads, "tids": len(e.worker_tids), "default": tf.
         ({"RAYON_NUM_THREADS": "1"}, 1),
     ],
 )
-def test_default_thread_resolution_from_the_environment(env: dict[str, str], want: int | None) -> None:
+def test_default_thread_resolution_from_the_environment(
+    env: dict[str, str], want: int | None
+) -> None:
     want = platform_default() if want is None else want
     got = run_fresh(DEFAULT_THREADS, **env)
     assert got["n"] == want and got["default"] == want, (env, got)
@@ -332,7 +334,9 @@ def test_reset_empties_the_pool_and_ops_still_run() -> None:
     stats = ctx.buffer_pool_stats()
     assert stats.buffers == 0 and stats.retained_bytes == 0
     with ctx.session() as s:
-        np.testing.assert_array_equal(np.asarray(s.add(x, x)), 2 * np.arange(1 << 16, dtype=np.float64))
+        np.testing.assert_array_equal(
+            np.asarray(s.add(x, x)), 2 * np.arange(1 << 16, dtype=np.float64)
+        )
     ctx.engine.reset_buffer_pool()
     assert ctx.engine.buffer_pool_stats() == ctx.buffer_pool_stats()
 
@@ -424,8 +428,9 @@ sys.exit(os.waitstatus_to_exitcode(status))
 def test_engines_built_before_fork_run_inline_in_the_child() -> None:
     # A forked child has none of the parent's worker threads: an engine built before the fork
     # must run its ops inline there (it used to wait forever on the missing workers).
-    r = subprocess.run([sys.executable, "-c", FORK_CHILD], capture_output=True, text=True,
-                       timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-c", FORK_CHILD], capture_output=True, text=True, timeout=60
+    )
     assert r.returncode == 0, r.stderr
 
 

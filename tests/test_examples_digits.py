@@ -21,8 +21,9 @@ def test_objective_matches_sklearn_log_loss() -> None:
     x, _, y, _ = digits.load_split(max_train=200)
     rng = np.random.default_rng(0)
     w, b, C = rng.standard_normal((64, 10)) * 0.1, rng.standard_normal(10) * 0.1, 0.5
-    val = digits.softmax_objective(tf.asarray(w), tf.asarray(b), tf.asarray(x),
-                                   tf.asarray(np.eye(10)[y]), C).item()
+    val = digits.softmax_objective(
+        tf.asarray(w), tf.asarray(b), tf.asarray(x), tf.asarray(np.eye(10)[y]), C
+    ).item()
     z = x @ w + b
     p = np.exp(z - z.max(axis=1, keepdims=True))
     p /= p.sum(axis=1, keepdims=True)

@@ -73,7 +73,9 @@ def test_mps_energy_matches_dense_expectation(dtype: str) -> None:
     num_ref = np.vdot(psi, h @ psi)
     den_ref = np.vdot(psi, psi)
     rt = tf.Runtime()
-    num, den = tfim.mps_energy([rt.constant(a) for a in mps], rt.constant(tfim.tfim_mpo(g, J, dtype)))
+    num, den = tfim.mps_energy(
+        [rt.constant(a) for a in mps], rt.constant(tfim.tfim_mpo(g, J, dtype))
+    )
     np.testing.assert_allclose(num.item(), num_ref, rtol=1e-12)
     np.testing.assert_allclose(den.item(), den_ref, rtol=1e-12)
     problem = tfim.TfimProblem(n, d, g, J, dtype)
@@ -138,16 +140,18 @@ def test_ground_state_8_sites_bond_6_reaches_ed() -> None:
 def test_ground_state_complex_reaches_ed() -> None:
     n, d, g, J = 6, 4, 0.7, 1.0
     e_ed = ed_ground_energy(n, g, J)
-    res = tfim.ground_state(sites=n, bond=d, g=g, J=J, tol=9.9e-8, seed=0, dtype="complex128",
-                            progress=False)
+    res = tfim.ground_state(
+        sites=n, bond=d, g=g, J=J, tol=9.9e-8, seed=0, dtype="complex128", progress=False
+    )
     assert res.converged and res.dtype == "complex128"
     assert abs(res.energy - e_ed) / abs(e_ed) <= 1e-7, (res.energy, e_ed)
 
 
 def test_main_prints_summary_and_plot(tmp_path, capsys) -> None:
     png = tmp_path / "conv.png"
-    rc = tfim.main(["--sites", "6", "--bond", "4", "--tol", "1e-7", "--plot", str(png),
-                    "--no-progress"])
+    rc = tfim.main(
+        ["--sites", "6", "--bond", "4", "--tol", "1e-7", "--plot", str(png), "--no-progress"]
+    )
     out = capsys.readouterr().out.strip().splitlines()
     assert rc == 0
     last = out[-1]

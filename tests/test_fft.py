@@ -176,7 +176,11 @@ def test_large_batched_transforms_on_the_workers() -> None:
     ],
 )
 def test_dtypes_follow_numpy(name: str, dtype: Any, out: Any) -> None:
-    x = (_cplx((4, 6), seed=11) * 3).astype(dtype) if np.dtype(dtype).kind == "c" else (_real((4, 6), seed=11) * 3).astype(dtype)
+    x = (
+        (_cplx((4, 6), seed=11) * 3).astype(dtype)
+        if np.dtype(dtype).kind == "c"
+        else (_real((4, 6), seed=11) * 3).astype(dtype)
+    )
     got = getattr(tf.fft, name)(tf.asarray(x))
     want = getattr(np.fft, name)(x)
     assert got.dtype == np.dtype(out) == want.dtype
@@ -189,7 +193,10 @@ def test_zero_size_inputs() -> None:
     _close(tf.fft.fft(tf.asarray(x)), np.fft.fft(x))
     _close(tf.fft.rfft(tf.asarray(x.real)), np.fft.rfft(x.real))
     _close(tf.fft.irfft(tf.asarray(x)), np.fft.irfft(x))
-    _close(tf.fft.fftn(tf.asarray(np.zeros((3, 0, 4))), axes=(0, 2)), np.fft.fftn(np.zeros((3, 0, 4)), axes=(0, 2)))
+    _close(
+        tf.fft.fftn(tf.asarray(np.zeros((3, 0, 4))), axes=(0, 2)),
+        np.fft.fftn(np.zeros((3, 0, 4)), axes=(0, 2)),
+    )
     # A zero-size transformed axis with no length given: NumPy raises ValueError.
     for name in ("fft", "ifft", "rfft"):
         with pytest.raises(ValueError):
@@ -297,7 +304,9 @@ def test_rfft_gradient_matches_the_dense_adjoint() -> None:
             for unit in (1.0, 1j):
                 dz = np.zeros_like(z)
                 dz[k] = eps * unit
-                d = (np.sum(w * np.fft.irfft(z + dz, n=n)) - np.sum(w * np.fft.irfft(z - dz, n=n))) / (2 * eps)
+                d = (
+                    np.sum(w * np.fft.irfft(z + dz, n=n)) - np.sum(w * np.fft.irfft(z - dz, n=n))
+                ) / (2 * eps)
                 num[k] += d * unit
         _close(g, num, 1e-8)
 

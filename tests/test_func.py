@@ -16,7 +16,7 @@ def _fd_grad(f, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
     """Central finite-difference gradient of a real scalar NumPy function (complex: ∂x + i∂y)."""
     g = np.zeros_like(x)
     for idx in np.ndindex(x.shape):
-        for unit in ((1.0, 1j) if np.iscomplexobj(x) else (1.0,)):
+        for unit in (1.0, 1j) if np.iscomplexobj(x) else (1.0,):
             e = np.zeros_like(x)
             e[idx] = unit * eps
             d = (f(x + e) - f(x - e)) / (2 * eps)
@@ -124,6 +124,7 @@ def test_backward_through_grad_result_gives_hessian_row_sums() -> None:
 def test_higher_order_and_no_perturbation_confusion() -> None:
     d3 = tf.func.grad(tf.func.grad(tf.func.grad(lambda x: x * x * x * x)))
     assert_close(d3(np.array(2.0)), np.float64(24 * 2.0))
+
     # d/dx [x * (d/dy x*y)|_{y=x}] = d/dx x^2 = 2x (a confused implementation gives 4x).
     def outer(x):
         return x * tf.func.grad(lambda y: x * y)(x)
@@ -228,7 +229,9 @@ def test_hessian_closed_form_and_finite_differences() -> None:
     assert_close(h, want, rtol=1e-12, atol=1e-12)
     fd = _fd_jac(lambda a: np.asarray(tf.func.grad(f)(a)), xv)
     assert_close(h, fd, **TOL)
-    blocks = tf.func.hessian(lambda a, b: (a * a * b).sum(), argnums=(0, 1))(np.array([2.0]), np.array([3.0]))
+    blocks = tf.func.hessian(lambda a, b: (a * a * b).sum(), argnums=(0, 1))(
+        np.array([2.0]), np.array([3.0])
+    )
     assert_close(blocks[0][0], np.array([[6.0]]))
     assert_close(blocks[0][1], np.array([[4.0]]))
     assert_close(blocks[1][0], np.array([[4.0]]))
@@ -263,7 +266,11 @@ def _fd_pytree(f, leaves):
     out = []
     for i, leaf in enumerate(leaves):
         arr = np.asarray(leaf, dtype=float)
-        out.append(_fd_grad(lambda v, i=i: f(*leaves[:i], v if v.ndim else float(v), *leaves[i + 1 :]), arr))
+        out.append(
+            _fd_grad(
+                lambda v, i=i: f(*leaves[:i], v if v.ndim else float(v), *leaves[i + 1 :]), arr
+            )
+        )
     return out
 
 
@@ -293,7 +300,9 @@ def test_tuple_namedtuple_and_none_structure_preserved() -> None:
     from collections import namedtuple
 
     Pair = namedtuple("Pair", "u v")
-    g = tf.func.grad(lambda t: (t[0].u * t[0].v).sum() + t[2] * 0.0)((Pair(P_A, 2 * P_A), None, 1.0))
+    g = tf.func.grad(lambda t: (t[0].u * t[0].v).sum() + t[2] * 0.0)(
+        (Pair(P_A, 2 * P_A), None, 1.0)
+    )
     assert isinstance(g, tuple) and isinstance(g[0], Pair) and g[1] is None
     assert_close(g[0].u, 2 * P_A)
     assert_close(g[0].v, P_A)
@@ -346,7 +355,9 @@ def test_jvp_several_outputs_and_pytree_primals() -> None:
     tangents = ({"a": ta}, 2.0)
     out, t_out = tf.func.jvp(f, primals, tangents)
     assert isinstance(out, tuple) and set(out[0]) == {"prod", "sum"} and isinstance(out[1], list)
-    assert isinstance(t_out, tuple) and set(t_out[0]) == {"prod", "sum"} and isinstance(t_out[1], list)
+    assert (
+        isinstance(t_out, tuple) and set(t_out[0]) == {"prod", "sum"} and isinstance(t_out[1], list)
+    )
     assert_close(out[0]["prod"], P_A * 0.3)
     # Finite differences along the tangent direction.
     h = 1e-6
@@ -397,7 +408,11 @@ def test_jacobians_of_pytrees_nest_output_outside_argument_inside() -> None:
     for jac in (tf.func.jacrev, tf.func.jacfwd):
         j = jac(f)(p)
         assert set(j) == {"u", "v"} and isinstance(j["v"], list) and set(j["u"]) == {"a", "c"}
-        assert j["u"]["a"].shape == (3, 3) and j["u"]["c"].shape == (3,) and j["v"][0]["a"].shape == (3,)
+        assert (
+            j["u"]["a"].shape == (3, 3)
+            and j["u"]["c"].shape == (3,)
+            and j["v"][0]["a"].shape == (3,)
+        )
         assert_close(j["u"]["a"], 1.5 * np.eye(3))
         assert_close(j["u"]["c"], P_A)
         assert_close(j["v"][0]["a"], 2 * P_A)

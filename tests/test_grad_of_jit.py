@@ -21,8 +21,9 @@ from hypothesis import strategies as st
 import tenferro as tf
 from test_jit_random import DTYPES, build, layout, programs
 
-SETTINGS = settings(derandomize=True, max_examples=150, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    derandomize=True, max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def _tol(dtype) -> float:
@@ -63,7 +64,9 @@ def _inputs(d, shape, lay, seed):
     rng = np.random.default_rng(seed)
 
     def make():
-        a = rng.standard_normal(shape) + (1j * rng.standard_normal(shape) if np.dtype(d).kind == "c" else 0)
+        a = rng.standard_normal(shape) + (
+            1j * rng.standard_normal(shape) if np.dtype(d).kind == "c" else 0
+        )
         return tf.asarray(layout(np.asarray(a, dtype=d), lay))
 
     return [make(), make()]
@@ -87,8 +90,14 @@ def _no_fallback(*jitted):
 
 
 @SETTINGS
-@given(steps=programs(), d=st.sampled_from(DTYPES), shape=st.sampled_from([(), (3,), (2, 2), (3, 3), (0, 3)]),
-       lay=st.integers(0, 2), seed=st.integers(0, 2**16), where=st.booleans())
+@given(
+    steps=programs(),
+    d=st.sampled_from(DTYPES),
+    shape=st.sampled_from([(), (3,), (2, 2), (3, 3), (0, 3)]),
+    lay=st.integers(0, 2),
+    seed=st.integers(0, 2**16),
+    where=st.booleans(),
+)
 def test_random_grad_of_jit_equals_eager(steps, d, shape, lay, seed, where):
     """``grad(jit(loss ∘ p))`` and ``grad(loss ∘ jit(p))`` (a complex-valued compiled call whose
     output cotangent comes from an eager loss) equal eager ``grad(loss ∘ p)``."""
@@ -110,8 +119,13 @@ def test_random_grad_of_jit_equals_eager(steps, d, shape, lay, seed, where):
 
 
 @SETTINGS
-@given(steps=programs(), d=st.sampled_from(DTYPES), shape=st.sampled_from([(), (3,), (2, 2), (0, 3)]),
-       lay=st.integers(0, 2), seed=st.integers(0, 2**16))
+@given(
+    steps=programs(),
+    d=st.sampled_from(DTYPES),
+    shape=st.sampled_from([(), (3,), (2, 2), (0, 3)]),
+    lay=st.integers(0, 2),
+    seed=st.integers(0, 2**16),
+)
 def test_random_jvp_of_jit_equals_eager(steps, d, shape, lay, seed):
     """``jvp(jit p)`` on the program's (complex) inputs directly equals eager ``jvp(p)``."""
     xs = _inputs(d, shape, lay, seed)
@@ -128,8 +142,12 @@ def test_random_jvp_of_jit_equals_eager(steps, d, shape, lay, seed):
 
 
 @SETTINGS
-@given(steps=programs(), d=st.sampled_from(DTYPES), shape=st.sampled_from([(), (3,), (2, 2)]),
-       seed=st.integers(0, 2**16))
+@given(
+    steps=programs(),
+    d=st.sampled_from(DTYPES),
+    shape=st.sampled_from([(), (3,), (2, 2)]),
+    seed=st.integers(0, 2**16),
+)
 def test_random_grad_of_grad_of_jit_equals_eager(steps, d, shape, seed):
     """``grad(a ↦ sum |grad(jit loss)(a, b)|²)`` equals the eager composition (the inner
     gradient's backward is itself recorded: the recomputing VJP program)."""
@@ -154,8 +172,12 @@ def test_random_grad_of_grad_of_jit_equals_eager(steps, d, shape, seed):
 
 
 @SETTINGS
-@given(steps=programs(), d=st.sampled_from(DTYPES), shape=st.sampled_from([(), (3,), (2, 2)]),
-       seed=st.integers(0, 2**16))
+@given(
+    steps=programs(),
+    d=st.sampled_from(DTYPES),
+    shape=st.sampled_from([(), (3,), (2, 2)]),
+    seed=st.integers(0, 2**16),
+)
 def test_random_hessian_of_jit_equals_eager(steps, d, shape, seed):
     """``hessian(jit loss)`` equals eager ``hessian(loss)``; complex programs through the real
     and imaginary parts of their first input (the complex input is ``re + 1j * im``, formed
@@ -184,6 +206,7 @@ def test_random_hessian_of_jit_equals_eager(steps, d, shape, seed):
 # Structured cases: pytree outputs, inactive inputs, integer/bool/weak arguments, .backward()
 # ---------------------------------------------------------------------------------------------
 
+
 def _a(*shape, dtype=np.float64, seed=0):
     rng = np.random.default_rng(seed)
     a = rng.standard_normal(shape)
@@ -211,12 +234,17 @@ def test_pytree_outputs_vjp_and_grad_equal_eager(dtype):
     out0, vjp0 = tf.func.vjp(_tree_fn, x, y)
     out1, vjp1 = tf.func.vjp(jf, x, y)
     close_tree(out1, out0, dtype)
-    ct = {"s": tf.asarray(_a(3, dtype=dtype, seed=3)),
-          "pair": (tf.asarray(_a(3, dtype=dtype, seed=4)), tf.asarray(_a(dtype=dtype, seed=5)))}
+    ct = {
+        "s": tf.asarray(_a(3, dtype=dtype, seed=3)),
+        "pair": (tf.asarray(_a(3, dtype=dtype, seed=4)), tf.asarray(_a(dtype=dtype, seed=5))),
+    }
     close_tree(vjp1(ct), vjp0(ct), dtype)
     if dtype == np.float64:
-        close_tree(tf.func.grad(_tree_loss(jf), argnums=(0, 1))(x, y),
-                   tf.func.grad(_tree_loss(_tree_fn), argnums=(0, 1))(x, y), dtype)
+        close_tree(
+            tf.func.grad(_tree_loss(jf), argnums=(0, 1))(x, y),
+            tf.func.grad(_tree_loss(_tree_fn), argnums=(0, 1))(x, y),
+            dtype,
+        )
     _no_fallback(jf)
 
 
@@ -237,7 +265,11 @@ def test_inactive_inputs_are_not_differentiated():
     jf = tf.jit(f)
     x, y, z = (tf.asarray(_a(3, seed=s)) for s in (1, 2, 3))
     for argnums in (0, 1, 2, (0, 2), (1,)):
-        close_tree(tf.func.grad(jf, argnums=argnums)(x, y, z), tf.func.grad(f, argnums=argnums)(x, y, z), np.float64)
+        close_tree(
+            tf.func.grad(jf, argnums=argnums)(x, y, z),
+            tf.func.grad(f, argnums=argnums)(x, y, z),
+            np.float64,
+        )
     # .backward(): only the variable gets a gradient; the constants stay without one.
     rt = tf.default_runtime()
     v = rt.variable(_a(3, seed=1))
@@ -332,8 +364,16 @@ def test_jacfwd_jacrev_hessian_of_jit_equal_eager():
         close_tree(tr(jf, argnums=(0, 1))(x, y), tr(f, argnums=(0, 1))(x, y), np.float64)
     loss = lambda x, y: tf.sum(f(x, y) ** 2)  # noqa: E731
     jloss = tf.jit(loss)
-    close_tree(tf.func.hessian(jloss, argnums=(0, 1))(x, y), tf.func.hessian(loss, argnums=(0, 1))(x, y), np.float64)
-    close_tree(tf.func.hessian(lambda x, y: tf.sum(jf(x, y) ** 2))(x, y), tf.func.hessian(loss)(x, y), np.float64)
+    close_tree(
+        tf.func.hessian(jloss, argnums=(0, 1))(x, y),
+        tf.func.hessian(loss, argnums=(0, 1))(x, y),
+        np.float64,
+    )
+    close_tree(
+        tf.func.hessian(lambda x, y: tf.sum(jf(x, y) ** 2))(x, y),
+        tf.func.hessian(loss)(x, y),
+        np.float64,
+    )
     _no_fallback(jf, jloss)
 
 
@@ -361,13 +401,14 @@ def test_compiled_graph_called_directly_records_its_derivative():
 # The runtime's derivative caches (graph-mode.md, "Caches on the Runtime")
 # ---------------------------------------------------------------------------------------------
 
+
 def _stats(rt):
     s = rt.cache_stats()
     return s["ad_transforms"], s["prepared_derivatives"]
 
 
 def _consistent(rt):
-    for s, (max_e, max_b) in zip(_stats(rt), ((rt_limits(rt, "t")), rt_limits(rt, "p"))):
+    for s, (max_e, _max_b) in zip(_stats(rt), ((rt_limits(rt, "t")), rt_limits(rt, "p"))):
         assert 0 <= s.entries <= max_e, s
         assert s.entries == 0 or s.retained_bytes > 0, s
         assert s.entries <= s.misses, s  # every entry was a miss once
@@ -382,7 +423,11 @@ def rt_limits(rt, which):
 
 
 def _set_limits(rt, which, max_entries, max_bytes):
-    setter = rt.set_ad_transform_cache_limits if which == "t" else rt.set_prepared_derivative_cache_limits
+    setter = (
+        rt.set_ad_transform_cache_limits
+        if which == "t"
+        else rt.set_prepared_derivative_cache_limits
+    )
     setter(max_entries=max_entries, max_retained_bytes=max_bytes)
     _LIMITS[(rt.id, which)] = (max_entries, max_bytes)
 
@@ -439,10 +484,14 @@ def test_tiny_limits_force_evictions_and_answers_stay_right():
     _set_limits(rt, "p", 1, 64 << 20)
     jf = tf.jit(_energy)
     g = tf.func.grad(jf)
-    for rnd in range(3):
+    for _rnd in range(3):
         for n in (3, 4, 5):  # three signatures, each evicts the others' derivatives
             xa, wa = _a(n, seed=n), _a(n, seed=n + 10)
-            close(g(rt.constant(xa), rt.constant(wa)), np.cos(xa) * wa + 0.1 * np.exp(0.1 * xa), np.float64)
+            close(
+                g(rt.constant(xa), rt.constant(wa)),
+                np.cos(xa) * wa + 0.1 * np.exp(0.1 * xa),
+                np.float64,
+            )
             t, p = _stats(rt)
             assert t.entries <= 1 and p.entries <= 1
             _consistent(rt)
@@ -456,7 +505,11 @@ def test_tiny_limits_force_evictions_and_answers_stay_right():
     _set_limits(rt2, "p", 128, 1)
     for n in (3, 4, 5):
         xa, wa = _a(n, seed=n), _a(n, seed=n + 10)
-        close(g(rt2.constant(xa), rt2.constant(wa)), np.cos(xa) * wa + 0.1 * np.exp(0.1 * xa), np.float64)
+        close(
+            g(rt2.constant(xa), rt2.constant(wa)),
+            np.cos(xa) * wa + 0.1 * np.exp(0.1 * xa),
+            np.float64,
+        )
         t, p = _stats(rt2)
         assert t.entries <= 1 and p.entries <= 1
     assert _stats(rt2)[0].evictions > 0 and _stats(rt2)[1].evictions > 0
@@ -524,6 +577,7 @@ def test_caches_are_per_runtime():
 # ---------------------------------------------------------------------------------------------
 # Regressions found by the breaker
 # ---------------------------------------------------------------------------------------------
+
 
 def test_eigvals_inside_jit_differentiates_to_first_order_like_eager():
     """``eig``'s eigenvectors have no rule; a jitted function of the eigenvalues has a first

@@ -16,10 +16,16 @@ from hypothesis import strategies as st
 import tenferro as tf
 from tenferro.testing import assert_close
 
-DTYPES = tuple(np.dtype(d) for d in ("bool", "int32", "int64", "float32", "float64", "complex64", "complex128"))
+DTYPES = tuple(
+    np.dtype(d) for d in ("bool", "int32", "int64", "float32", "float64", "complex64", "complex128")
+)
 IMPLEMENTED = {row.name for row in tf.prim.CATALOG if row.implemented}
-needs_gather = pytest.mark.skipif("gather" not in IMPLEMENTED, reason="the gather primitive is not built yet")
-needs_scatter = pytest.mark.skipif("scatter" not in IMPLEMENTED, reason="the scatter primitive is not built yet")
+needs_gather = pytest.mark.skipif(
+    "gather" not in IMPLEMENTED, reason="the gather primitive is not built yet"
+)
+needs_scatter = pytest.mark.skipif(
+    "scatter" not in IMPLEMENTED, reason="the scatter primitive is not built yet"
+)
 
 X = np.arange(24).reshape(2, 3, 4)
 MASK = X > 10
@@ -94,7 +100,11 @@ def test_getitem_matches_numpy(key: Any) -> None:
 @pytest.mark.parametrize("dtype", DTYPES, ids=[d.name for d in DTYPES])
 def test_getitem_every_dtype(dtype: np.dtype) -> None:
     rng = np.random.default_rng(0)
-    x = (rng.standard_normal((3, 4)) * 3).astype(dtype) if dtype.kind != "b" else rng.random((3, 4)) > 0.5
+    x = (
+        (rng.standard_normal((3, 4)) * 3).astype(dtype)
+        if dtype.kind != "b"
+        else rng.random((3, 4)) > 0.5
+    )
     t = tf.asarray(x)
     for key in ([2, 0], (slice(None), [3, 3, 0]), ([0, 2], [1, 3]), x != x[0, 0], (Ellipsis, [-1])):
         check_getitem(x, t, key)
@@ -134,7 +144,13 @@ def test_getitem_of_strided_views(key: Any) -> None:
 def test_getitem_zero_size_and_rank0() -> None:
     x = np.zeros((0, 3))
     t = tf.asarray(x)
-    for key in ([], (slice(None), [0, 2]), (slice(None), [[]]), np.zeros((0, 3), bool), (Ellipsis, [1])):
+    for key in (
+        [],
+        (slice(None), [0, 2]),
+        (slice(None), [[]]),
+        np.zeros((0, 3), bool),
+        (Ellipsis, [1]),
+    ):
         check_getitem(x, t, key)
     y = np.arange(6.0).reshape(2, 3)
     check_getitem(y, tf.asarray(y), (slice(None), []))
@@ -177,7 +193,11 @@ def test_getitem_errors_match_numpy(key: Any) -> None:
         X[host_key(key)]
     with pytest.raises(IndexError) as got:
         tf.asarray(X)[key]
-    if "bounds" in str(want.value) or "boolean index" in str(want.value) or "too many" in str(want.value):
+    if (
+        "bounds" in str(want.value)
+        or "boolean index" in str(want.value)
+        or "too many" in str(want.value)
+    ):
         assert str(got.value) == str(want.value)
     elif "shape mismatch" in str(want.value):
         assert "shape mismatch: indexing arrays could not be broadcast together" in str(got.value)
@@ -204,7 +224,9 @@ def keys(draw: st.DrawFn, shape: tuple[int, ...]) -> Any:
     used_ellipsis = False
     index_shape = draw(st.sampled_from([(2,), (1,), (3, 1), (1, 2), ()]))
     while axis < len(shape):
-        kind = draw(st.sampled_from(["int", "slice", "array", "array", "mask", "none", "ellipsis", "stop"]))
+        kind = draw(
+            st.sampled_from(["int", "slice", "array", "array", "mask", "none", "ellipsis", "stop"])
+        )
         n = shape[axis]
         if kind == "stop":
             break
@@ -223,7 +245,11 @@ def keys(draw: st.DrawFn, shape: tuple[int, ...]) -> Any:
             vals = draw(st.lists(st.integers(-n, n - 1), min_size=size, max_size=size))
             arr = np.array(vals, dtype=np.int64).reshape(index_shape)
             form = draw(st.sampled_from(["ndarray", "list", "tensor"]))
-            items.append(arr.tolist() if form == "list" and arr.ndim else (tf.asarray(arr) if form == "tensor" else arr))
+            items.append(
+                arr.tolist()
+                if form == "list" and arr.ndim
+                else (tf.asarray(arr) if form == "tensor" else arr)
+            )
         elif kind == "mask" and n > 0:
             k = draw(st.integers(1, len(shape) - axis))
             mshape = shape[axis : axis + k]
@@ -242,7 +268,9 @@ def keys(draw: st.DrawFn, shape: tuple[int, ...]) -> Any:
 @needs_gather
 @given(data=st.data())
 def test_getitem_hypothesis(data: st.DataObject) -> None:
-    shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=4, min_side=0, max_side=4), label="shape")
+    shape = data.draw(
+        hnp.array_shapes(min_dims=1, max_dims=4, min_side=0, max_side=4), label="shape"
+    )
     x = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape)
     key = data.draw(keys(shape), label="key")
     try:
@@ -414,7 +442,10 @@ def test_at_errors() -> None:
         t.at[np.array([True, False, True])].set(1.0)
     with pytest.raises(IndexError):
         t.at[1.5].set(1.0)
-    with pytest.raises(tf.errors.ShapeError, match=r"could not broadcast input array from shape \(2,\) into shape \(3,\)"):
+    with pytest.raises(
+        tf.errors.ShapeError,
+        match=r"could not broadcast input array from shape \(2,\) into shape \(3,\)",
+    ):
         t.at[0].set([1.0, 2.0])
     with pytest.raises(ValueError):
         t.at[:, 0].add([1.0, 2.0, 3.0])
@@ -423,7 +454,9 @@ def test_at_errors() -> None:
 @needs_scatter
 @given(data=st.data())
 def test_at_hypothesis(data: st.DataObject) -> None:
-    shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=4), label="shape")
+    shape = data.draw(
+        hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=4), label="shape"
+    )
     x = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape) - 3.0
     key = data.draw(keys(shape), label="key")
     try:
@@ -432,7 +465,9 @@ def test_at_hypothesis(data: st.DataObject) -> None:
         with pytest.raises(IndexError):
             tf.asarray(x).at[key].set(0.0)
         return
-    v = data.draw(hnp.arrays(np.float64, sel_shape, elements=st.floats(-10, 10, width=64)), label="v")
+    v = data.draw(
+        hnp.arrays(np.float64, sel_shape, elements=st.floats(-10, 10, width=64)), label="v"
+    )
     t = tf.asarray(x)
     assert_close(t.at[key].set(v), expected_set(x, key, v))
     assert_close(t.at[key].add(v), expected_add(x, key, v))

@@ -12,7 +12,14 @@ import pytest
 import tenferro as tf
 from tenferro.errors import ContextMismatchError
 
-WHOLE = [slice(None), Ellipsis, (), slice(0, None), slice(-10**30, 10**30), (slice(None), Ellipsis)]
+WHOLE = [
+    slice(None),
+    Ellipsis,
+    (),
+    slice(0, None),
+    slice(-(10**30), 10**30),
+    (slice(None), Ellipsis),
+]
 PARTIAL = [slice(1, None), slice(None, None, -1), 0]
 
 

@@ -56,8 +56,13 @@ def _optimizer(fixture, **kw):
     tf.integrations.quimb.register()  # idempotent
     psi0, H, norm_fn, loss_fn, en_ex = fixture
     opt = qtn.TNOptimizer(
-        psi0, loss_fn=loss_fn, norm_fn=norm_fn, loss_constants={"H": H},
-        autodiff_backend="tenferro", progbar=False, **kw,
+        psi0,
+        loss_fn=loss_fn,
+        norm_fn=norm_fn,
+        loss_constants={"H": H},
+        autodiff_backend="tenferro",
+        progbar=False,
+        **kw,
     )
     return opt, en_ex
 
@@ -109,7 +114,9 @@ def test_gradient_and_hessp_match_finite_differences_in_quimbs_packing(case: str
         return np.array(opt.vectorized_value_and_grad(x + t * p)[1], copy=True)
 
     h = 1e-5
-    np.testing.assert_allclose(hp, (directional(h) - directional(-h)) / (2 * h), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(
+        hp, (directional(h) - directional(-h)) / (2 * h), rtol=1e-4, atol=1e-6
+    )
 
 
 def test_autoray_svd_is_reduced_and_import_registers_only_when_autoray_is_loaded() -> None:
@@ -122,5 +129,7 @@ def test_autoray_svd_is_reduced_and_import_registers_only_when_autoray_is_loaded
         "assert u.shape == (5, 3), u.shape\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
-    code = "import sys, tenferro\nassert 'autoray' not in sys.modules and 'quimb' not in sys.modules\n"
+    code = (
+        "import sys, tenferro\nassert 'autoray' not in sys.modules and 'quimb' not in sys.modules\n"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -33,7 +33,9 @@ def sample(dtype, shape=(2, 3)) -> np.ndarray:
     if dtype.kind == "b":
         return (base % 2 == 0).astype(dtype)
     if dtype.kind == "c":
-        return (base + 0.5j * base[::-1]).astype(dtype) if base.ndim else (base + 0.5j).astype(dtype)
+        return (
+            (base + 0.5j * base[::-1]).astype(dtype) if base.ndim else (base + 0.5j).astype(dtype)
+        )
     if dtype.kind == "f":
         return (base / 4).astype(dtype)
     return (base - 3).astype(dtype)
@@ -153,7 +155,9 @@ def test_tensor_copies_and_asarray_copies_by_default() -> None:
 @pytest.mark.parametrize("layout", ["c_order", "f_order", "negative_strides"])
 def test_asarray_copy_false_aliases(layout: str) -> None:
     base = sample("float64", (3, 4))
-    a = {"c_order": base, "f_order": np.asfortranarray(base), "negative_strides": base[::-1, ::-1]}[layout]
+    a = {"c_order": base, "f_order": np.asfortranarray(base), "negative_strides": base[::-1, ::-1]}[
+        layout
+    ]
     t = tf.asarray(a, copy=False)
     assert np.shares_memory(np.asarray(t), a)
     a[0, 1] = 1234.5  # the caller accepted that writing changes the tensor

@@ -133,7 +133,8 @@ def test_batched_svd_stops_between_matrices(alarm_raises: None) -> None:
     assert raised and elapsed < predicted / 4
     a = rng.standard_normal((6, 4))
     np.testing.assert_allclose(
-        np.asarray(tf.linalg.svdvals(tf.asarray(a))), np.linalg.svd(a, compute_uv=False),
+        np.asarray(tf.linalg.svdvals(tf.asarray(a))),
+        np.linalg.svd(a, compute_uv=False),
         rtol=1e-12,
     )
 

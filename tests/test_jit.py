@@ -29,7 +29,9 @@ def same(a, b, exact=True):
     if exact:
         np.testing.assert_array_equal(a, b)
     else:
-        np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-13 * max(1.0, np.abs(b).max(initial=0)))
+        np.testing.assert_allclose(
+            a, b, rtol=1e-13, atol=1e-13 * max(1.0, np.abs(b).max(initial=0))
+        )
 
 
 ELEMENTWISE = [

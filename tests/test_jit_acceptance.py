@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import tenferro as tf
 from tenferro import _jit
 from tenferro import errors as E
-from test_jit_random import DTYPES, build, check_equal, layout, programs
+from test_jit_random import DTYPES, build, layout, programs
 
 RNG = np.random.default_rng(20261202)
 
@@ -45,8 +45,14 @@ def calls(s: tf.TraceCacheStats) -> int:
 INVALID = [
     ("reshape_size", lambda v: v.reshape(v.size + 1)),
     ("sum_axis", lambda v: tf.sum(v, axis=v.ndim + 1)),
-    ("broadcast", lambda v: v * tf.ones((2, 3)) + tf.ones((4,)) if v.ndim == 0
-     else v + tf.ones(v.shape[:-1] + (v.shape[-1] + 2,))),
+    (
+        "broadcast",
+        lambda v: (
+            v * tf.ones((2, 3)) + tf.ones((4,))
+            if v.ndim == 0
+            else v + tf.ones(v.shape[:-1] + (v.shape[-1] + 2,))
+        ),
+    ),
     ("einsum_rank", lambda v: tf.einsum("ij,jk->ik", v, v[..., None])),
     ("matmul", lambda v: v @ tf.ones((7, 5), dtype=v.dtype)),
     ("transpose_axes", lambda v: tf.transpose(v, (0, 0))),
@@ -58,13 +64,24 @@ INVALID = [
 ]
 
 
-@settings(derandomize=True, max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(steps=programs(), k=st.integers(0, len(INVALID) - 1), d=st.sampled_from(DTYPES),
-       shape=st.sampled_from([(), (0,), (3,), (2, 3), (2, 3, 3)]), lay=st.integers(0, 2),
-       seed=st.integers(0, 2**16))
-def test_invalid_random_programs_raise_at_trace_time_with_the_eager_class(steps, k, d, shape, lay, seed):
+@settings(
+    derandomize=True, max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(
+    steps=programs(),
+    k=st.integers(0, len(INVALID) - 1),
+    d=st.sampled_from(DTYPES),
+    shape=st.sampled_from([(), (0,), (3,), (2, 3), (2, 3, 3)]),
+    lay=st.integers(0, 2),
+    seed=st.integers(0, 2**16),
+)
+def test_invalid_random_programs_raise_at_trace_time_with_the_eager_class(
+    steps, k, d, shape, lay, seed
+):
     rng = np.random.default_rng(seed)
-    xs = [tf.asarray(layout(np.asarray(rng.standard_normal(shape), dtype=d), lay)) for _ in range(2)]
+    xs = [
+        tf.asarray(layout(np.asarray(rng.standard_normal(shape), dtype=d), lay)) for _ in range(2)
+    ]
     valid = build(steps)
     name, bad = INVALID[k]
 
@@ -100,7 +117,10 @@ def _value_error_pair(k):
     ok_b = np.ones_like(b)
     jf = tf.jit(f)
     jf.trace(tf.asarray(a), tf.asarray(b))  # tracing alone does not raise
-    np.testing.assert_allclose(np.asarray(jf(tf.asarray(ok_a), tf.asarray(ok_b))), np.asarray(f(tf.asarray(ok_a), tf.asarray(ok_b))))
+    np.testing.assert_allclose(
+        np.asarray(jf(tf.asarray(ok_a), tf.asarray(ok_b))),
+        np.asarray(f(tf.asarray(ok_a), tf.asarray(ok_b))),
+    )
     with pytest.raises(Exception) as eager:
         f(tf.asarray(a), tf.asarray(b))
     with pytest.raises(Exception) as first:
@@ -147,7 +167,9 @@ def test_einsum_instance_value_and_grad_under_jit_equal_eager(name):
 
     subscripts, ops, path = inst.load(name)
     ts = [tf.asarray(o) for o in ops]
-    ct = tf.asarray(np.random.default_rng(1).standard_normal(tf.einsum(subscripts, *ts, optimize=path).shape))
+    ct = tf.asarray(
+        np.random.default_rng(1).standard_normal(tf.einsum(subscripts, *ts, optimize=path).shape)
+    )
 
     def loss(*xs):  # a real scalar whose gradient is the einsum's VJP of a random cotangent
         return tf.sum(tf.einsum(subscripts, *xs, optimize=path) * ct)
@@ -183,7 +205,10 @@ def test_tfim_optimisation_under_jit_matches_eager(dtype):
     eager = tfim.ground_state(**kw)
     jitted = tfim.ground_state(**kw, jit=True)
     assert eager.converged and jitted.converged
-    assert abs(jitted.energy - eager.energy) <= 1e-10 * abs(eager.energy), (jitted.energy, eager.energy)
+    assert abs(jitted.energy - eager.energy) <= 1e-10 * abs(eager.energy), (
+        jitted.energy,
+        eager.energy,
+    )
     assert abs(jitted.evals - eager.evals) <= 0.1 * eager.evals, (jitted.evals, eager.evals)
     # The first evaluations (before L-BFGS trajectories can drift apart) agree closely.
     np.testing.assert_allclose(jitted.grad_norms[:5], eager.grad_norms[:5], rtol=1e-10)
@@ -251,8 +276,11 @@ def test_new_python_complex_values_do_not_retrace_and_ints_specialise():
 
 def test_hits_misses_fallbacks_add_up_to_calls_through_a_mixed_sequence():
     rt = tf.default_runtime()
-    jf = tf.jit(lambda x, y=None, scale=1.0: x * scale + (0.0 if y is None else y.sum()),
-                static_argnames=("scale",), max_traces=6)
+    jf = tf.jit(
+        lambda x, y=None, scale=1.0: x * scale + (0.0 if y is None else y.sum()),
+        static_argnames=("scale",),
+        max_traces=6,
+    )
     a3, a4 = tf.asarray(arr((3,))), tf.asarray(arr((4,)))
     n = 0
 
@@ -299,7 +327,7 @@ def test_deleting_the_jitted_function_frees_its_entries():
     captured = tf.asarray(arr((1000,)))
 
     def f(x):
-        return x * captured
+        return x * captured  # noqa: F821
 
     jf = tf.jit(f)
     x = tf.asarray(arr((1000,)))
@@ -353,7 +381,9 @@ def test_ten_thousand_distinct_shapes_stay_within_the_cache_limits():
             out = jf(rt.constant(np.full(k + 1, 0.5)))
             if k % 1000 == 0 or k < 3:
                 assert np.asarray(out).shape == (k + 1,)
-                np.testing.assert_allclose(np.asarray(out), np.sin(0.5) * 2.0 + 0.5 * (k + 1), rtol=1e-12)
+                np.testing.assert_allclose(
+                    np.asarray(out), np.sin(0.5) * 2.0 + 0.5 * (k + 1), rtol=1e-12
+                )
                 s = jf.cache_stats()
                 assert s.entries <= _jit.MAX_ENTRIES and s.retained_bytes <= _jit.MAX_RETAINED_BYTES
                 pool = engine.buffer_pool_stats()
@@ -363,7 +393,9 @@ def test_ten_thousand_distinct_shapes_stay_within_the_cache_limits():
         gc.collect()
         growth = _rss_bytes() - rss0
     s = jf.cache_stats()
-    assert s.misses == n and s.evictions == n - _jit.MAX_ENTRIES > 0 and s.entries == _jit.MAX_ENTRIES
+    assert (
+        s.misses == n and s.evictions == n - _jit.MAX_ENTRIES > 0 and s.entries == _jit.MAX_ENTRIES
+    )
     assert calls(s) == n
     assert growth < 100 << 20, f"RSS grew by {growth / 2**20:.1f} MiB over {n} traces"
 

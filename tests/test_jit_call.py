@@ -43,11 +43,13 @@ def test_a_new_float_value_never_retraces_and_equals_eager():
     assert jf(x, 2.0).dtype == np.float32  # the weak float takes the tensor's dtype
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128", "int32", "int64", "bool"])
+@pytest.mark.parametrize(
+    "dtype", ["float32", "float64", "complex64", "complex128", "int32", "int64", "bool"]
+)
 def test_weak_arithmetic_stays_weak_and_functions_are_strong(dtype):
     def f(x, s):
         a = (s * 2.0 + 1) / 3.0 - s  # Python arithmetic on a Python float: still weak
-        b = -abs(s) ** 2
+        b = -(abs(s) ** 2)
         return x * a, x + b, tf.sin(s) * x, x * (s > 0.25)
 
     jf = tf.jit(f)

@@ -55,7 +55,9 @@ def test_compile_and_run_equal_eager_and_numpy() -> None:
     assert out.runtime is ctx.eager_runtime()
     # NumPy inputs are adopted; other values of the same shapes run the same graph.
     c = RNG.standard_normal((3, 4))
-    np.testing.assert_allclose(np.asarray(ctx.run_graph(cg, c, b)), np.sin(c) * b + c.sum(axis=0), rtol=1e-13)
+    np.testing.assert_allclose(
+        np.asarray(ctx.run_graph(cg, c, b)), np.sin(c) * b + c.sum(axis=0), rtol=1e-13
+    )
 
 
 def test_pytree_arguments_and_outputs() -> None:
@@ -71,7 +73,9 @@ def test_pytree_arguments_and_outputs() -> None:
     np.testing.assert_allclose(np.asarray(out["s"]), a * 2.0 + b * 3, rtol=1e-15)
     np.testing.assert_allclose(float(out["n"][0]), float(np.sum(a * b)), rtol=1e-13)
     # A float is a weakly typed input: another value runs the same graph.
-    np.testing.assert_allclose(np.asarray(ctx.run_graph(cg, d, -1.5, 3)["s"]), a * -1.5 + b * 3, rtol=1e-15)
+    np.testing.assert_allclose(
+        np.asarray(ctx.run_graph(cg, d, -1.5, 3)["s"]), a * -1.5 + b * 3, rtol=1e-15
+    )
     assert ctx.graph_cache_stats()["prepared"].misses == 1
     # An int is baked into the program: another value is refused, not silently ignored.
     with pytest.raises(ValueError, match="differ from those the graph was compiled for"):
@@ -154,7 +158,9 @@ def test_two_thread_settings_two_plans() -> None:
     assert pooled.graph_cache_stats()["compiled"].entries == 0
 
 
-def _staged(ctx: tf.ExecutionContext, body, c: tf.Tensor, x_shape: tuple[int, ...], dtype=np.float64) -> TracedGraph:
+def _staged(
+    ctx: tf.ExecutionContext, body, c: tf.Tensor, x_shape: tuple[int, ...], dtype=np.float64
+) -> TracedGraph:
     """The traced graph of ``body(x, k)`` where ``k`` is ``c`` staged as a program constant
     (``_Trace.constant``): ops on it are recorded, so the program has constant-only subgraphs.
     (Ops on a captured tensor inside ``tf.jit`` run at trace time instead.)"""
@@ -188,7 +194,9 @@ def test_constant_subgraphs_are_folded_at_prepare_time() -> None:
     got = ctx.run_graph(cg, x)
     np.testing.assert_array_equal(np.asarray(got), np.asarray(eager))
     cn = np.asarray(c)
-    np.testing.assert_allclose(np.asarray(got), a @ (np.exp(cn).T * 2.0 + cn.sum()) + np.cos(cn), rtol=1e-13)
+    np.testing.assert_allclose(
+        np.asarray(got), a @ (np.exp(cn).T * 2.0 + cn.sum()) + np.cos(cn), rtol=1e-13
+    )
     # The prepared plan was made once (by _prepared_len) and served the run.
     p = _prepared(ctx)
     assert (p.entries, p.misses, p.hits) == (1, 1, 1)
@@ -336,7 +344,9 @@ def test_input_errors() -> None:
     cg = ctx.compile_graph(lambda v: v * 2.0, x)
     with pytest.raises(ContextMismatchError, match="run_graph"):
         ctx.run_graph(cg, tf.asarray(np.ones(4)))
-    with pytest.raises(ShapeError, match=r"input 0 has shape \[5\], the graph was compiled for \[4\]"):
+    with pytest.raises(
+        ShapeError, match=r"input 0 has shape \[5\], the graph was compiled for \[4\]"
+    ):
         ctx.run_graph(cg, np.ones(5))
     with pytest.raises(DTypeError, match="input 0 has dtype float32"):
         ctx.run_graph(cg, np.ones(4, dtype=np.float32))
@@ -406,7 +416,9 @@ def test_ctrl_c_stops_a_running_program_and_the_engine_stays_usable() -> None:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
     small = ctx.compile_graph(_long_chain(2), _t(ctx, a[:4]))
-    np.testing.assert_allclose(np.asarray(ctx.run_graph(small, a[:4])), np.sin(np.sin(a[:4]) + 0.5) + 0.5, rtol=1e-15)
+    np.testing.assert_allclose(
+        np.asarray(ctx.run_graph(small, a[:4])), np.sin(np.sin(a[:4]) + 0.5) + 0.5, rtol=1e-15
+    )
 
 
 def test_run_graph_raises_value_errors_with_the_eager_message() -> None:

@@ -176,7 +176,9 @@ def test_every_value_request_raises_concretization_error_naming_op_shape_dtype_a
     # the user's line: this file, the marked line, its code text
     line = _lineno(fun, "# REQ")
     func = "<listcomp>" if fun is r_iter_then_value else fun.__name__  # the comprehension's frame
-    assert ei.value.source is not None and ei.value.source[:3] == (__file__, line, func), ei.value.source
+    assert ei.value.source is not None and ei.value.source[:3] == (__file__, line, func), (
+        ei.value.source
+    )
     assert f"{__file__}:{line} in {func}: " in msg and "# REQ" in msg.splitlines()[-1], msg
     assert isinstance(ei.value, TypeError) and isinstance(ei.value, E.TenferroError)
 
@@ -314,8 +316,20 @@ def test_leaked_tracers_raise_tracer_leak_error_for_ops_and_value_requests(how):
     # the leak error carries the user's line too
     with pytest.raises(E.TracerLeakError) as ei:
         np.asarray(t)  # LEAKLINE
-    assert ei.value.source[:2] == (__file__, _lineno(test_leaked_tracers_raise_tracer_leak_error_for_ops_and_value_requests, "# LEAK" + "LINE"))
-    for op in (lambda t: t + 1.0, lambda t: tf.sin(t), lambda t: t @ t, lambda t: t[1:], lambda t: tf.sum(t)):
+    assert ei.value.source[:2] == (
+        __file__,
+        _lineno(
+            test_leaked_tracers_raise_tracer_leak_error_for_ops_and_value_requests,
+            "# LEAK" + "LINE",
+        ),
+    )
+    for op in (
+        lambda t: t + 1.0,
+        lambda t: tf.sin(t),
+        lambda t: t @ t,
+        lambda t: t[1:],
+        lambda t: tf.sum(t),
+    ):
         with pytest.raises(E.TracerLeakError):
             op(t)
     # used inside another trace: still a leak (its trace is not this one)
@@ -372,9 +386,16 @@ def test_pinv_rtol_under_jit_as_static_value_and_as_traced_tensor(rtol):
     np.testing.assert_allclose(eager, ref, rtol=1e-10, atol=1e-10)
     static = tf.jit(tf.linalg.pinv, static_argnames="rtol")
     rt = tuple(rtol) if isinstance(rtol, list) else rtol
-    np.testing.assert_allclose(np.asarray(static(tf.asarray(a), rtol=rt)), eager, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        np.asarray(static(tf.asarray(a), rtol=rt)), eager, rtol=1e-12, atol=1e-12
+    )
     traced = tf.jit(lambda x, r: tf.linalg.pinv(x, rtol=r))
-    np.testing.assert_allclose(np.asarray(traced(tf.asarray(a), tf.asarray(np.asarray(rtol)))), eager, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        np.asarray(traced(tf.asarray(a), tf.asarray(np.asarray(rtol)))),
+        eager,
+        rtol=1e-12,
+        atol=1e-12,
+    )
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128])
@@ -410,7 +431,11 @@ def test_boolean_mask_indexing_is_named_with_its_data_dependent_shape():
         tf.jit(f)(x)
     msg = str(ei.value)
     assert msg.startswith("boolean mask indexing") and "data-dependent output shape" in msg, msg
-    assert "tf.where(mask, x, fill)" in msg and "made by op compare" in msg and ei.value.source[0] == __file__
+    assert (
+        "tf.where(mask, x, fill)" in msg
+        and "made by op compare" in msg
+        and ei.value.source[0] == __file__
+    )
     # a mask that is not traced (a NumPy constant) keeps working under jit
     m = np.array([True, False, True, True, False])
     np.testing.assert_array_equal(tf.jit(lambda x: x[m])(x), np.asarray(x)[m])
@@ -439,12 +464,21 @@ def test_integer_tensor_indices_constant_trace_traced_are_named():
         tf.jit(lambda x: x[bad])(x)
     assert str(traced.value) == str(eager.value)
     # a traced index: named, with the traceable alternative
-    for fun in (lambda x, i: x[i], lambda x, i: x[i, 0], lambda x, i: x[:, i[:2]], lambda x, i: x.at[i].set(0.0)):
+    for fun in (
+        lambda x, i: x[i],
+        lambda x, i: x[i, 0],
+        lambda x, i: x[:, i[:2]],
+        lambda x, i: x.at[i].set(0.0),
+    ):
         np.asarray(fun(x, idx_t))  # eager works
         with pytest.raises(E.ConcretizationError) as ei:
             tf.jit(fun)(x, idx_t)
         msg = str(ei.value)
-        assert msg.startswith("integer-array indexing") and 'mode="clip"' in msg and "bounds check" in msg, msg
+        assert (
+            msg.startswith("integer-array indexing")
+            and 'mode="clip"' in msg
+            and "bounds check" in msg
+        ), msg
     # a traced 0-d integer index too
     with pytest.raises(E.ConcretizationError, match="^integer-array indexing"):
         tf.jit(lambda x, i: x[i])(x, tf.asarray(np.int64(1)))
@@ -458,7 +492,9 @@ def test_take_with_traced_indices_traces_for_clip_and_wrap(mode, axis):
     jt = tf.jit(lambda x, i: tf.take(x, i, axis=axis, mode=mode))
     got = jt(tf.asarray(a), tf.asarray(idx))
     np.testing.assert_array_equal(got, np.take(a, idx, axis=axis, mode=mode))
-    np.testing.assert_array_equal(got, tf.take(tf.asarray(a), tf.asarray(idx), axis=axis, mode=mode))
+    np.testing.assert_array_equal(
+        got, tf.take(tf.asarray(a), tf.asarray(idx), axis=axis, mode=mode)
+    )
     assert jt.cache_stats().misses == 1
 
 
@@ -495,7 +531,11 @@ TRACE_TIME = [
     ("transpose axes", lambda a, b: tf.transpose(a, (0, 0)) + b, (arr((2, 3)), arr((2, 3)))),
     ("broadcast", lambda a, b: a + b, (arr((2, 3)), arr((3, 2)))),
     ("dtype and", lambda a, b: a & b, (arr((2,)), arr((2,)))),
-    ("dtype floor_divide complex", lambda a, b: a // b, (arr((2,), np.complex128), arr((2,), np.complex128))),
+    (
+        "dtype floor_divide complex",
+        lambda a, b: a // b,
+        (arr((2,), np.complex128), arr((2,), np.complex128)),
+    ),
     ("dtype cast", lambda a, b: a.astype("x") + b, (arr((2,)), arr((2,)))),
     ("solve shape", lambda a, b: tf.linalg.solve(a, b), (arr((2, 3)), arr((2,)))),
     ("cholesky shape", lambda a, b: tf.linalg.cholesky(a) + b, (arr((2, 3)), arr((2, 3)))),
@@ -505,11 +545,15 @@ TRACE_TIME = [
 
 
 @pytest.mark.parametrize("name,f,args", TRACE_TIME, ids=[t[0] for t in TRACE_TIME])
-def test_shape_dtype_parameter_errors_raise_at_trace_time_with_the_eager_class_and_message(name, f, args):
+def test_shape_dtype_parameter_errors_raise_at_trace_time_with_the_eager_class_and_message(
+    name, f, args
+):
     ts = [tf.asarray(a) for a in args]
     with pytest.raises(Exception) as eager:
         f(*ts)
-    assert isinstance(eager.value, (E.TenferroError, ValueError, TypeError, IndexError)), eager.value
+    assert isinstance(eager.value, (E.TenferroError, ValueError, TypeError, IndexError)), (
+        eager.value
+    )
     jf = tf.jit(f)
     with pytest.raises(type(eager.value)) as traced:
         jf.trace(*ts)  # tracing only: nothing runs
@@ -527,16 +571,43 @@ def _spd_or_not(n, pd):
 
 
 VALUE_ERRORS = [
-    ("integer floor division by zero", lambda a, b: a // b, (np.array([4, 5, 6]), np.array([1, 0, 2])), (np.array([4, 5, 6]), np.array([1, 2, 3]))),
-    ("integer remainder by zero", lambda a, b: a % b, (np.array([4, 5]), np.array([0, 2])), (np.array([4, 5]), np.array([3, 2]))),
-    ("cholesky not positive definite", lambda a, b: tf.linalg.cholesky(a) * b, (_spd_or_not(3, False), np.float64(2.0)), (_spd_or_not(3, True), np.float64(2.0))),
-    ("solve singular", lambda a, b: tf.linalg.solve(a, b), (np.array([[1.0, 2.0], [2.0, 4.0]]), arr((2,))), (np.array([[1.0, 2.0], [3.0, 4.0]]), arr((2,)))),
-    ("inv singular", lambda a, b: tf.linalg.inv(a) + b, (np.zeros((2, 2)), np.float64(1.0)), (np.eye(2), np.float64(1.0))),
+    (
+        "integer floor division by zero",
+        lambda a, b: a // b,
+        (np.array([4, 5, 6]), np.array([1, 0, 2])),
+        (np.array([4, 5, 6]), np.array([1, 2, 3])),
+    ),
+    (
+        "integer remainder by zero",
+        lambda a, b: a % b,
+        (np.array([4, 5]), np.array([0, 2])),
+        (np.array([4, 5]), np.array([3, 2])),
+    ),
+    (
+        "cholesky not positive definite",
+        lambda a, b: tf.linalg.cholesky(a) * b,
+        (_spd_or_not(3, False), np.float64(2.0)),
+        (_spd_or_not(3, True), np.float64(2.0)),
+    ),
+    (
+        "solve singular",
+        lambda a, b: tf.linalg.solve(a, b),
+        (np.array([[1.0, 2.0], [2.0, 4.0]]), arr((2,))),
+        (np.array([[1.0, 2.0], [3.0, 4.0]]), arr((2,))),
+    ),
+    (
+        "inv singular",
+        lambda a, b: tf.linalg.inv(a) + b,
+        (np.zeros((2, 2)), np.float64(1.0)),
+        (np.eye(2), np.float64(1.0)),
+    ),
 ]
 
 
 @pytest.mark.parametrize("name,f,bad,good", VALUE_ERRORS, ids=[v[0] for v in VALUE_ERRORS])
-def test_value_errors_are_raised_by_the_compiled_call_with_the_eager_class_and_message(name, f, bad, good):
+def test_value_errors_are_raised_by_the_compiled_call_with_the_eager_class_and_message(
+    name, f, bad, good
+):
     bad_t = [tf.asarray(np.asarray(a)) for a in bad]
     good_t = [tf.asarray(np.asarray(a)) for a in good]
     with pytest.raises(Exception) as eager:
@@ -549,7 +620,9 @@ def test_value_errors_are_raised_by_the_compiled_call_with_the_eager_class_and_m
     assert type(compiled.value) is type(eager.value)
     assert str(compiled.value) == str(eager.value)
     # the same compiled program runs on good values, equal to eager
-    np.testing.assert_allclose(np.asarray(jf(*good_t)), np.asarray(f(*good_t)), rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(
+        np.asarray(jf(*good_t)), np.asarray(f(*good_t)), rtol=1e-13, atol=1e-13
+    )
     assert jf.cache_stats().misses == 1 and jf.cache_stats().hits == 1
 
 
@@ -594,5 +667,8 @@ def test_errors_messages_are_regular_expressions_safe():
     with pytest.raises(E.ConcretizationError) as ei:
         tf.jit(r_float)(tf.asarray(SCALAR))
     first, at = str(ei.value).split("\n  at ")
-    assert re.match(r"float\(\): the tensor is traced by tf\.jit \(made by op sin, shape \[\], dtype float64\)", first)
+    assert re.match(
+        r"float\(\): the tensor is traced by tf\.jit \(made by op sin, shape \[\], dtype float64\)",
+        first,
+    )
     assert at.startswith(__file__)

@@ -20,18 +20,35 @@ PASSES = ("dce", "cse", "layout", "fold_transpose", "fold_conj", "final_dce")
 # (name, arity, reduces): elementwise ops keep the shape; reductions/contractions keep it too
 # (reduce then broadcast back, or a square matmul on the last axis pair via einsum).
 UNARY = [
-    ("sin", tf.sin), ("cos", tf.cos), ("tanh", tf.tanh), ("exp_small", lambda x: tf.exp(x * 0.1)),
-    ("neg", lambda x: -x), ("conj", tf.conj), ("abs_cast", lambda x: x * 0.5 + tf.abs(x) * 0.25),
-    ("square", lambda x: x * x), ("scale", lambda x: x * 1.5 - 0.25), ("T2", lambda x: x.T.T),
+    ("sin", tf.sin),
+    ("cos", tf.cos),
+    ("tanh", tf.tanh),
+    ("exp_small", lambda x: tf.exp(x * 0.1)),
+    ("neg", lambda x: -x),
+    ("conj", tf.conj),
+    ("abs_cast", lambda x: x * 0.5 + tf.abs(x) * 0.25),
+    ("square", lambda x: x * x),
+    ("scale", lambda x: x * 1.5 - 0.25),
+    ("T2", lambda x: x.T.T),
     ("rev", lambda x: x[::-1][::-1] if x.ndim else x),
 ]
 BINARY = [
-    ("add", lambda x, y: x + y), ("sub", lambda x, y: x - y), ("mul", lambda x, y: x * y),
+    ("add", lambda x, y: x + y),
+    ("sub", lambda x, y: x - y),
+    ("mul", lambda x, y: x * y),
     ("where", lambda x, y: tf.where(tf.abs(x) > tf.abs(y), x, y)),
 ]
 REDUCING = [
-    ("sum_back", lambda x: x * 0.0 + tf.sum(x)), ("mean_last", lambda x: x - tf.mean(x, axis=-1, keepdims=True) if x.ndim else x),
-    ("einsum_sq", lambda x: tf.einsum("...ij,...jk->...ik", x, x) * 0.1 if x.ndim >= 2 and x.shape[-1] == x.shape[-2] else x),
+    ("sum_back", lambda x: x * 0.0 + tf.sum(x)),
+    ("mean_last", lambda x: x - tf.mean(x, axis=-1, keepdims=True) if x.ndim else x),
+    (
+        "einsum_sq",
+        lambda x: (
+            tf.einsum("...ij,...jk->...ik", x, x) * 0.1
+            if x.ndim >= 2 and x.shape[-1] == x.shape[-2]
+            else x
+        ),
+    ),
 ]
 
 DTYPES = [np.float64, np.float32, np.complex128, np.complex64]
@@ -40,14 +57,19 @@ SHAPES = [(), (0,), (3,), (2, 2), (3, 3), (0, 3), (2, 3, 3)]
 
 @st.composite
 def programs(draw):
-    steps = draw(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 100), st.integers(0, 100)), min_size=1, max_size=30))
+    steps = draw(
+        st.lists(
+            st.tuples(st.integers(0, 2), st.integers(0, 100), st.integers(0, 100)),
+            min_size=1,
+            max_size=30,
+        )
+    )
     return steps
 
 
 def build(steps, n_inputs=2):
     def p(*xs):
         vals = list(xs)
-        reduced = False
         for kind, a, b in steps:
             if kind == 0:
                 name, f = UNARY[a % len(UNARY)]
@@ -87,18 +109,28 @@ def check_equal(got, want, exact, dtype):
         assert np.all(np.abs(g[fin] - w[fin]) <= tol * scale)
 
 
-SETTINGS = settings(derandomize=True, max_examples=60, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    derandomize=True, max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @SETTINGS
-@given(steps=programs(), d=st.sampled_from(DTYPES), shape=st.sampled_from(SHAPES),
-       lay=st.integers(0, 2), seed=st.integers(0, 2**16))
+@given(
+    steps=programs(),
+    d=st.sampled_from(DTYPES),
+    shape=st.sampled_from(SHAPES),
+    lay=st.integers(0, 2),
+    seed=st.integers(0, 2**16),
+)
 def test_random_programs_equal_eager(steps, d, shape, lay, seed):
     rng = np.random.default_rng(seed)
+
     def make():
-        a = rng.standard_normal(shape) + (1j * rng.standard_normal(shape) if np.dtype(d).kind == "c" else 0)
+        a = rng.standard_normal(shape) + (
+            1j * rng.standard_normal(shape) if np.dtype(d).kind == "c" else 0
+        )
         return tf.asarray(layout(np.asarray(a, dtype=d), lay))
+
     xs = [make(), make()]
     p = build(steps)
     try:
@@ -130,14 +162,23 @@ def tolerance_dtype(d):
     return np.float64 if np.dtype(d) in (np.float64, np.complex128) else np.float32
 
 
-@settings(derandomize=True, max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(steps=programs(), d=st.sampled_from(DTYPES), shape=st.sampled_from([(), (3,), (2, 2), (3, 3)]),
-       lay=st.integers(0, 2), seed=st.integers(0, 2**16))
+@settings(
+    derandomize=True, max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(
+    steps=programs(),
+    d=st.sampled_from(DTYPES),
+    shape=st.sampled_from([(), (3,), (2, 2), (3, 3)]),
+    lay=st.integers(0, 2),
+    seed=st.integers(0, 2**16),
+)
 def test_random_value_and_grad_under_jit_equal_eager(steps, d, shape, lay, seed):
     rng = np.random.default_rng(seed)
 
     def make():
-        a = rng.standard_normal(shape) + (1j * rng.standard_normal(shape) if np.dtype(d).kind == "c" else 0)
+        a = rng.standard_normal(shape) + (
+            1j * rng.standard_normal(shape) if np.dtype(d).kind == "c" else 0
+        )
         return tf.asarray(layout(np.asarray(a, dtype=d), lay))
 
     xs = [make(), make()]
@@ -152,9 +193,15 @@ def test_random_value_and_grad_under_jit_equal_eager(steps, d, shape, lay, seed)
     assert (jvg.cache_stats().misses, jvg.cache_stats().fallbacks) == (1, 0)
 
 
-@settings(derandomize=True, max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(steps=programs(), d=st.sampled_from(DTYPES), shape=st.sampled_from([(), (3,), (2, 2)]),
-       seed=st.integers(0, 2**16))
+@settings(
+    derandomize=True, max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(
+    steps=programs(),
+    d=st.sampled_from(DTYPES),
+    shape=st.sampled_from([(), (3,), (2, 2)]),
+    seed=st.integers(0, 2**16),
+)
 def test_random_hessian_under_jit_equal_eager(steps, d, shape, seed):
     """``tf.jit(hessian(loss))`` equals eager ``hessian(loss)``; complex programs are
     differentiated through the real and imaginary parts of their first input (``hessian`` of a

@@ -79,8 +79,14 @@ def test_svd_forward(shape: tuple[int, ...], dtype: str, full: bool) -> None:
     np.testing.assert_allclose(s, np.linalg.svd(a, compute_uv=False), atol=tol, rtol=tol)
     rec = (u[..., :k] * s[..., None, :]) @ vh[..., :k, :]
     np.testing.assert_allclose(rec, a, atol=tol, rtol=tol)
-    np.testing.assert_allclose(H(u) @ u, np.broadcast_to(np.eye(u.shape[-1]), u.shape[:-2] + (u.shape[-1],) * 2), atol=tol)
-    np.testing.assert_allclose(vh @ H(vh), np.broadcast_to(np.eye(vh.shape[-2]), vh.shape[:-2] + (vh.shape[-2],) * 2), atol=tol)
+    np.testing.assert_allclose(
+        H(u) @ u, np.broadcast_to(np.eye(u.shape[-1]), u.shape[:-2] + (u.shape[-1],) * 2), atol=tol
+    )
+    np.testing.assert_allclose(
+        vh @ H(vh),
+        np.broadcast_to(np.eye(vh.shape[-2]), vh.shape[:-2] + (vh.shape[-2],) * 2),
+        atol=tol,
+    )
     assert_close(L.svdvals(a), np.linalg.svd(a, compute_uv=False), rtol=tol, atol=tol)
 
 
@@ -101,11 +107,15 @@ def test_qr_forward(shape: tuple[int, ...], dtype: str, mode: str) -> None:
     k = min(shape[-2:])
     ph = np.diagonal(rn, axis1=-2, axis2=-1)[..., :k]
     ph = np.where(ph == 0, 1, ph / np.abs(ph))
-    np.testing.assert_allclose(q[..., :k], qn[..., :k] * ph[..., None, :], atol=tol * 10, rtol=tol * 10)
+    np.testing.assert_allclose(
+        q[..., :k], qn[..., :k] * ph[..., None, :], atol=tol * 10, rtol=tol * 10
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape", [(63, 63), (64, 64), (100, 100), (300, 300), (300, 120), (2, 70, 90)], ids=str)
+@pytest.mark.parametrize(
+    "shape", [(63, 63), (64, 64), (100, 100), (300, 300), (300, 120), (2, 70, 90)], ids=str
+)
 def test_svd_and_eigh_of_larger_matrices(shape: tuple[int, ...], dtype: str) -> None:
     """Sizes that take faer's divide-and-conquer bidiagonal/tridiagonal solvers (64 and up) and,
     from about 64³ multiply-adds, the parallel reductions on the default engine's workers."""
@@ -114,17 +124,25 @@ def test_svd_and_eigh_of_larger_matrices(shape: tuple[int, ...], dtype: str) -> 
     u, s, vh = (np_of(x) for x in L.svd(a, full_matrices=False))
     scale = np.linalg.norm(a, 2, axis=(-2, -1))[..., None]
     np.testing.assert_allclose(s / scale, np.linalg.svd(a, compute_uv=False) / scale, atol=tol)
-    np.testing.assert_allclose(((u * s[..., None, :]) @ vh) / scale[..., None], a / scale[..., None], atol=tol)
+    np.testing.assert_allclose(
+        ((u * s[..., None, :]) @ vh) / scale[..., None], a / scale[..., None], atol=tol
+    )
     k = s.shape[-1]
-    np.testing.assert_allclose(H(u) @ u, np.broadcast_to(np.eye(k), u.shape[:-2] + (k, k)), atol=tol)
-    np.testing.assert_allclose(vh @ H(vh), np.broadcast_to(np.eye(k), vh.shape[:-2] + (k, k)), atol=tol)
+    np.testing.assert_allclose(
+        H(u) @ u, np.broadcast_to(np.eye(k), u.shape[:-2] + (k, k)), atol=tol
+    )
+    np.testing.assert_allclose(
+        vh @ H(vh), np.broadcast_to(np.eye(k), vh.shape[:-2] + (k, k)), atol=tol
+    )
     h = herm(shape[:-1] + (shape[-2],), dtype)
     w, v = (np_of(x) for x in L.eigh(h))
     hs = np.abs(np.linalg.eigvalsh(h)).max(axis=-1)[..., None]
     np.testing.assert_allclose(w / hs, np.linalg.eigvalsh(h) / hs, atol=tol)
     np.testing.assert_allclose((h @ v - v * w[..., None, :]) / hs[..., None], 0, atol=tol)
     n = h.shape[-1]
-    np.testing.assert_allclose(H(v) @ v, np.broadcast_to(np.eye(n), v.shape[:-2] + (n, n)), atol=tol)
+    np.testing.assert_allclose(
+        H(v) @ v, np.broadcast_to(np.eye(n), v.shape[:-2] + (n, n)), atol=tol
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -136,7 +154,9 @@ def test_eigh_eig_cholesky_forward(shape: tuple[int, ...], dtype: str) -> None:
     w, v = (np_of(x) for x in L.eigh(junk))
     np.testing.assert_allclose(w, np.linalg.eigvalsh(a), atol=tol, rtol=tol)
     np.testing.assert_allclose(a @ v, v * w[..., None, :], atol=tol, rtol=tol)
-    np.testing.assert_allclose(np_of(L.eigvalsh(H(junk), UPLO="U")), np.linalg.eigvalsh(a), atol=tol, rtol=tol)
+    np.testing.assert_allclose(
+        np_of(L.eigvalsh(H(junk), UPLO="U")), np.linalg.eigvalsh(a), atol=tol, rtol=tol
+    )
     g = well(shape, dtype)
     we, ve = (np_of(x) for x in L.eig(g))
     np.testing.assert_allclose(g @ ve, ve * we[..., None, :], atol=tol, rtol=tol)
@@ -147,30 +167,47 @@ def test_eigh_eig_cholesky_forward(shape: tuple[int, ...], dtype: str) -> None:
     np.testing.assert_allclose(np_of(L.eigvals(g)), we)
     p = spd(shape, dtype)
     np.testing.assert_allclose(np_of(L.cholesky(p)), np.linalg.cholesky(p), atol=tol, rtol=tol)
-    np.testing.assert_allclose(np_of(L.cholesky(p, upper=True)), H(np.linalg.cholesky(p)), atol=tol, rtol=tol)
+    np.testing.assert_allclose(
+        np_of(L.cholesky(p, upper=True)), H(np.linalg.cholesky(p)), atol=tol, rtol=tol
+    )
     # Like NumPy, upper=True reads the upper triangle and upper=False the lower one.
     n = shape[-1]
     junk_low = p + np.tril(rand(shape, dtype) * 100, -1)
     junk_up = p + np.triu(rand(shape, dtype) * 100, 1)
-    np.testing.assert_allclose(np_of(L.cholesky(junk_low, upper=True)), np.linalg.cholesky(junk_low, upper=True), atol=tol * n, rtol=tol)
-    np.testing.assert_allclose(np_of(L.cholesky(junk_up)), np.linalg.cholesky(junk_up), atol=tol * n, rtol=tol)
+    np.testing.assert_allclose(
+        np_of(L.cholesky(junk_low, upper=True)),
+        np.linalg.cholesky(junk_low, upper=True),
+        atol=tol * n,
+        rtol=tol,
+    )
+    np.testing.assert_allclose(
+        np_of(L.cholesky(junk_up)), np.linalg.cholesky(junk_up), atol=tol * n, rtol=tol
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape", [(3, 3), (4, 2), (2, 5), (2, 3, 4, 3), (0, 3, 3), (3, 0), (1, 1)], ids=str)
+@pytest.mark.parametrize(
+    "shape", [(3, 3), (4, 2), (2, 5), (2, 3, 4, 3), (0, 3, 3), (3, 0), (1, 1)], ids=str
+)
 def test_values_only_forward(shape: tuple[int, ...], dtype: str) -> None:
     """``svdvals``/``eigvalsh`` untracked (the values-only primitives, no vectors computed) against
     NumPy, through ``tf.linalg`` (batch first) and ``tf.prim`` (batch last); tracked, the same
     values come from ``svd``/``eigh``."""
     tol = TOL[dtype] * 100
     a = rand(shape, dtype)
-    s_ref = np.linalg.svd(a, compute_uv=False) if a.size else np.zeros((*shape[:-2], min(shape[-2:])))
+    s_ref = (
+        np.linalg.svd(a, compute_uv=False) if a.size else np.zeros((*shape[:-2], min(shape[-2:])))
+    )
     s = L.svdvals(a)
     assert s.shape == s_ref.shape and np_of(s).dtype == np.dtype(dtype).type(0).real.dtype
     np.testing.assert_allclose(np_of(s), s_ref, atol=tol, rtol=tol)
     core = np.moveaxis(a, (-2, -1), (0, 1))
-    np.testing.assert_allclose(np_of(tf.prim.svdvals(core)), np.moveaxis(s_ref, -1, 0), atol=tol, rtol=tol)
-    np.testing.assert_allclose(np_of(L.svdvals(tf.tensor(a, requires_grad=True))), s_ref, atol=tol, rtol=tol)
+    np.testing.assert_allclose(
+        np_of(tf.prim.svdvals(core)), np.moveaxis(s_ref, -1, 0), atol=tol, rtol=tol
+    )
+    np.testing.assert_allclose(
+        np_of(L.svdvals(tf.tensor(a, requires_grad=True))), s_ref, atol=tol, rtol=tol
+    )
     if shape[-1] != shape[-2]:
         with pytest.raises(tf.errors.ShapeError, match="eigvalsh"):
             L.eigvalsh(a)
@@ -183,13 +220,19 @@ def test_values_only_forward(shape: tuple[int, ...], dtype: str) -> None:
         lower = (lower + 1j * np.eye(shape[-1])).astype(dtype)  # imaginary diagonal ignored
     upper = h + np.tril(junk, -1)
     assert lower.dtype == upper.dtype == np.dtype(dtype)
-    for w in (L.eigvalsh(lower), L.eigvalsh(upper, UPLO="U"), L.eigvalsh(tf.tensor(lower, requires_grad=True))):
+    for w in (
+        L.eigvalsh(lower),
+        L.eigvalsh(upper, UPLO="U"),
+        L.eigvalsh(tf.tensor(lower, requires_grad=True)),
+    ):
         np.testing.assert_allclose(np_of(w), w_ref, atol=tol, rtol=tol)
     w = tf.prim.eigvalsh(np.moveaxis(lower, (-2, -1), (0, 1)))
     np.testing.assert_allclose(np_of(w), np.moveaxis(w_ref, -1, 0), atol=tol, rtol=tol)
 
 
-@pytest.mark.parametrize("a", [[[0.0, 1.0], [0.0, 1.0]], np.zeros((2, 2)), np.zeros((2, 3)), np.zeros((3, 2))], ids=str)
+@pytest.mark.parametrize(
+    "a", [[[0.0, 1.0], [0.0, 1.0]], np.zeros((2, 2)), np.zeros((2, 3)), np.zeros((3, 2))], ids=str
+)
 def test_lu_with_a_zero_pivot_column_raises_instead_of_nan(a: Any) -> None:
     with pytest.raises(tf.errors.LinAlgError, match="zero pivot column"):
         L.lu(a)
@@ -225,7 +268,9 @@ def test_solve_inv_det_forward(dtype: str) -> None:
     b = rand((3, 2), dtype)
     np.testing.assert_allclose(np_of(L.solve(a, b)), np.linalg.solve(a, b), atol=tol, rtol=tol)
     v = rand((3,), dtype)
-    np.testing.assert_allclose(np_of(L.solve(a[0], v)), np.linalg.solve(a[0], v), atol=tol, rtol=tol)
+    np.testing.assert_allclose(
+        np_of(L.solve(a[0], v)), np.linalg.solve(a[0], v), atol=tol, rtol=tol
+    )
     np.testing.assert_allclose(np_of(L.inv(a)), np.linalg.inv(a), atol=tol, rtol=tol)
     np.testing.assert_allclose(np_of(L.det(a)), np.linalg.det(a), atol=tol, rtol=tol)
     s, ld = L.slogdet(a)
@@ -235,7 +280,14 @@ def test_solve_inv_det_forward(dtype: str) -> None:
     for lower in (True, False):
         tri = np.tril(a) if lower else np.triu(a)
         x = np_of(L.triangular_solve(a, b, lower=lower))
-        np.testing.assert_allclose(x, sla.solve_triangular(tri, np.broadcast_to(b, (2, 3, 2)), lower=lower) if False else np.linalg.solve(tri, b), atol=tol, rtol=tol)
+        np.testing.assert_allclose(
+            x,
+            sla.solve_triangular(tri, np.broadcast_to(b, (2, 3, 2)), lower=lower)
+            if False
+            else np.linalg.solve(tri, b),
+            atol=tol,
+            rtol=tol,
+        )
         xr = np_of(L.triangular_solve(a, H(b)[..., :3], lower=lower, left=False))
         np.testing.assert_allclose(xr @ tri, np.broadcast_to(H(b), (2, 2, 3)), atol=tol, rtol=tol)
     np.testing.assert_allclose(np_of(L.pinv(rand((4, 3), dtype))).shape, (3, 4))
@@ -252,7 +304,9 @@ def test_singular_determinant_and_transposed_views() -> None:
     v = a.mT[::-1]
     assert not v.is_contiguous
     np.testing.assert_allclose(np_of(L.inv(v)), np.linalg.inv(np.asarray(v)), atol=1e-10)
-    np.testing.assert_allclose(np_of(L.svdvals(v)), np.linalg.svd(np.asarray(v), compute_uv=False), atol=1e-10)
+    np.testing.assert_allclose(
+        np_of(L.svdvals(v)), np.linalg.svd(np.asarray(v), compute_uv=False), atol=1e-10
+    )
 
 
 NORM_CASES: list[tuple[tuple[int, ...], Any, Any]] = [
@@ -284,7 +338,12 @@ NORM_CASES: list[tuple[tuple[int, ...], Any, Any]] = [
 def test_norm_matches_numpy(case: tuple[Any, Any, Any], dtype: str, keepdims: bool) -> None:
     shape, ord_, axis = case
     x = rand(shape, dtype)
-    assert_close(L.norm(x, ord_, axis, keepdims), np.linalg.norm(x, ord_, axis, keepdims), rtol=1e-10, atol=1e-12)
+    assert_close(
+        L.norm(x, ord_, axis, keepdims),
+        np.linalg.norm(x, ord_, axis, keepdims),
+        rtol=1e-10,
+        atol=1e-12,
+    )
 
 
 @pytest.mark.parametrize("ord_", [None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf])
@@ -331,16 +390,34 @@ def test_norm_axis_is_checked_like_numpy() -> None:
 
 
 def test_norm_propagates_nan_like_numpy() -> None:
-    for x, ord_ in [(np.array([np.nan, 1.0]), None), (np.array([[np.nan, 1.0], [0.0, 1.0]]), None),
-                    (np.array([[np.nan, 1.0], [0.0, 1.0]]), "fro"), (np.array([1.0, np.nan]), 3), (np.array([1.0, 2.0]), np.nan)]:
+    for x, ord_ in [
+        (np.array([np.nan, 1.0]), None),
+        (np.array([[np.nan, 1.0], [0.0, 1.0]]), None),
+        (np.array([[np.nan, 1.0], [0.0, 1.0]]), "fro"),
+        (np.array([1.0, np.nan]), 3),
+        (np.array([1.0, 2.0]), np.nan),
+    ]:
         assert np.isnan(np.linalg.norm(x, ord_))
         assert np.isnan(float(L.norm(x, ord_)))
 
 
 @pytest.mark.parametrize("dtype", RC)
-@pytest.mark.parametrize(("shape", "ord_", "axis"), [((3,), None, None), ((3,), 3, None), ((3,), 0.5, None), ((3,), -1, None),
-                                                     ((2, 3), None, None), ((2, 3), "fro", None), ((2, 3), 2, 1)], ids=str)
-def test_norm_gradient_at_zero_is_the_zero_subgradient(shape: tuple[int, ...], ord_: Any, axis: Any, dtype: str) -> None:
+@pytest.mark.parametrize(
+    ("shape", "ord_", "axis"),
+    [
+        ((3,), None, None),
+        ((3,), 3, None),
+        ((3,), 0.5, None),
+        ((3,), -1, None),
+        ((2, 3), None, None),
+        ((2, 3), "fro", None),
+        ((2, 3), 2, 1),
+    ],
+    ids=str,
+)
+def test_norm_gradient_at_zero_is_the_zero_subgradient(
+    shape: tuple[int, ...], ord_: Any, axis: Any, dtype: str
+) -> None:
     """``sqrt``/``** (1/p)`` at 0 would give ``0·inf = NaN``; like PyTorch, the zero vector gets the
     zero subgradient (JAX returns NaN). Away from zero the same expression keeps its derivatives."""
     rt = tf.Runtime()
@@ -373,7 +450,9 @@ def test_pinv_of_full_rank_matrices_is_exact_at_repeated_singular_values() -> No
     x = rt.variable(np.stack([np.eye(3), np.diag([1.0, 2.0, 0.0])]))
     g = np.asarray(rt.grad(tf.sum(L.pinv(x) * rt.constant(np.stack([w, w]))), x))
     np.testing.assert_allclose(g[0], -w, atol=1e-12)
-    np.testing.assert_allclose(np_of(L.pinv(x)), np.linalg.pinv(np.asarray(x), rtol=None), atol=1e-14)
+    np.testing.assert_allclose(
+        np_of(L.pinv(x)), np.linalg.pinv(np.asarray(x), rtol=None), atol=1e-14
+    )
 
 
 def test_pinv_gradient_at_rank_deficient_matrices_is_the_constant_rank_derivative() -> None:
@@ -381,8 +460,13 @@ def test_pinv_gradient_at_rank_deficient_matrices_is_the_constant_rank_derivativ
     and a batch with a zero matrix, against the Golub–Pereyra derivative written out in NumPy:
     ``dA⁺ = −A⁺·dA·A⁺ + A⁺A⁺ᵀ·dAᵀ·(I − AA⁺) + (I − A⁺A)·dAᵀ·A⁺ᵀA⁺`` (JAX's and PyTorch's rule)."""
     q, _ = np.linalg.qr(RNG.standard_normal((3, 3)))
-    mats = [np.diag([1.0, 1.0, 0.0]), q @ np.diag([1.0, 1.0, 0.0]) @ q.T, q @ np.diag([2.0, 2.0, 0.0]) @ q.T,
-            RNG.standard_normal((4, 2)) @ RNG.standard_normal((2, 3)), np.zeros((3, 3))]
+    mats = [
+        np.diag([1.0, 1.0, 0.0]),
+        q @ np.diag([1.0, 1.0, 0.0]) @ q.T,
+        q @ np.diag([2.0, 2.0, 0.0]) @ q.T,
+        RNG.standard_normal((4, 2)) @ RNG.standard_normal((2, 3)),
+        np.zeros((3, 3)),
+    ]
     for a in mats:
         w = RNG.standard_normal(a.T.shape)
         rt = tf.Runtime()
@@ -392,8 +476,11 @@ def test_pinv_gradient_at_rank_deficient_matrices_is_the_constant_rank_derivativ
         m, n = a.shape
         for _ in range(3):
             d = RNG.standard_normal(a.shape)
-            gp = (-ap @ d @ ap + ap @ ap.T @ d.T @ (np.eye(m) - a @ ap)
-                  + (np.eye(n) - ap @ a) @ d.T @ ap.T @ ap)
+            gp = (
+                -ap @ d @ ap
+                + ap @ ap.T @ d.T @ (np.eye(m) - a @ ap)
+                + (np.eye(n) - ap @ a) @ d.T @ ap.T @ ap
+            )
             assert abs(np.sum(w * gp) - np.sum(g * d)) < 1e-7 * max(1.0, np.abs(g).sum()), a
 
 
@@ -406,7 +493,9 @@ def test_pinv_of_badly_conditioned_full_rank_matrices_matches_numpy(dtype: str) 
     v, _ = np.linalg.qr(RNG.standard_normal((5, 5)))
     a = ((u * np.geomspace(1, 1.2 * 8 * eps, 5)) @ v.T).astype(dtype)
     for x in (a, a.T):
-        ref = np.linalg.pinv(x.astype(np.complex128 if np.iscomplexobj(x) else np.float64), rtol=8 * eps)
+        ref = np.linalg.pinv(
+            x.astype(np.complex128 if np.iscomplexobj(x) else np.float64), rtol=8 * eps
+        )
         np.testing.assert_allclose(np_of(L.pinv(x)), ref, atol=0.1 * np.abs(ref).max())
 
 
@@ -445,8 +534,14 @@ def _svd_uv(full: bool) -> Callable[[Any], Any]:
         k = s.shape[-1]
         # U·diag(s²)·Vh and U·Uᴴ (the complement projector for full matrices): gauge invariant.
         w = tf.matmul(u[..., :k] * (s * s)[..., None, :], vh[..., :k, :])
-        p = tf.matmul(u, L.matrix_transpose(tf.conj(u))[..., :, :]) if full else tf.matmul(u[..., :1], tf.conj(L.matrix_transpose(u[..., :1])))
-        return tf.concatenate([tf.reshape(w, (-1,)), tf.reshape(p, (-1,)), tf.reshape(s, (-1,)).astype(w.dtype)])
+        p = (
+            tf.matmul(u, L.matrix_transpose(tf.conj(u))[..., :, :])
+            if full
+            else tf.matmul(u[..., :1], tf.conj(L.matrix_transpose(u[..., :1])))
+        )
+        return tf.concatenate(
+            [tf.reshape(w, (-1,)), tf.reshape(p, (-1,)), tf.reshape(s, (-1,)).astype(w.dtype)]
+        )
 
     return f
 
@@ -489,21 +584,55 @@ GRAD_CASES: dict[str, tuple[str, int, Builder]] = {
     "svd_full_wide": ("svd", 2, lambda d: (_svd_uv(True), [rand((2, 2, 3), d)])),
     "svd_square": ("svd", 2, lambda d: (_svd_uv(True), [rand((3, 3), d)])),
     "svdvals": ("svd", 2, lambda d: (lambda a: L.svdvals(a), [rand((3, 2), d)])),
-    "svdvals_primitive": ("svdvals", 2, lambda d: (lambda a: tf.prim.svdvals(a.T), [rand((3, 2, 2), d)])),
+    "svdvals_primitive": (
+        "svdvals",
+        2,
+        lambda d: (lambda a: tf.prim.svdvals(a.T), [rand((3, 2, 2), d)]),
+    ),
     "qr_tall": ("qr", 2, lambda d: (_qr_loss("reduced"), [rand((2, 4, 3), d)])),
     "qr_square": ("qr", 2, lambda d: (_qr_loss("complete"), [rand((3, 3), d)])),
     "qr_wide": ("qr", 2, lambda d: (_qr_loss("reduced"), [rand((2, 4), d)])),
     "eigh": ("eigh", 2, lambda d: (_eigh_loss, [herm((2, 3, 3), d)])),
     "eigh_upper": ("eigh", 2, lambda d: (lambda a: L.eigvalsh(a, UPLO="U"), [herm((3, 3), d)])),
-    "eigvalsh_primitive": ("eigvalsh", 2, lambda d: (lambda a: tf.prim.eigvalsh(tf.prim.transpose(a, (1, 2, 0))), [herm((2, 3, 3), d)])),
+    "eigvalsh_primitive": (
+        "eigvalsh",
+        2,
+        lambda d: (
+            lambda a: tf.prim.eigvalsh(tf.prim.transpose(a, (1, 2, 0))),
+            [herm((2, 3, 3), d)],
+        ),
+    ),
     "eig": ("eig", 1, lambda d: (_eig_loss, [well((2, 3, 3), d)])),
     "cholesky": ("cholesky", 2, lambda d: (lambda a: L.cholesky(a), [spd((2, 3, 3), d)])),
-    "cholesky_upper": ("cholesky", 2, lambda d: (lambda a: L.cholesky(a, upper=True), [spd((3, 3), d)])),
+    "cholesky_upper": (
+        "cholesky",
+        2,
+        lambda d: (lambda a: L.cholesky(a, upper=True), [spd((3, 3), d)]),
+    ),
     "lu": ("lu", 2, lambda d: (_lu_loss, [rand((2, 3, 3), d)])),
-    "solve": ("solve", 2, lambda d: (lambda a, b: L.solve(a, b), [well((2, 3, 3), d), rand((3, 2), d)])),
-    "solve_vector": ("solve", 2, lambda d: (lambda a, b: L.solve(a.mT, b), [well((3, 3), d), rand((3,), d)])),
-    "triangular_solve": ("triangular_solve", 2, lambda d: (lambda a, b: L.triangular_solve(a, b), [well((2, 3, 3), d), rand((2, 3, 2), d)])),
-    "triangular_solve_upper_right": ("triangular_solve", 2, lambda d: (lambda a, b: L.triangular_solve(a, b, lower=False, left=False), [well((3, 3), d), rand((2, 3), d)])),
+    "solve": (
+        "solve",
+        2,
+        lambda d: (lambda a, b: L.solve(a, b), [well((2, 3, 3), d), rand((3, 2), d)]),
+    ),
+    "solve_vector": (
+        "solve",
+        2,
+        lambda d: (lambda a, b: L.solve(a.mT, b), [well((3, 3), d), rand((3,), d)]),
+    ),
+    "triangular_solve": (
+        "triangular_solve",
+        2,
+        lambda d: (lambda a, b: L.triangular_solve(a, b), [well((2, 3, 3), d), rand((2, 3, 2), d)]),
+    ),
+    "triangular_solve_upper_right": (
+        "triangular_solve",
+        2,
+        lambda d: (
+            lambda a, b: L.triangular_solve(a, b, lower=False, left=False),
+            [well((3, 3), d), rand((2, 3), d)],
+        ),
+    ),
     "inv": ("solve", 2, lambda d: (lambda a: L.inv(a), [well((2, 3, 3), d)])),
     "slogdet": ("slogdet", 2, lambda d: (_slogdet_loss, [well((2, 3, 3), d)])),
     "det": ("slogdet", 2, lambda d: (lambda a: L.det(a), [well((3, 3), d)])),
@@ -545,7 +674,19 @@ def test_dot_product_identity(case: str, dtype: str) -> None:
 
 def test_manifest_every_linalg_op_has_derivative_cases() -> None:
     family = {row.name for row in tf.prim.CATALOG if row.family == "linalg"}
-    assert family == {"svd", "svdvals", "qr", "eigh", "eigvalsh", "eig", "cholesky", "lu", "solve", "triangular_solve", "slogdet"}
+    assert family == {
+        "svd",
+        "svdvals",
+        "qr",
+        "eigh",
+        "eigvalsh",
+        "eig",
+        "cholesky",
+        "lu",
+        "solve",
+        "triangular_solve",
+        "slogdet",
+    }
     rules = _testing.ad_rules()
     assert all(rules[name] == "linearize" for name in family)
     covered = {op for op, _, _ in GRAD_CASES.values()}
@@ -571,7 +712,11 @@ FORWARD_TESTS: dict[str, Callable[..., None]] = {
 def test_manifest_every_linalg_op_has_forward_tests() -> None:
     family = {row.name for row in tf.prim.CATALOG if row.family == "linalg"}
     assert set(FORWARD_TESTS) == family
-    assert all(row.implemented and set(row.dtypes) == {np.dtype(d) for d in DTYPES} for row in tf.prim.CATALOG if row.family == "linalg")
+    assert all(
+        row.implemented and set(row.dtypes) == {np.dtype(d) for d in DTYPES}
+        for row in tf.prim.CATALOG
+        if row.family == "linalg"
+    )
 
 
 def test_eig_eigenvectors_raise_unsupported() -> None:
@@ -646,7 +791,9 @@ def test_eigh_sum_of_squares_at_repeated_eigenvalue() -> None:
     # The full Hermitian gradient (2·A) lands in the lower triangle the op reads.
     a = herm((3, 3), "complex128")
     g = _grad(lambda t: tf.sum(L.eigvalsh(t) ** 2), a)
-    full = 2 * a.conj()  # d/dA of tr(A²) under the Hermitian convention: 2·conj(A)ᴴ = 2A... per entry
+    full = (
+        2 * a.conj()
+    )  # d/dA of tr(A²) under the Hermitian convention: 2·conj(A)ᴴ = 2A... per entry
     low = np.tril(2 * a) + np.tril(2 * a, -1)
     np.testing.assert_allclose(g, low, atol=1e-10)
     del full
@@ -722,7 +869,9 @@ def test_peers_return_non_finite_on_degenerate_cases() -> None:
             return jnp.sum(r * r)
 
         assert not np.all(np.isfinite(np.asarray(jax.grad(f)(jnp.eye(3)))))
-        assert not np.all(np.isfinite(np.asarray(jax.grad(g)(jnp.diag(jnp.array([1.0, 1.0, 2.0]))))))
+        assert not np.all(
+            np.isfinite(np.asarray(jax.grad(g)(jnp.diag(jnp.array([1.0, 1.0, 2.0])))))
+        )
         seen += 1
     if not seen:
         pytest.skip("neither PyTorch nor JAX is installed (JAX lives in .venv-bench)")
@@ -734,7 +883,9 @@ def test_peers_return_non_finite_on_degenerate_cases() -> None:
 
 
 def test_errors() -> None:
-    assert issubclass(L.LinAlgError, np.linalg.LinAlgError) and L.LinAlgError is tf.errors.LinAlgError
+    assert (
+        issubclass(L.LinAlgError, np.linalg.LinAlgError) and L.LinAlgError is tf.errors.LinAlgError
+    )
     with pytest.raises(L.LinAlgError, match=r"solve: matrix 0 is singular"):
         L.solve(np.zeros((2, 2)), np.ones(2))
     with pytest.raises(L.LinAlgError, match=r"^linalg\.inv: .*singular"):

@@ -41,15 +41,22 @@ def arrays(dtype: Any, shape: Any) -> st.SearchStrategy:
 
 @settings(max_examples=40)
 @given(
-    arrays(np.float64, hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=3)) | arrays(np.complex128, hnp.array_shapes(min_dims=1, max_dims=2, min_side=1, max_side=3)),
+    arrays(np.float64, hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=3))
+    | arrays(np.complex128, hnp.array_shapes(min_dims=1, max_dims=2, min_side=1, max_side=3)),
     st.sampled_from(ORDS_V),
     st.booleans(),
     st.data(),
 )
-def test_vector_norm_matches_numpy(a: np.ndarray, ord: Any, keepdims: bool, data: st.DataObject) -> None:
+def test_vector_norm_matches_numpy(
+    a: np.ndarray, ord: Any, keepdims: bool, data: st.DataObject
+) -> None:
     nd = a.ndim
     axis = data.draw(
-        st.none() | (st.integers(-nd, nd - 1) if nd else st.none()) | st.lists(st.integers(0, max(nd - 1, 0)), unique=True, min_size=1, max_size=max(nd, 1)).map(tuple)
+        st.none()
+        | (st.integers(-nd, nd - 1) if nd else st.none())
+        | st.lists(
+            st.integers(0, max(nd - 1, 0)), unique=True, min_size=1, max_size=max(nd, 1)
+        ).map(tuple)
         if nd
         else st.none()
     )
@@ -61,12 +68,18 @@ def test_vector_norm_matches_numpy(a: np.ndarray, ord: Any, keepdims: bool, data
 
 @settings(max_examples=30)
 @given(
-    arrays(np.float64, hnp.array_shapes(min_dims=2, max_dims=3, min_side=1, max_side=3)) | arrays(np.complex128, hnp.array_shapes(min_dims=2, max_dims=2, min_side=1, max_side=3)),
+    arrays(np.float64, hnp.array_shapes(min_dims=2, max_dims=3, min_side=1, max_side=3))
+    | arrays(np.complex128, hnp.array_shapes(min_dims=2, max_dims=2, min_side=1, max_side=3)),
     st.sampled_from(ORDS_M),
     st.booleans(),
 )
 def test_matrix_norm_matches_numpy(a: np.ndarray, ord: Any, keepdims: bool) -> None:
-    close(L.matrix_norm(tf.asarray(a), ord=ord, keepdims=keepdims), np.linalg.matrix_norm(a, ord=ord, keepdims=keepdims), rtol=1e-9, atol=1e-9)
+    close(
+        L.matrix_norm(tf.asarray(a), ord=ord, keepdims=keepdims),
+        np.linalg.matrix_norm(a, ord=ord, keepdims=keepdims),
+        rtol=1e-9,
+        atol=1e-9,
+    )
 
 
 def test_norm_grads_away_from_kinks() -> None:
@@ -117,7 +130,12 @@ def test_cross_outer_errors_and_grads() -> None:
 
 
 @settings(max_examples=25)
-@given(st.integers(-3, 5), st.integers(1, 4), st.integers(0, 1000), st.sampled_from([np.float64, np.complex128]))
+@given(
+    st.integers(-3, 5),
+    st.integers(1, 4),
+    st.integers(0, 1000),
+    st.sampled_from([np.float64, np.complex128]),
+)
 def test_matrix_power_matches_numpy(n: int, k: int, seed: int, dtype: Any) -> None:
     rng = np.random.default_rng(seed)
     a = rng.normal(size=(2, k, k)) + 2 * np.eye(k)
@@ -142,7 +160,13 @@ def test_matrix_power_cases() -> None:
 
 
 @settings(max_examples=25)
-@given(st.integers(1, 4), st.integers(1, 4), st.integers(0, 4), st.integers(0, 1000), st.sampled_from([None, 1e-3, 0.5]))
+@given(
+    st.integers(1, 4),
+    st.integers(1, 4),
+    st.integers(0, 4),
+    st.integers(0, 1000),
+    st.sampled_from([None, 1e-3, 0.5]),
+)
 def test_matrix_rank_matches_numpy(m: int, n: int, r: int, seed: int, rtol: Any) -> None:
     rng = np.random.default_rng(seed)
     a = rng.normal(size=(2, m, min(r, m, n) or 1)) @ rng.normal(size=(2, min(r, m, n) or 1, n))
@@ -151,7 +175,10 @@ def test_matrix_rank_matches_numpy(m: int, n: int, r: int, seed: int, rtol: Any)
     got = L.matrix_rank(tf.asarray(a), rtol=rtol)
     want = np.linalg.matrix_rank(a, rtol=rtol)
     close(got, want.astype(np.int64))
-    close(L.matrix_rank(tf.asarray(a.astype(np.float32))), np.linalg.matrix_rank(a.astype(np.float32)).astype(np.int64))
+    close(
+        L.matrix_rank(tf.asarray(a.astype(np.float32))),
+        np.linalg.matrix_rank(a.astype(np.float32)).astype(np.int64),
+    )
 
 
 def test_vecdot_matmul_tensordot_trace_diagonal() -> None:
@@ -164,7 +191,10 @@ def test_vecdot_matmul_tensordot_trace_diagonal() -> None:
     for off in (-2, -1, 0, 1, 3):
         close(L.trace(a, offset=off), np.linalg.trace(a, offset=off))
         close(L.diagonal(a, offset=off), np.linalg.diagonal(a, offset=off))
-    close(L.trace(np.arange(8, dtype=np.int32).reshape(2, 2, 2), dtype=np.float64), np.linalg.trace(np.arange(8, dtype=np.int32).reshape(2, 2, 2), dtype=np.float64))
+    close(
+        L.trace(np.arange(8, dtype=np.int32).reshape(2, 2, 2), dtype=np.float64),
+        np.linalg.trace(np.arange(8, dtype=np.int32).reshape(2, 2, 2), dtype=np.float64),
+    )
     z = a + 1j * rng.normal(size=a.shape)
     close(L.vecdot(z, z[::-1], axis=1), np.linalg.vecdot(z, z[::-1], axis=1))
     check_grads(lambda x, y: L.vecdot(x, y), [z, z[::-1]])
@@ -173,6 +203,18 @@ def test_vecdot_matmul_tensordot_trace_diagonal() -> None:
 
 def test_extension_traces_under_jit() -> None:
     a = np.random.default_rng(5).normal(size=(3, 3))
-    f = tf.jit(lambda t: L.vector_norm(t, axis=(0, 1), ord=3) + L.matrix_norm(t, ord="nuc") + L.matrix_power(t, 2).sum() + L.cross(t, t[::-1]).sum())
-    want = np.linalg.vector_norm(a, axis=(0, 1), ord=3) + np.linalg.matrix_norm(a, ord="nuc") + np.linalg.matrix_power(a, 2).sum() + np.linalg.cross(a, a[::-1]).sum()
+    f = tf.jit(
+        lambda t: (
+            L.vector_norm(t, axis=(0, 1), ord=3)
+            + L.matrix_norm(t, ord="nuc")
+            + L.matrix_power(t, 2).sum()
+            + L.cross(t, t[::-1]).sum()
+        )
+    )
+    want = (
+        np.linalg.vector_norm(a, axis=(0, 1), ord=3)
+        + np.linalg.matrix_norm(a, ord="nuc")
+        + np.linalg.matrix_power(a, 2).sum()
+        + np.linalg.cross(a, a[::-1]).sum()
+    )
     np.testing.assert_allclose(f(tf.asarray(a)).item(), want, rtol=1e-12)

@@ -40,7 +40,9 @@ def assert_normwise(got: Any, ref: np.ndarray, unit: float, tol: float) -> None:
     r = np.asarray(ref).astype(np.complex128) / unit
     assert np.all(np.isfinite(g)), g
     err = np.linalg.norm(g - r)
-    assert err <= tol * np.linalg.norm(r), f"normwise error {err / np.linalg.norm(r):.2e} > {tol:.0e}"
+    assert err <= tol * np.linalg.norm(r), (
+        f"normwise error {err / np.linalg.norm(r):.2e} > {tol:.0e}"
+    )
 
 
 def align_columns(got: np.ndarray, ref: np.ndarray) -> np.ndarray:
@@ -56,7 +58,9 @@ F32_SCALES = (1e-30, 1e30)
 
 
 def cases() -> list[tuple[str, float]]:
-    return [(d, c) for d in RC for c in SCALES] + [(d, c) for d in ("float32", "complex64") for c in F32_SCALES]
+    return [(d, c) for d in RC for c in SCALES] + [
+        (d, c) for d in ("float32", "complex64") for c in F32_SCALES
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -73,7 +77,10 @@ def test_decompositions_match_numpy_at_extreme_scales(dtype: str, c: float) -> N
     g = rand((4, 4), dtype, seed=3)
     p = ((g @ H(g) + 4 * np.eye(4)) * c).astype(dtype)
     r = (rand((5, 3), dtype, seed=4) * c).astype(dtype)
-    ref = {k: v.astype(np.complex128) if dtype in ("float32", "complex64") else v for k, v in dict(a=a, b=b, h=h, p=p, r=r).items()}
+    ref = {
+        k: v.astype(np.complex128) if dtype in ("float32", "complex64") else v
+        for k, v in dict(a=a, b=b, h=h, p=p, r=r).items()
+    }
 
     # svd / svdvals (also rectangular), values and vectors up to phase
     for m in (a, r):
@@ -121,7 +128,9 @@ def test_decompositions_match_numpy_at_extreme_scales(dtype: str, c: float) -> N
     # solve (x = A⁻¹·b is O(1)); b at another scale too
     assert_normwise(L.solve(a, b), np.linalg.solve(ref["a"], ref["b"]), 1.0, tol * 10)
     b1 = (b / c).astype(dtype)
-    assert_normwise(L.solve(a, b1), np.linalg.solve(ref["a"], b1.astype(ref["a"].dtype)), 1 / c, tol * 10)
+    assert_normwise(
+        L.solve(a, b1), np.linalg.solve(ref["a"], b1.astype(ref["a"].dtype)), 1 / c, tol * 10
+    )
 
     # pinv scales with 1/c
     assert_normwise(L.pinv(r), np.linalg.pinv(ref["r"]), 1 / c, tol * 10)
@@ -138,8 +147,10 @@ def test_decompositions_match_numpy_at_extreme_scales(dtype: str, c: float) -> N
     if np.isfinite(dn) and dn != 0 and np.abs(dn) > np.finfo(a.real.dtype).tiny:
         assert abs(d - dn) <= 1e3 * np.finfo(a.real.dtype).eps * abs(dn)
     else:
-        assert (np.isinf(dn) and np.isinf(d) and np.sign(d.real) == np.sign(dn.real)) or (dn == 0 and d == 0) or (
-            abs(dn) <= np.finfo(a.real.dtype).tiny and abs(d) <= np.finfo(a.real.dtype).tiny
+        assert (
+            (np.isinf(dn) and np.isinf(d) and np.sign(d.real) == np.sign(dn.real))
+            or (dn == 0 and d == 0)
+            or (abs(dn) <= np.finfo(a.real.dtype).tiny and abs(d) <= np.finfo(a.real.dtype).tiny)
         ), (d, dn)
 
     # norms: Frobenius and 2-norm are ``c·‖A‖`` (NumPy's ``sqrt(Σ x²)`` overflows above ≈1e154;
@@ -270,8 +281,12 @@ def matrix_for(name: str, dtype: str, shape: tuple[int, int]) -> np.ndarray:
 
 
 @pytest.mark.parametrize("dtype", RC)
-@pytest.mark.parametrize(("name", "make", "k", "shape"), LOSSES, ids=lambda v: str(v) if not callable(v) else "")
-def test_gradients_are_scale_covariant(name: str, make: Any, k: int, shape: tuple[int, int], dtype: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "make", "k", "shape"), LOSSES, ids=lambda v: str(v) if not callable(v) else ""
+)
+def test_gradients_are_scale_covariant(
+    name: str, make: Any, k: int, shape: tuple[int, int], dtype: str
+) -> None:
     """``∇L(c·A) = c^(k−1)·∇L(A)`` to 1e-10 for ``c`` in ``1e-100 … 1e100``; was 18 % off at
     ``c = 1e-6`` for the singular vectors (absolute broadening ``1e-12``)."""
     f = make(dtype, shape)
@@ -284,8 +299,12 @@ def test_gradients_are_scale_covariant(name: str, make: Any, k: int, shape: tupl
 
 
 @pytest.mark.parametrize("dtype", RC)
-@pytest.mark.parametrize(("name", "make", "k", "shape"), LOSSES, ids=lambda v: str(v) if not callable(v) else "")
-def test_gradients_at_unit_scale_match_finite_differences(name: str, make: Any, k: int, shape: tuple[int, int], dtype: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "make", "k", "shape"), LOSSES, ids=lambda v: str(v) if not callable(v) else ""
+)
+def test_gradients_at_unit_scale_match_finite_differences(
+    name: str, make: Any, k: int, shape: tuple[int, int], dtype: str
+) -> None:
     check_grads(make(dtype, shape), [matrix_for(name, dtype, shape)], order=2)
 
 
@@ -318,21 +337,38 @@ def test_svd_vector_gradient_at_1e_minus_6_matches_unit_scale() -> None:
 
 @pytest.mark.parametrize(
     ("x", "expected"),
-    [([1e-170, 0.0], [1.0, 0.0]), ([1e200, 1e200], [2**-0.5, 2**-0.5]), ([3e-320, -4e-320], [0.6, -0.8]), ([3e307, 4e307], [0.6, 0.8])],
+    [
+        ([1e-170, 0.0], [1.0, 0.0]),
+        ([1e200, 1e200], [2**-0.5, 2**-0.5]),
+        ([3e-320, -4e-320], [0.6, -0.8]),
+        ([3e307, 4e307], [0.6, 0.8]),
+    ],
     ids=str,
 )
 def test_norm_gradient_survives_under_and_overflow(x: list[float], expected: list[float]) -> None:
     """Was 0 at ``[1e-170, 0]`` and ``[1e200, 1e200]``: ``Σx²`` under/overflowed."""
     rt = tf.Runtime()
     v = rt.variable(np.array(x))
-    np.testing.assert_allclose(np.asarray(rt.grad(L.norm(v), v)), expected, rtol=1e-12 if abs(x[0]) > 1e-300 else 1e-3)
-    np.testing.assert_allclose(float(L.norm(np.array(x))), sla.norm(np.array(x)), rtol=1e-12 if abs(x[0]) > 1e-300 else 1e-3)
+    np.testing.assert_allclose(
+        np.asarray(rt.grad(L.norm(v), v)), expected, rtol=1e-12 if abs(x[0]) > 1e-300 else 1e-3
+    )
+    np.testing.assert_allclose(
+        float(L.norm(np.array(x))),
+        sla.norm(np.array(x)),
+        rtol=1e-12 if abs(x[0]) > 1e-300 else 1e-3,
+    )
 
 
 @pytest.mark.parametrize("dtype", RC)
-@pytest.mark.parametrize(("ord_", "axis"), [(None, None), (2, 1), (3, 1), (0.5, 1), ("fro", (0, 1)), (None, (0, 1))], ids=str)
+@pytest.mark.parametrize(
+    ("ord_", "axis"),
+    [(None, None), (2, 1), (3, 1), (0.5, 1), ("fro", (0, 1)), (None, (0, 1))],
+    ids=str,
+)
 @pytest.mark.parametrize("c", SCALES + (1.0,))
-def test_norm_values_and_gradients_are_scale_covariant(ord_: Any, axis: Any, c: float, dtype: str) -> None:
+def test_norm_values_and_gradients_are_scale_covariant(
+    ord_: Any, axis: Any, c: float, dtype: str
+) -> None:
     a = rand((3, 4), dtype, seed=10)
     ref = np.linalg.norm(a, ord_, axis)
     assert_normwise(L.norm((a * c).astype(dtype), ord_, axis), ref * c, c, 1e-13)
@@ -348,7 +384,9 @@ def test_norm_keeps_numpy_special_values() -> None:
     assert np.isnan(float(L.norm(np.array([np.nan, 1.0]))))
     assert float(L.norm(np.zeros(3))) == 0.0
     assert float(L.norm(np.array([0.0, 0.0]), -1)) == 0.0
-    np.testing.assert_allclose(float(L.norm(np.array([3.0, 0.0, 4.0]), -2)), np.linalg.norm([3.0, 0.0, 4.0], -2))
+    np.testing.assert_allclose(
+        float(L.norm(np.array([3.0, 0.0, 4.0]), -2)), np.linalg.norm([3.0, 0.0, 4.0], -2)
+    )
 
 
 @pytest.mark.parametrize("dtype", RC)
@@ -392,7 +430,9 @@ def test_svd_vector_gradient_of_an_ill_conditioned_matrix(top: float) -> None:
     np.testing.assert_allclose(np.vdot(g, v), fd, rtol=1e-3, atol=1e-8)
 
 
-@pytest.mark.parametrize("dtype,big", [(np.float64, 1e300), (np.complex128, 1e300), (np.float32, 1e30)])
+@pytest.mark.parametrize(
+    "dtype,big", [(np.float64, 1e300), (np.complex128, 1e300), (np.float32, 1e30)]
+)
 def test_factorisations_keep_entries_far_below_the_largest(dtype, big: float) -> None:
     """lu/solve/cholesky/qr/slogdet are not rescaled: a global 2^e flushed the small diagonal
     entry of diag(big, 1/big) (det 0 instead of 1, 'singular' from inv; found by a breaker)."""
@@ -403,8 +443,14 @@ def test_factorisations_keep_entries_far_below_the_largest(dtype, big: float) ->
     np.testing.assert_allclose(np.asarray(logdet), want_logdet, atol=1e-5)
     np.testing.assert_allclose(np.asarray(tf.linalg.det(d)), np.linalg.det(d), rtol=1e-5)
     np.testing.assert_allclose(np.asarray(tf.linalg.inv(d)), np.linalg.inv(d), rtol=1e-5)
-    np.testing.assert_allclose(np.asarray(tf.linalg.solve(d, np.ones(2, dtype))), np.linalg.solve(d, np.ones(2, dtype)), rtol=1e-5)
-    np.testing.assert_allclose(np.abs(np.asarray(tf.linalg.qr(d).R)), np.abs(np.linalg.qr(d)[1]), rtol=1e-5)
+    np.testing.assert_allclose(
+        np.asarray(tf.linalg.solve(d, np.ones(2, dtype))),
+        np.linalg.solve(d, np.ones(2, dtype)),
+        rtol=1e-5,
+    )
+    np.testing.assert_allclose(
+        np.abs(np.asarray(tf.linalg.qr(d).R)), np.abs(np.linalg.qr(d)[1]), rtol=1e-5
+    )
     np.testing.assert_allclose(np.asarray(tf.linalg.cholesky(d)), np.linalg.cholesky(d), rtol=1e-5)
 
 

@@ -119,7 +119,9 @@ def _same(a: Any, b: Any) -> bool:
     return a.shape == b.shape and np.allclose(a, b, rtol=1e-6, atol=1e-9, equal_nan=True)
 
 
-def test_walk_every_dispatched_function_with_a_tracked_argument(tmp_path: Any, monkeypatch: Any) -> None:
+def test_walk_every_dispatched_function_with_a_tracked_argument(
+    tmp_path: Any, monkeypatch: Any
+) -> None:
     """Every ``__array_function__``-dispatched function of ``numpy`` and ``numpy.linalg``,
     called (where a generic call exists) with a tracked tensor: a tenferro tensor (tracked when
     float/complex and dependent on the input; equal to NumPy's values), a Python value (the
@@ -171,7 +173,9 @@ def test_walk_every_dispatched_function_with_a_tracked_argument(tmp_path: Any, m
         if not tensors:
             plan = _nep18._plan(f)
             if name not in _nep18.CONSUMERS and plan.fn is None:
-                failures.append(f"{name}{c}: returned {type(out).__name__} without a tenferro namesake")
+                failures.append(
+                    f"{name}{c}: returned {type(out).__name__} without a tenferro namesake"
+                )
             outcome["value"] += 1
             continue
         outcome["tensor"] += 1
@@ -179,13 +183,17 @@ def test_walk_every_dispatched_function_with_a_tracked_argument(tmp_path: Any, m
         for v, a0, a1 in zip(leaves, _leaves(r0), _leaves(r1)):
             if not isinstance(v, tf.Tensor):
                 continue
-            dependent = np.asarray(a0).dtype.kind in "fc" and not _same(a0, a1) and name not in _NO_VALUES
+            dependent = (
+                np.asarray(a0).dtype.kind in "fc" and not _same(a0, a1) and name not in _NO_VALUES
+            )
             if dependent and not v.requires_grad:
                 failures.append(f"{name}{c}: result depends on the tracked input but is untracked")
             if name not in _GAUGE | _NO_VALUES and not _same(v, a0):
                 failures.append(f"{name}{c}: values differ from NumPy's")
-    print(f"dispatched functions: {len(FUNCS)}, called: {len(FUNCS) - len(skipped)}, "
-          f"skipped: {len(skipped)} {skipped}, outcomes: {dict(outcome)}")
+    print(
+        f"dispatched functions: {len(FUNCS)}, called: {len(FUNCS) - len(skipped)}, "
+        f"skipped: {len(skipped)} {skipped}, outcomes: {dict(outcome)}"
+    )
     assert not failures, "\n".join(failures)
     assert len(FUNCS) >= 200 and len(FUNCS) - len(skipped) >= 190
     assert outcome["tensor"] >= 60 and outcome["TypeError"] >= 50
@@ -241,7 +249,9 @@ MIXED = {
 
 @pytest.mark.parametrize("name", sorted(MIXED))
 @pytest.mark.parametrize("tracked_first", [False, True])
-def test_mixed_ndarray_tracked_gradients_match_finite_differences(name: str, tracked_first: bool) -> None:
+def test_mixed_ndarray_tracked_gradients_match_finite_differences(
+    name: str, tracked_first: bool
+) -> None:
     f, a, b = MIXED[name]
     if tracked_first:  # the tracked tensor is the first operand, the ndarray the second
         x = a
@@ -254,7 +264,9 @@ def test_mixed_ndarray_tracked_gradients_match_finite_differences(name: str, tra
     assert isinstance(y, tf.Tensor) and y.requires_grad
     np.testing.assert_allclose(np.asarray(y), fun(x), rtol=1e-12, atol=1e-12)
     _loss_tf(y).backward()
-    np.testing.assert_allclose(np.asarray(t.grad), _fd_grad(lambda v: _loss_np(fun(v)), x), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(
+        np.asarray(t.grad), _fd_grad(lambda v: _loss_np(fun(v)), x), rtol=1e-6, atol=1e-8
+    )
 
 
 def test_svd_of_tracked_gradient_matches_finite_differences() -> None:
@@ -318,7 +330,10 @@ def test_tracked_without_equivalent_raises_type_error_naming_the_function() -> N
     t = RT.variable(np.arange(6.0))
     with pytest.raises(TypeError, match=r"numpy\.median: tenferro has no tf\.median.*\.detach\(\)"):
         np.median(t)
-    with pytest.raises(TypeError, match=r"numpy\.linalg\.svd: tf\.linalg\.svd does not take the argument compute_uv"):
+    with pytest.raises(
+        TypeError,
+        match=r"numpy\.linalg\.svd: tf\.linalg\.svd does not take the argument compute_uv",
+    ):
         np.linalg.svd(t.reshape(2, 3), compute_uv=False)
     with pytest.raises(TypeError, match=r"numpy\.sum: tf\.sum does not take the argument where"):
         np.sum(t, where=np.ones(6, bool))
@@ -345,7 +360,11 @@ def test_untracked_tensor_falls_back_to_numpy_and_namesakes_return_tensors() -> 
     t = tf.asarray(x)
     assert isinstance(np.sum(t), tf.Tensor)
     # functions without a tenferro namesake (whichever of these tenferro still lacks)
-    absent = [f for f in (np.median, np.percentile, np.nanmedian, np.unwrap, np.histogram) if _nep18._plan(f).fn is None]
+    absent = [
+        f
+        for f in (np.median, np.percentile, np.nanmedian, np.unwrap, np.histogram)
+        if _nep18._plan(f).fn is None
+    ]
     assert absent
     for f in absent:
         args = (t, 50) if f is np.percentile else (t,)
@@ -362,7 +381,10 @@ def test_other_array_types_get_not_implemented() -> None:
             return "other"
 
     t = tf.asarray([1.0, 2.0])
-    assert t.__array_function__(np.concatenate, (tf.Tensor, Other), ([t, Other()],), {}) is NotImplemented
+    assert (
+        t.__array_function__(np.concatenate, (tf.Tensor, Other), ([t, Other()],), {})
+        is NotImplemented
+    )
     assert np.concatenate([t, Other()]) == "other"
 
 
@@ -407,7 +429,12 @@ _KW_CALLS = [
     ("tril", lambda x: np.tril(x, -1)),
     ("triu", lambda x: np.triu(x, k=1)),
     ("take", lambda x: np.take(x, [0, 2], axis=1)),
-    ("take_along_axis", lambda x: np.take_along_axis(x, np.argsort(x.detach() if isinstance(x, tf.Tensor) else x, axis=1), axis=1)),
+    (
+        "take_along_axis",
+        lambda x: np.take_along_axis(
+            x, np.argsort(x.detach() if isinstance(x, tf.Tensor) else x, axis=1), axis=1
+        ),
+    ),
     ("cumsum", lambda x: np.cumsum(x, axis=1)),
     ("count_nonzero", lambda x: np.count_nonzero(x > 0, axis=0)),
     ("isclose", lambda x: np.isclose(x, x + 1e-9, rtol=0.0, atol=1e-12)),
@@ -423,7 +450,10 @@ _KW_CALLS = [
     ("linalg_pinv_rcond", lambda x: np.linalg.pinv(x, rcond=1e-3)),
     ("linalg_matrix_transpose", lambda x: np.linalg.matrix_transpose(x)),
     ("linalg_det", lambda x: np.linalg.det(x[:, :3] @ x[:, :3].T)),
-    ("linalg_eigvalsh_upper", lambda x: np.linalg.eigvalsh(x[:, :3] @ x[:, :3].T + np.triu(np.ones((3, 3)), 1), UPLO="U")),
+    (
+        "linalg_eigvalsh_upper",
+        lambda x: np.linalg.eigvalsh(x[:, :3] @ x[:, :3].T + np.triu(np.ones((3, 3)), 1), UPLO="U"),
+    ),
     ("linalg_solve", lambda x: np.linalg.solve(x[:, :3] @ x[:, :3].T + np.eye(3), x)),
     ("linalg_trace", lambda x: np.linalg.trace(x, offset=1)),
 ]

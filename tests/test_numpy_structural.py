@@ -5,15 +5,17 @@ and every dtype. (``matmul``/``tensordot`` are in ``test_contractions.py``.)"""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 import pytest
 
 import tenferro as tf
-from tenferro.testing import assert_close
 
-DTYPES = tuple(np.dtype(d) for d in ("bool", "int32", "int64", "float32", "float64", "complex64", "complex128"))
+DTYPES = tuple(
+    np.dtype(d) for d in ("bool", "int32", "int64", "float32", "float64", "complex64", "complex128")
+)
 IMPLEMENTED = {row.name for row in tf.prim.CATALOG if row.implemented}
 
 
@@ -45,7 +47,14 @@ def layouts(x: np.ndarray) -> list[tuple[str, Any]]:
     """The tensor for ``x`` as a compact tensor and as strided tenferro views."""
     out: list[tuple[str, Any]] = [("compact", tf.asarray(x))]
     if x.ndim >= 2:
-        out.append(("transposed", tf.tensor(np.ascontiguousarray(np.swapaxes(x, 0, 1))).transpose(1, 0, *range(2, x.ndim))))
+        out.append(
+            (
+                "transposed",
+                tf.tensor(np.ascontiguousarray(np.swapaxes(x, 0, 1))).transpose(
+                    1, 0, *range(2, x.ndim)
+                ),
+            )
+        )
     if x.ndim >= 1 and x.shape[0] > 0:
         view = tf.tensor(np.repeat(x[::-1], 2, axis=0))[::-2]  # negative step, every other row
         assert x.size == 0 or not view.is_contiguous
@@ -73,13 +82,18 @@ TAKE_CASES = [
 
 
 @needs("gather")
-@pytest.mark.parametrize("shape,indices,axis", TAKE_CASES, ids=[str(i) for i in range(len(TAKE_CASES))])
+@pytest.mark.parametrize(
+    "shape,indices,axis", TAKE_CASES, ids=[str(i) for i in range(len(TAKE_CASES))]
+)
 def test_take_matches_numpy(shape: tuple, indices: Any, axis: Any) -> None:
     x = values(shape)
-    for label, t in layouts(x):
+    for _label, t in layouts(x):
         same(tf.take(t, indices, axis=axis), np.take(x, indices, axis=axis))
         same(t.take(indices, axis=axis), x.take(indices, axis=axis))
-        same(tf.take(t, tf.asarray(np.asarray(indices, dtype=np.int64)), axis=axis), np.take(x, indices, axis=axis))
+        same(
+            tf.take(t, tf.asarray(np.asarray(indices, dtype=np.int64)), axis=axis),
+            np.take(x, indices, axis=axis),
+        )
 
 
 @needs("gather")
@@ -121,7 +135,9 @@ CONCAT_CASES = [
 
 
 @needs("concatenate")
-@pytest.mark.parametrize("shapes,axis", CONCAT_CASES, ids=[str(i) for i in range(len(CONCAT_CASES))])
+@pytest.mark.parametrize(
+    "shapes,axis", CONCAT_CASES, ids=[str(i) for i in range(len(CONCAT_CASES))]
+)
 def test_concatenate_matches_numpy(shapes: list, axis: Any) -> None:
     xs = [values(s, seed=i) for i, s in enumerate(shapes)]
     want = np.concatenate(xs, axis=axis)
@@ -138,7 +154,10 @@ def test_concatenate_promotes_and_casts() -> None:
     c = np.array([True])
     same(tf.concatenate([tf.asarray(a), tf.asarray(b)]), np.concatenate([a, b]))
     same(tf.concatenate([tf.asarray(a), tf.asarray(c)]), np.concatenate([a, c]))
-    same(tf.concatenate([tf.asarray(a), tf.asarray(b)], dtype=np.float32), np.concatenate([a, b], dtype=np.float32))
+    same(
+        tf.concatenate([tf.asarray(a), tf.asarray(b)], dtype=np.float32),
+        np.concatenate([a, b], dtype=np.float32),
+    )
     for d1 in DTYPES:
         for d2 in DTYPES:
             x, y = values((2,), d1), values((1,), d2, seed=1)
@@ -169,7 +188,10 @@ def test_stack_matches_numpy(axis: int) -> None:
         tf.stack([np.zeros(2), np.zeros(3)])
     with pytest.raises(tf.errors.AxisError):
         tf.stack(xs, axis=3)
-    same(tf.stack([np.zeros((0, 2)), np.ones((0, 2))], axis=1), np.stack([np.zeros((0, 2)), np.ones((0, 2))], axis=1))
+    same(
+        tf.stack([np.zeros((0, 2)), np.ones((0, 2))], axis=1),
+        np.stack([np.zeros((0, 2)), np.ones((0, 2))], axis=1),
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -183,7 +205,11 @@ PAD_CASES = [
     ((2, 3), 1, 5),
     ((2, 3), 1, ((7, 8), (5, 6))),  # corners take the later axis's value
     ((2, 3), ((0, 0), (1, 1)), ((7, 8), (0, 0))),
-    ((2, 3), ((1, 1), (1, 1)), ((7, 8), (0, 0))),  # zero constants on the last axis still win corners
+    (
+        (2, 3),
+        ((1, 1), (1, 1)),
+        ((7, 8), (0, 0)),
+    ),  # zero constants on the last axis still win corners
     ((2, 3, 2), ((1,), (0,), (2,)), -1),
     ((0, 3), 1, 4),
     ((2, 2), 0, 9),
@@ -192,12 +218,14 @@ PAD_CASES = [
 
 
 @needs("pad", "select")
-@pytest.mark.parametrize("shape,width,const", PAD_CASES, ids=[str(i) for i in range(len(PAD_CASES))])
+@pytest.mark.parametrize(
+    "shape,width,const", PAD_CASES, ids=[str(i) for i in range(len(PAD_CASES))]
+)
 def test_pad_matches_numpy(shape: tuple, width: Any, const: Any) -> None:
     for dtype in (np.float64, np.int32, np.complex64):
         x = values(shape, dtype)
         want = np.pad(x, width, mode="constant", constant_values=const)
-        for label, t in layouts(x):
+        for _label, t in layouts(x):
             same(tf.pad(t, width, constant_values=const), want)
             same(tf.pad(t, width, mode="constant", constant_values=const), want)
 
@@ -235,7 +263,7 @@ TRI_SHAPES = [(4,), (3, 3), (3, 5), (5, 3), (2, 3, 4), (2, 1, 4, 3), (0, 3), (2,
 @pytest.mark.parametrize("k", [0, 1, -1, 4, -4])
 def test_tril_triu_match_numpy(shape: tuple, k: int) -> None:
     x = values(shape)
-    for label, t in layouts(x):
+    for _label, t in layouts(x):
         same(tf.tril(t, k), np.tril(x, k))
         same(tf.triu(t, k=k), np.triu(x, k=k))
 
@@ -269,10 +297,12 @@ DIAG_CASES = [
 
 
 @needs("extract_diag")
-@pytest.mark.parametrize("shape,offset,axis1,axis2", DIAG_CASES, ids=[str(i) for i in range(len(DIAG_CASES))])
+@pytest.mark.parametrize(
+    "shape,offset,axis1,axis2", DIAG_CASES, ids=[str(i) for i in range(len(DIAG_CASES))]
+)
 def test_diagonal_and_trace_match_numpy(shape: tuple, offset: int, axis1: int, axis2: int) -> None:
     x = values(shape)
-    for label, t in layouts(x):
+    for _label, t in layouts(x):
         same(tf.diagonal(t, offset, axis1, axis2), np.diagonal(x, offset, axis1, axis2))
         same(t.diagonal(offset=offset, axis1=axis1, axis2=axis2), x.diagonal(offset, axis1, axis2))
         same(tf.trace(t, offset, axis1, axis2), np.asarray(np.trace(x, offset, axis1, axis2)))

@@ -24,6 +24,7 @@ def _gen_stub():
     spec.loader.exec_module(module)
     return module
 
+
 # Session methods that are not primitives: the `with` protocol's getters, the constant factory,
 # einsum (a program of primitives), `variable` (AD), the `where` spelling of `select`, and the
 # recording probe.
@@ -63,7 +64,11 @@ def test_every_primitive_has_a_rule_row() -> None:
     assert "missing" not in rules.values(), [k for k, v in rules.items() if v == "missing"]
 
 
-TEXT_SIGNATURES = {"unary": "($self, x)", "binary": "($self, x, y)", "reduce": "($self, x, axes=None)"}
+TEXT_SIGNATURES = {
+    "unary": "($self, x)",
+    "binary": "($self, x, y)",
+    "reduce": "($self, x, axes=None)",
+}
 
 
 def test_uniform_session_methods_are_the_grouped_rows() -> None:
@@ -79,7 +84,9 @@ def test_uniform_session_methods_are_the_grouped_rows() -> None:
         assert getattr(_tenferro.Session, name).__text_signature__ == TEXT_SIGNATURES[group], name
     # Every unary and reduction primitive is uniform (binary has `compare` besides).
     for family, group in (("unary", "unary"), ("reduction", "reduce")):
-        assert {n for n, f in families.items() if f == family} == {n for n, g in groups if g == group}
+        assert {n for n, f in families.items() if f == family} == {
+            n for n, g in groups if g == group
+        }
 
 
 def test_committed_stub_matches_the_op_table() -> None:
@@ -146,7 +153,7 @@ def test_ops_md_lists_every_catalog_primitive() -> None:
     missing = [
         f"{name} ({family})" for name, _a, family, *_ in catalog if name not in documented[family]
     ]
-    assert not missing, f"docs/ops.md, \"The catalog\": missing {', '.join(missing)}"
+    assert not missing, f'docs/ops.md, "The catalog": missing {", ".join(missing)}'
     names = {row[0] for row in catalog}
     note_words = {"direction", "EQ", "NE", "LT", "LE", "GT", "GE", "pred", "on_true", "on_false"}
     note_words |= {"x", "lo", "hi", "tf", "linalg"}

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import hypothesis.extra.numpy as hnp
 import numpy as np
@@ -35,7 +36,15 @@ TENSOR_TYPE = type(tf.zeros(()))
 #: says where the inputs are drawn (``test_manifest`` fails when one is missing).
 UNARY = tuple(row.name for row in CATALOG if row.family == "unary")
 BINARY = ("add", "sub", "mul", "div", "rem", "pow", "maximum", "minimum")
-BINARY += ("bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right_arithmetic", "copysign", "nextafter")
+BINARY += (
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "shift_left",
+    "shift_right_arithmetic",
+    "copysign",
+    "nextafter",
+)
 REDUCTIONS = ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_sum_squares")
 DIRECTIONS = ("EQ", "NE", "LT", "LE", "GT", "GE")
 
@@ -100,7 +109,9 @@ INT_DOMAINS = {
 UNARY_DOMAIN = {name: getattr(REFERENCE.get(name), "domain", "any") for name in UNARY}
 
 
-def make_values(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype, domain: str = "any") -> np.ndarray:
+def make_values(
+    rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype, domain: str = "any"
+) -> np.ndarray:
     """Random values of ``dtype`` in the domain; ``"discrete"`` draws from a small set (ties),
     ``"nonzero"`` keeps magnitudes away from zero (divisors)."""
     dtype = np.dtype(dtype)
@@ -125,7 +136,9 @@ def make_values(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtyp
         return rng.integers(lo, hi + 1, size=shape).astype(dtype)
     if dtype.kind == "c":
         (rlo, rhi), (ilo, ihi) = COMPLEX_DOMAINS[domain]
-        return (rng.uniform(rlo, rhi, size=shape) + 1j * rng.uniform(ilo, ihi, size=shape)).astype(dtype)
+        return (rng.uniform(rlo, rhi, size=shape) + 1j * rng.uniform(ilo, ihi, size=shape)).astype(
+            dtype
+        )
     lo, hi = REAL_DOMAINS[domain]
     return rng.uniform(lo, hi, size=shape).astype(dtype)
 
@@ -227,7 +240,9 @@ def check_view(t: Any, values: np.ndarray, np_view: np.ndarray | None) -> None:
             assert len(t.strides) == np_view.ndim
             for axis, (got, want) in enumerate(zip(t.strides, np_view.strides)):
                 if np_view.shape[axis] > 1:
-                    assert got == want, f"strides {t.strides} != NumPy's {np_view.strides} (axis {axis})"
+                    assert got == want, (
+                        f"strides {t.strides} != NumPy's {np_view.strides} (axis {axis})"
+                    )
         if not np_view.flags.f_contiguous:
             assert not t.is_contiguous, f"view with strides {t.strides} reported as contiguous"
     np.testing.assert_array_equal(exported, values)
@@ -315,7 +330,9 @@ def _clamp_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> list[C
     return out
 
 
-def _conversion_values(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+def _conversion_values(
+    rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype
+) -> np.ndarray:
     x = make_values(rng, shape, dtype, "cast")
     if x.size >= 2 and dtype.kind != "b":
         x.flat[0] = 0  # zero -> False
@@ -443,7 +460,6 @@ def _reduction_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> li
     return out
 
 
-
 # ----------------------------------------------------------------------------------------------
 # Slicing, indexing, matrix structure and contraction cases
 # ----------------------------------------------------------------------------------------------
@@ -466,7 +482,11 @@ def _slice_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> list[C
         ((0, 3), (0, 1), (0, 2), None),
     ]
     return [
-        Case(f"{s}[{a}:{b}:{k}]", [make_values(rng, s, dtype)], (tf.SliceConfig(starts=a, limits=b, strides=k),))
+        Case(
+            f"{s}[{a}:{b}:{k}]",
+            [make_values(rng, s, dtype)],
+            (tf.SliceConfig(starts=a, limits=b, strides=k),),
+        )
         for s, a, b, k in specs
     ]
 
@@ -505,7 +525,13 @@ def _dynamic_slice_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -
     out = []
     for i, (s, starts, sizes) in enumerate(specs):
         idx_dtype = np.int32 if i % 2 else np.int64
-        out.append(Case(f"{s}@{starts}x{sizes}", [make_values(rng, s, dtype), _index_array(starts, idx_dtype)], (sizes,)))
+        out.append(
+            Case(
+                f"{s}@{starts}x{sizes}",
+                [make_values(rng, s, dtype), _index_array(starts, idx_dtype)],
+                (sizes,),
+            )
+        )
     return out
 
 
@@ -523,7 +549,11 @@ def _dynamic_update_slice_cases(name: str, dtype: np.dtype, rng: np.random.Gener
     out = []
     for i, (s, us, starts) in enumerate(specs):
         idx_dtype = np.int32 if i % 2 else np.int64
-        arrays = [make_values(rng, s, dtype), make_values(rng, us, dtype), _index_array(starts, idx_dtype)]
+        arrays = [
+            make_values(rng, s, dtype),
+            make_values(rng, us, dtype),
+            _index_array(starts, idx_dtype),
+        ]
         out.append(Case(f"{s}<-{us}@{starts}", arrays))
     return out
 
@@ -539,7 +569,12 @@ def _concatenate_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> 
         ([(3, 2), (3, 2)], 1),
     ]
     out = [
-        Case(f"{shapes}@{axis}", [make_values(rng, s, dtype) for s in shapes], (axis,), pack=len(shapes))
+        Case(
+            f"{shapes}@{axis}",
+            [make_values(rng, s, dtype) for s in shapes],
+            (axis,),
+            pack=len(shapes),
+        )
         for shapes, axis in specs
     ]
     # Mixed dtypes are promoted: a bool operand joins any dtype.
@@ -550,7 +585,11 @@ def _concatenate_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> 
 
 def _gather_config(offset, collapsed, start_map, ivd, sizes) -> Any:
     return tf.GatherConfig(
-        offset_dims=offset, collapsed_slice_dims=collapsed, start_index_map=start_map, index_vector_dim=ivd, slice_sizes=sizes
+        offset_dims=offset,
+        collapsed_slice_dims=collapsed,
+        start_index_map=start_map,
+        index_vector_dim=ivd,
+        slice_sizes=sizes,
     )
 
 
@@ -560,13 +599,38 @@ def _gather_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> list[
         ("rows", (4, 3), [[2], [0], [3]], _gather_config((1,), (0,), (0,), 1, (1, 3))),
         ("rows-implicit-vector", (4, 3), [2, 0, 3, 1], _gather_config((1,), (0,), (0,), 1, (1, 3))),
         ("columns", (4, 3), [[2], [0]], _gather_config((0,), (1,), (1,), 1, (4, 1))),
-        ("points", (3, 4, 2), [[0, 1], [2, 3], [1, 0], [2, 2], [0, 3]], _gather_config((1,), (0, 1), (0, 1), 1, (1, 1, 2))),
-        ("windows-clamped", (5, 4), [[3], [-1], [4], [9]], _gather_config((1, 2), (), (0,), 1, (2, 3))),
-        ("vector-dim-0", (3, 4), [[0, 1, 2], [3, 0, 1]], _gather_config((), (0, 1), (1, 0), 0, (1, 1))),
+        (
+            "points",
+            (3, 4, 2),
+            [[0, 1], [2, 3], [1, 0], [2, 2], [0, 3]],
+            _gather_config((1,), (0, 1), (0, 1), 1, (1, 1, 2)),
+        ),
+        (
+            "windows-clamped",
+            (5, 4),
+            [[3], [-1], [4], [9]],
+            _gather_config((1, 2), (), (0,), 1, (2, 3)),
+        ),
+        (
+            "vector-dim-0",
+            (3, 4),
+            [[0, 1, 2], [3, 0, 1]],
+            _gather_config((), (0, 1), (1, 0), 0, (1, 1)),
+        ),
         ("batch-2d", (4, 3), [[[1], [3]], [[0], [0]]], _gather_config((2,), (0,), (0,), 2, (1, 3))),
-        ("batch-2d-offset-middle", (4, 3), [[[1], [3]], [[0], [2]]], _gather_config((1,), (0,), (0,), 2, (1, 3))),
+        (
+            "batch-2d-offset-middle",
+            (4, 3),
+            [[[1], [3]], [[0], [2]]],
+            _gather_config((1,), (0,), (0,), 2, (1, 3)),
+        ),
         ("rank0-batch", (4, 3), [2], _gather_config((0,), (0,), (0,), 0, (1, 3))),
-        ("empty-indices", (4, 3), np.zeros((0, 1), np.int64), _gather_config((1,), (0,), (0,), 1, (1, 3))),
+        (
+            "empty-indices",
+            (4, 3),
+            np.zeros((0, 1), np.int64),
+            _gather_config((1,), (0,), (0,), 1, (1, 3)),
+        ),
         ("empty-window", (4, 0), [[1], [2]], _gather_config((1,), (0,), (0,), 1, (1, 0))),
     ]
     out = []
@@ -578,7 +642,10 @@ def _gather_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> list[
 
 def _scatter_config(window, inserted, to_operand, ivd) -> Any:
     return tf.ScatterConfig(
-        update_window_dims=window, inserted_window_dims=inserted, scatter_dims_to_operand_dims=to_operand, index_vector_dim=ivd
+        update_window_dims=window,
+        inserted_window_dims=inserted,
+        scatter_dims_to_operand_dims=to_operand,
+        index_vector_dim=ivd,
     )
 
 
@@ -587,12 +654,42 @@ def _scatter_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> list
         # (label, operand shape, indices, updates shape, config)
         ("rows-duplicates", (4, 3), [[0], [2], [0]], (3, 3), _scatter_config((1,), (0,), (0,), 1)),
         ("rows-implicit-vector", (4, 3), [1, 3, 1], (3, 3), _scatter_config((1,), (0,), (0,), 1)),
-        ("points", (3, 4), [[0, 1], [2, 3], [0, 1], [1, 0], [2, 2]], (5,), _scatter_config((), (0, 1), (0, 1), 1)),
-        ("windows-out-of-bounds-dropped", (5, 4), [[1, 0], [4, 2], [-1, 0], [3, 1]], (4, 2, 3), _scatter_config((1, 2), (), (0, 1), 1)),
-        ("vector-dim-0", (3, 4), [[0, 1, 0], [3, 0, 3]], (3,), _scatter_config((), (0, 1), (1, 0), 0)),
+        (
+            "points",
+            (3, 4),
+            [[0, 1], [2, 3], [0, 1], [1, 0], [2, 2]],
+            (5,),
+            _scatter_config((), (0, 1), (0, 1), 1),
+        ),
+        (
+            "windows-out-of-bounds-dropped",
+            (5, 4),
+            [[1, 0], [4, 2], [-1, 0], [3, 1]],
+            (4, 2, 3),
+            _scatter_config((1, 2), (), (0, 1), 1),
+        ),
+        (
+            "vector-dim-0",
+            (3, 4),
+            [[0, 1, 0], [3, 0, 3]],
+            (3,),
+            _scatter_config((), (0, 1), (1, 0), 0),
+        ),
         ("window-leading", (3, 4), [[1], [3]], (3, 2), _scatter_config((0,), (1,), (1,), 1)),
-        ("empty-updates", (4, 3), np.zeros((0, 1), np.int64), (0, 3), _scatter_config((1,), (0,), (0,), 1)),
-        ("index-out-of-range-dropped", (4,), [[7], [1], [-1]], (3,), _scatter_config((), (0,), (0,), 1)),
+        (
+            "empty-updates",
+            (4, 3),
+            np.zeros((0, 1), np.int64),
+            (0, 3),
+            _scatter_config((1,), (0,), (0,), 1),
+        ),
+        (
+            "index-out-of-range-dropped",
+            (4,),
+            [[7], [1], [-1]],
+            (3,),
+            _scatter_config((), (0,), (0,), 1),
+        ),
     ]
     out = []
     for i, (label, shape, indices, ushape, cfg) in enumerate(specs):
@@ -603,14 +700,31 @@ def _scatter_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> list
 
 
 def _extract_diag_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> list[Case]:
-    specs = [((3, 3), 0, 1), ((3, 4), 0, 1), ((3, 4), 1, 0), ((2, 3, 4), 2, 0), ((2, 3, 4), 0, 2), ((3, 2, 3), 1, 2), ((0, 3), 0, 1), ((2, 3, 0), 1, 0)]
+    specs = [
+        ((3, 3), 0, 1),
+        ((3, 4), 0, 1),
+        ((3, 4), 1, 0),
+        ((2, 3, 4), 2, 0),
+        ((2, 3, 4), 0, 2),
+        ((3, 2, 3), 1, 2),
+        ((0, 3), 0, 1),
+        ((2, 3, 0), 1, 0),
+    ]
     out = [Case(f"{s}-{a},{b}", [make_values(rng, s, dtype)], (a, b)) for s, a, b in specs]
     out.append(Case("defaults", [make_values(rng, (4, 2, 3), dtype)]))
     return out
 
 
 def _embed_diag_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> list[Case]:
-    specs = [((3,), 0, 1), ((3,), 1, 0), ((3, 2), 0, 1), ((3, 2), 2, 0), ((2, 3), 1, 2), ((0,), 0, 1), ((2, 0), 0, 2)]
+    specs = [
+        ((3,), 0, 1),
+        ((3,), 1, 0),
+        ((3, 2), 0, 1),
+        ((3, 2), 2, 0),
+        ((2, 3), 1, 2),
+        ((0,), 0, 1),
+        ((2, 0), 0, 2),
+    ]
     out = [Case(f"{s}-{a},{b}", [make_values(rng, s, dtype)], (a, b)) for s, a, b in specs]
     out.append(Case("defaults", [make_values(rng, (4, 3), dtype)]))
     return out
@@ -656,7 +770,9 @@ def _dot_general_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> 
     out = []
     for i, (ls, rs, lc, rc, lb, rb) in enumerate(DOT_SPECS):
         a, b = make_values(rng, ls, dtype), make_values(rng, rs, dtype)
-        cfg = tf.DotGeneralConfig(lhs_contracting_dims=lc, rhs_contracting_dims=rc, lhs_batch_dims=lb, rhs_batch_dims=rb)
+        cfg = tf.DotGeneralConfig(
+            lhs_contracting_dims=lc, rhs_contracting_dims=rc, lhs_batch_dims=lb, rhs_batch_dims=rb
+        )
         params: tuple = (cfg,) if name == "dot_general" else (cfg, *flags[i % 4])
         k = math.prod(ls[d] for d in lc)
         out.append(_dot_tolerance(Case(f"{ls}x{rs}-{cfg}", [a, b], params), dtype, a, b, k))
@@ -665,7 +781,14 @@ def _dot_general_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> 
 
 def _matmul_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> list[Case]:
     out = []
-    for ls, rs in [((3, 4), (4, 5)), ((1, 1), (1, 1)), ((0, 3), (3, 2)), ((3, 0), (0, 2)), ((2, 3), (3, 0)), ((5, 2), (2, 4))]:
+    for ls, rs in [
+        ((3, 4), (4, 5)),
+        ((1, 1), (1, 1)),
+        ((0, 3), (3, 2)),
+        ((3, 0), (0, 2)),
+        ((2, 3), (3, 0)),
+        ((5, 2), (2, 4)),
+    ]:
         a, b = make_values(rng, ls, dtype), make_values(rng, rs, dtype)
         out.append(_dot_tolerance(Case(f"{ls}@{rs}", [a, b]), dtype, a, b, ls[1]))
     return out
@@ -694,7 +817,11 @@ def _scale_complex_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -
 def _fft_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> list[Case]:
     """Every ``fft_type`` on every dtype (the wrong kinds raise ``TypeError``), odd and even
     lengths, default and explicit axes, a size mismatch (``ValueError``)."""
-    tol = {"rtol": 1e-4, "atol": 1e-4} if dtype in (np.float32, np.complex64) else {"rtol": 1e-10, "atol": 1e-12}
+    tol = (
+        {"rtol": 1e-4, "atol": 1e-4}
+        if dtype in (np.float32, np.complex64)
+        else {"rtol": 1e-10, "atol": 1e-12}
+    )
     specs = [
         # (fft_type, input shape, fft_length, axes)
         ("FFT", (3, 4), (4,), None),
@@ -708,7 +835,12 @@ def _fft_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> list[Cas
         ("FFT", (3, 4), (5,), None),
     ]
     return [
-        Case(f"{t}{shape}{n}{axes}", [make_values(rng, shape, dtype)], (t, n) if axes is None else (t, n, axes), **tol)
+        Case(
+            f"{t}{shape}{n}{axes}",
+            [make_values(rng, shape, dtype)],
+            (t, n) if axes is None else (t, n, axes),
+            **tol,
+        )
         for t, shape, n, axes in specs
     ]
 
@@ -716,7 +848,15 @@ def _fft_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> list[Cas
 def _sorting_cases(name: str, dtype: np.dtype, rng: np.random.Generator) -> list[Case]:
     """``sort``/``argsort`` (both directions), ``argmax``/``argmin`` and the scans along each
     axis, zero-size axes included (``argmax`` of an empty axis raises ``ValueError``)."""
-    specs = [((5,), 0), ((5,), -1), ((3, 4), 0), ((3, 4), 1), ((2, 0, 3), 2), ((2, 0, 3), 1), ((2, 3, 4), 1)]
+    specs = [
+        ((5,), 0),
+        ((5,), -1),
+        ((3, 4), 0),
+        ((3, 4), 1),
+        ((2, 0, 3), 2),
+        ((2, 0, 3), 1),
+        ((2, 3, 4), 1),
+    ]
     cases = [Case(f"{s}@{a}", [make_values(rng, s, dtype)], (a,)) for s, a in specs]
     if name in ("sort", "argsort"):
         cases += [Case(f"{s}@{a}desc", [make_values(rng, s, dtype)], (a, True)) for s, a in specs]
@@ -763,7 +903,10 @@ CASE_BUILDERS: dict[str, Callable[[str, np.dtype, np.random.Generator], list[Cas
     "scale_real": _scale_real_cases,
     "scale_complex": _scale_complex_cases,
     "fft": _fft_cases,
-    **{name: _sorting_cases for name in ("sort", "argsort", "argmax", "argmin", "cumsum", "cumprod")},
+    **{
+        name: _sorting_cases
+        for name in ("sort", "argsort", "argmax", "argmin", "cumsum", "cumprod")
+    },
     "searchsorted": _searchsorted_cases,
 }
 
@@ -921,13 +1064,18 @@ def test_catalog_rows_are_well_formed() -> None:
     for row in CATALOG:
         assert isinstance(row.name, str) and row.name
         assert row.family in families, (row.name, row.family)
-        assert isinstance(row.arity, int) and (row.arity >= 1 or row.arity == -1), (row.name, row.arity)
+        assert isinstance(row.arity, int) and (row.arity >= 1 or row.arity == -1), (
+            row.name,
+            row.arity,
+        )
         assert all(isinstance(d, np.dtype) for d in row.dtypes), row.name
         assert set(row.dtypes) <= allowed, (row.name, row.dtypes)
         assert isinstance(row.implemented, bool)
     # The unary family is exactly the unary references of reference.py (hand-written, so an
     # independent list): a catalog row without one, or a reference the catalog lost, fails here.
-    unary_references = {name for name, ref in REFERENCE.items() if getattr(ref, "family", None) == "unary"}
+    unary_references = {
+        name for name, ref in REFERENCE.items() if getattr(ref, "family", None) == "unary"
+    }
     unary_family = {row.name for row in CATALOG if row.family == "unary"}
     assert unary_family == unary_references, (
         f"unary primitives without a reference in tests/reference.py: {sorted(unary_family - unary_references)}; "
@@ -996,7 +1144,9 @@ def _elements(dtype: np.dtype, domain: str) -> st.SearchStrategy:
     def floats(lo: float, hi: float) -> st.SearchStrategy:
         if width == 32:  # bounds must be representable at width 32
             lo, hi = float(np.float32(lo)), float(np.float32(hi))
-        return st.floats(lo, hi, width=width, allow_nan=False, allow_infinity=False, allow_subnormal=False)
+        return st.floats(
+            lo, hi, width=width, allow_nan=False, allow_infinity=False, allow_subnormal=False
+        )
 
     real = {
         "any": (-1e3, 1e3),
@@ -1030,7 +1180,11 @@ def _elements(dtype: np.dtype, domain: str) -> st.SearchStrategy:
 
 
 HYP_UNARY_DOMAIN = {**UNARY_DOMAIN, "sin": "trig", "cos": "trig"}
-HYP_BINARY_DOMAINS = {"div": ("any", "nonzero"), "rem": ("any", "nonzero"), "pow": ("pow_base", "pow_exp")}
+HYP_BINARY_DOMAINS = {
+    "div": ("any", "nonzero"),
+    "rem": ("any", "nonzero"),
+    "pow": ("pow_base", "pow_exp"),
+}
 
 
 @pytest.mark.skipif(not ELEMENTWISE, reason="no elementwise primitive implemented yet")
@@ -1045,11 +1199,15 @@ def test_elementwise_hypothesis(data: st.DataObject) -> None:
         arity, domains = 3, ("any", "any", "any")
     else:
         arity, domains = 2, HYP_BINARY_DOMAINS.get(name, ("any", "any"))
-    shapes = data.draw(hnp.mutually_broadcastable_shapes(num_shapes=arity, min_dims=0, max_dims=3, max_side=4))
+    shapes = data.draw(
+        hnp.mutually_broadcastable_shapes(num_shapes=arity, min_dims=0, max_dims=3, max_side=4)
+    )
     arrays = []
     for i, (shape, domain) in enumerate(zip(shapes.input_shapes, domains)):
         dt = np.dtype(bool) if (name == "select" and i == 0) else dtype
-        arrays.append(data.draw(hnp.arrays(dt, shape, elements=_elements(dt, domain)), label=f"arg{i}"))
+        arrays.append(
+            data.draw(hnp.arrays(dt, shape, elements=_elements(dt, domain)), label=f"arg{i}")
+        )
     params: tuple = ()
     if name == "compare":
         directions = ("EQ", "NE") if dtype.kind == "c" else DIRECTIONS
@@ -1061,7 +1219,8 @@ def test_elementwise_hypothesis(data: st.DataObject) -> None:
 STRUCTURAL = tuple(
     row.name
     for row in CATALOG
-    if row.implemented and row.name in set(REDUCTIONS) | {"transpose", "reshape", "broadcast_in_dim", "reverse"}
+    if row.implemented
+    and row.name in set(REDUCTIONS) | {"transpose", "reshape", "broadcast_in_dim", "reverse"}
 )
 
 
@@ -1079,7 +1238,11 @@ def _structural_case(draw: st.DrawFn) -> tuple[str, Case]:
         perm = tuple(draw(st.permutations(range(ndim))))
         return name, Case("hyp", [x], (perm,))
     if name == "reverse":
-        axes = draw(st.lists(st.integers(0, max(ndim - 1, 0)), unique=True, max_size=ndim)) if ndim else []
+        axes = (
+            draw(st.lists(st.integers(0, max(ndim - 1, 0)), unique=True, max_size=ndim))
+            if ndim
+            else []
+        )
         return name, Case("hyp", [x], (tuple(axes),))
     if name == "reshape":
         dims = list(draw(st.permutations(shape)))
@@ -1103,7 +1266,13 @@ def _structural_case(draw: st.DrawFn) -> tuple[str, Case]:
         axes = None
         kwargs = {}
     else:
-        axes = draw(st.lists(st.integers(-ndim, ndim - 1), unique_by=lambda a: a % ndim, max_size=ndim)) if ndim else []
+        axes = (
+            draw(
+                st.lists(st.integers(-ndim, ndim - 1), unique_by=lambda a: a % ndim, max_size=ndim)
+            )
+            if ndim
+            else []
+        )
         kwargs = {"axes": tuple(axes)}
     case = Case("hyp", [x], (), kwargs)
     if dtype.kind in "fc" and x.size:

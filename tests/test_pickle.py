@@ -62,7 +62,10 @@ def _check_same(u: tf.Tensor, t: tf.Tensor) -> None:
     np.testing.assert_array_equal(a, b)
     # memory order: a C- or F-contiguous tensor stays so (other strides become C-contiguous)
     if b.flags.c_contiguous or b.flags.f_contiguous:
-        assert (a.flags.c_contiguous, a.flags.f_contiguous) == (b.flags.c_contiguous, b.flags.f_contiguous)
+        assert (a.flags.c_contiguous, a.flags.f_contiguous) == (
+            b.flags.c_contiguous,
+            b.flags.f_contiguous,
+        )
     else:
         assert a.flags.c_contiguous
     assert u.requires_grad == t.requires_grad
@@ -177,8 +180,10 @@ def test_protocol5_of_100mb_tensor_makes_no_extra_copy() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     base, oob, inband = map(float, out.stdout.split())
-    print(f"peak RSS MiB: after making the tensor {base}, growth for protocol 5 out of band {oob}, "
-          f"growth for protocol 4 (in-band stream + unpickled copy) {inband}")
+    print(
+        f"peak RSS MiB: after making the tensor {base}, growth for protocol 5 out of band {oob}, "
+        f"growth for protocol 4 (in-band stream + unpickled copy) {inband}"
+    )
     assert oob < 20, oob  # no extra 100 MB copy
     assert inband > 90, inband  # the measurement sees a copy when there is one
 

@@ -23,7 +23,9 @@ print("ok")
 
 def _run(env: dict[str, str], script: str) -> subprocess.CompletedProcess[str]:
     full = {**os.environ, **env}
-    return subprocess.run([sys.executable, "-c", script], env=full, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", script], env=full, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_aggregation_separates_forward_recording_and_backward() -> None:
@@ -45,8 +47,15 @@ def test_print_every_writes_the_table_to_stderr() -> None:
 def test_profile_is_empty_when_disabled() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TENFERRO_PROFILE")}
     r = subprocess.run(
-        [sys.executable, "-c", "import tenferro as tf\nfrom tenferro import _testing\n(tf.asarray([1.0]) + 1.0)\nprint(_testing.profile())"],
-        env=env, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-c",
+            "import tenferro as tf\nfrom tenferro import _testing\n(tf.asarray([1.0]) + 1.0)\nprint(_testing.profile())",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "{}"

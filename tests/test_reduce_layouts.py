@@ -32,7 +32,9 @@ def test_reductions_match_numpy_on_every_layout(shape: tuple[int, ...], name: st
             for layout, t in _views(x).items():
                 got = np.asarray(ours(t, axis=axes))
                 assert got.shape == want.shape, (axes, layout)
-                np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, err_msg=f"{axes} {layout}")
+                np.testing.assert_allclose(
+                    got, want, rtol=1e-12, atol=1e-12, err_msg=f"{axes} {layout}"
+                )
 
 
 def test_row_reduction_keeps_pairwise_accuracy() -> None:
@@ -50,4 +52,6 @@ def test_integer_and_complex_row_reductions() -> None:
     xi = rng.integers(-5, 5, size=(20, 30, 40))
     assert np.array_equal(np.asarray(tf.sum(tf.asarray(xi, copy=False), axis=0)), xi.sum(axis=0))
     xc = rng.standard_normal((30, 40)) + 1j * rng.standard_normal((30, 40))
-    np.testing.assert_allclose(np.asarray(tf.sum(tf.asarray(xc, copy=False), axis=0)), xc.sum(axis=0), rtol=1e-13)
+    np.testing.assert_allclose(
+        np.asarray(tf.sum(tf.asarray(xc, copy=False), axis=0)), xc.sum(axis=0), rtol=1e-13
+    )

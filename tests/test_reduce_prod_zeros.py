@@ -40,7 +40,9 @@ def _values(shape: tuple[int, ...], dtype: str) -> np.ndarray:
     return a.astype(dtype)
 
 
-def _with_zeros(shape: tuple[int, ...], axes: tuple[int, ...], zeros: int, dtype: str) -> np.ndarray:
+def _with_zeros(
+    shape: tuple[int, ...], axes: tuple[int, ...], zeros: int, dtype: str
+) -> np.ndarray:
     """Random values with exactly ``zeros`` zeros in every reduced group (at random places)."""
     x = _values(shape, dtype)
     kept = [a for a in range(len(shape)) if a not in axes]
@@ -91,7 +93,9 @@ def _assert_exact_close(got: np.ndarray, want: np.ndarray) -> None:
 @pytest.mark.parametrize("dtype", ["float64", "complex128"])
 @pytest.mark.parametrize("zeros", [0, 1, 2, 3])
 @pytest.mark.parametrize("case", range(len(CASES)))
-def test_first_and_second_order_match_the_products_of_the_others(case: int, zeros: int, dtype: str) -> None:
+def test_first_and_second_order_match_the_products_of_the_others(
+    case: int, zeros: int, dtype: str
+) -> None:
     shape, axes = CASES[case]
     x = _with_zeros(shape, axes, zeros, dtype)
     partials, hess = _analytic(x, axes)
@@ -148,7 +152,9 @@ def test_derivatives_match_finite_differences_at_zeros(case: int, zeros: int, dt
     ("shape", "axes"),
     [((3, 0, 2), (1,)), ((3, 0, 2), (0,)), ((0, 4), (0, 1)), ((3, 0, 2), (0, 2)), ((2, 3), ())],
 )
-def test_zero_size_and_empty_axes(shape: tuple[int, ...], axes: tuple[int, ...], dtype: str) -> None:
+def test_zero_size_and_empty_axes(
+    shape: tuple[int, ...], axes: tuple[int, ...], dtype: str
+) -> None:
     x = _values(shape, dtype)
     rt = tf.Runtime()
     v = rt.variable(x)
@@ -188,7 +194,9 @@ def _million(zeros: int) -> np.ndarray:
 # The bound checked is 8x and 16x; the replaced rule's [R, R] block needed R x the input bytes
 # (8e12 bytes here: the process aborted allocating it).
 @pytest.mark.parametrize(("record", "bound"), [(False, 8), (True, 16)])
-def test_gradient_over_a_million_elements_with_zeros_stays_linear_in_memory(record: bool, bound: int) -> None:
+def test_gradient_over_a_million_elements_with_zeros_stays_linear_in_memory(
+    record: bool, bound: int
+) -> None:
     engine = tf.CpuEngine(threads=2)
     ctx = tf.ExecutionContext(engine)
     rt = ctx.eager_runtime()

@@ -84,7 +84,11 @@ def test_round_of_strided_views_and_rank_zero() -> None:
 
 @pytest.mark.parametrize("dtype", ["bool", "int32", "int64"])
 def test_rint_of_integers_and_bools_is_float64(dtype: str) -> None:
-    x = np.array([0, 1, 1, 0], dtype=dtype) if dtype == "bool" else np.array([-7, 0, 3, 2**30], dtype=dtype)
+    x = (
+        np.array([0, 1, 1, 0], dtype=dtype)
+        if dtype == "bool"
+        else np.array([-7, 0, 3, 2**30], dtype=dtype)
+    )
     want = np.rint(x)
     # NumPy gives float16 for bool (a dtype tenferro does not have): float64, like tf.exp.
     assert_same_bits(tf.rint(x), want.astype(np.float64))
@@ -109,9 +113,16 @@ def test_round_decimals_matches_numpy(dtype: str, decimals: int) -> None:
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-@pytest.mark.parametrize("decimals", [-400, -309, -25, -23, -5, -1, 1, 2, 9, 10, 22, 23, 25, 30, 300, 309, 400])
+@pytest.mark.parametrize(
+    "decimals", [-400, -309, -25, -23, -5, -1, 1, 2, 9, 10, 22, 23, 25, 30, 300, 309, 400]
+)
 def test_round_decimals_special_values_and_extreme_decimals(dtype: str, decimals: int) -> None:
-    x = np.concatenate([special(dtype), np.array([2.675, -2.675, 0.125, 0.375, 1.005, 123.456, 0.045], dtype=dtype)])
+    x = np.concatenate(
+        [
+            special(dtype),
+            np.array([2.675, -2.675, 0.125, 0.375, 1.005, 123.456, 0.045], dtype=dtype),
+        ]
+    )
     with np.errstate(all="ignore"):
         want = np.round(x, decimals)
     assert_same_bits(tf.round(x, decimals), want)
@@ -127,7 +138,9 @@ def test_round_decimals_documented_cases() -> None:
 @pytest.mark.parametrize("dtype", COMPLEX)
 def test_round_decimals_complex_finite_parts(dtype: str) -> None:
     # Finite parts, none rounding to zero: exact (see tf.round's note on NaN/inf and zero signs).
-    x = (np.array([1.25, -2.35, 0.125, 7.5]) + 1j * np.array([-3.45, 0.55, 2.5, -1.05])).astype(dtype)
+    x = (np.array([1.25, -2.35, 0.125, 7.5]) + 1j * np.array([-3.45, 0.55, 2.5, -1.05])).astype(
+        dtype
+    )
     for decimals in (-1, 1, 2):
         want = np.round(x, decimals)
         got = np.asarray(tf.round(x, decimals))
@@ -138,7 +151,10 @@ def test_round_decimals_complex_finite_parts(dtype: str) -> None:
 @pytest.mark.parametrize("dtype", ["int32", "int64"])
 def test_round_of_integers_keeps_the_dtype(dtype: str) -> None:
     info = np.iinfo(dtype)
-    x = np.array([15, 25, -15, -25, 14, 5, -5, 0, 1234567, -7654321, 2**30, info.min // 2, info.max // 3], dtype=dtype)
+    x = np.array(
+        [15, 25, -15, -25, 14, 5, -5, 0, 1234567, -7654321, 2**30, info.min // 2, info.max // 3],
+        dtype=dtype,
+    )
     if dtype == "int64":
         x = np.concatenate([x, np.array([2**53 + 1, -(2**53) - 3, 2**60 + 12345], dtype=dtype)])
     for decimals in (0, 1, 2, 5, -1, -2, -3, -6, -20):
@@ -187,7 +203,9 @@ def test_gradient_is_zero_under_create_graph_and_second_order() -> None:
     gx = gs[x]
     np.testing.assert_allclose(np.asarray(gx), 2 * np.rint(xv) * xv, rtol=1e-15)
     # d/dx of sum(gx) = 2 rint(x) (round contributes nothing at second order either).
-    h = tf.func.grad(lambda t: tf.sum(tf.func.grad(lambda s: tf.sum(tf.round(s) * s * s))(t)))(tf.tensor(xv))
+    h = tf.func.grad(lambda t: tf.sum(tf.func.grad(lambda s: tf.sum(tf.round(s) * s * s))(t)))(
+        tf.tensor(xv)
+    )
     np.testing.assert_allclose(np.asarray(h), 2 * np.rint(xv), rtol=1e-15)
 
 

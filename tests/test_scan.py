@@ -78,7 +78,10 @@ def test_cumulative_sum_prod_match_numpy(dtype: str, include_initial: bool) -> N
             np.cumulative_prod(x, axis=axis, include_initial=include_initial),
         )
     v = sample(dtype, (5,))
-    assert_close(tf.cumulative_sum(v, include_initial=include_initial), np.cumulative_sum(v, include_initial=include_initial))
+    assert_close(
+        tf.cumulative_sum(v, include_initial=include_initial),
+        np.cumulative_sum(v, include_initial=include_initial),
+    )
     with pytest.raises(ValueError, match="cumulative_sum"):
         tf.cumulative_sum(tf.asarray(x))
 
@@ -142,9 +145,14 @@ def test_cumprod_derivatives_exact_at_zeros(values: list[float], dtype: str) -> 
     if dtype == "complex128":
         x = x * (1 + 0.5j)
     J = brute_partials(x)
-    g = RNG.standard_normal(len(x)) + (1j * RNG.standard_normal(len(x)) if dtype == "complex128" else 0)
+    g = RNG.standard_normal(len(x)) + (
+        1j * RNG.standard_normal(len(x)) if dtype == "complex128" else 0
+    )
     g = g.astype(dtype)
-    v = (RNG.standard_normal(len(x)) + (1j * RNG.standard_normal(len(x)) if dtype == "complex128" else 0)).astype(dtype)
+    v = (
+        RNG.standard_normal(len(x))
+        + (1j * RNG.standard_normal(len(x)) if dtype == "complex128" else 0)
+    ).astype(dtype)
     # VJP (Hermitian convention: x̄ = J^H ȳ) and JVP (ẏ = J ẋ).
     _, f_vjp = tf.func.vjp(lambda a: P.cumprod(a, 0), tf.asarray(x))
     (got,) = f_vjp(tf.asarray(g))

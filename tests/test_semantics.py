@@ -109,7 +109,9 @@ WEAK_CASES = [
 ]
 
 
-@pytest.mark.parametrize("dtype,expr,want", WEAK_CASES, ids=[f"{d.name}-{i}" for i, (d, _, _) in enumerate(WEAK_CASES)])
+@pytest.mark.parametrize(
+    "dtype,expr,want", WEAK_CASES, ids=[f"{d.name}-{i}" for i, (d, _, _) in enumerate(WEAK_CASES)]
+)
 def test_weak_python_scalars(dtype: np.dtype, expr, want: np.dtype) -> None:
     values = np.array([1, 0, 1], dtype=dtype) if dtype == B else np.array([1, 2, 3], dtype=dtype)
     result = expr(tf.tensor(values))
@@ -304,7 +306,11 @@ def test_bitwise_of_bool_tensors_follows_numpy() -> None:
             got, want = op(t, other), op(np.asarray(t), other)
             assert got.dtype == want.dtype and np.asarray(got).tolist() == want.tolist()
     assert np.asarray(2 & t).tolist() == (2 & np.asarray(t)).tolist()
-    for op, name in ((lambda a, b: a & b, "bitwise_and"), (lambda a, b: a | b, "bitwise_or"), (lambda a, b: a ^ b, "bitwise_xor")):
+    for op, name in (
+        (lambda a, b: a & b, "bitwise_and"),
+        (lambda a, b: a | b, "bitwise_or"),
+        (lambda a, b: a ^ b, "bitwise_xor"),
+    ):
         with pytest.raises(TypeError, match=name):
             op(t, 1.0)
     # NumPy operands on the left keep NumPy's own integer semantics (the ufunc falls back).
@@ -320,7 +326,7 @@ def test_integer_pow(dtype: np.dtype) -> None:
     with pytest.raises(ValueError):
         tf.prim.pow(base, T([1, 1, -1, 1, 1], dtype))
     with pytest.raises(ValueError):
-        base ** -1
+        base**-1
     with pytest.raises(ValueError):
         tf.prim.pow(base, -2)
 
@@ -350,7 +356,11 @@ def test_nan_propagation(dtype: np.dtype) -> None:
         assert np.isnan(got[[0, 1, 3]]).all() and not np.isnan(got[2]), (op, got)
     assert np.asarray(tf.prim.maximum(x, y))[2] == 3.0
     assert np.asarray(tf.prim.minimum(x, y))[2] == 2.0
-    v, lo, hi = T([nan, 0.5, 0.5, 0.5, 5.0], dtype), T([0.0, nan, 0.0, 0.0, 0.0], dtype), T([1.0, 1.0, nan, 1.0, 1.0], dtype)
+    v, lo, hi = (
+        T([nan, 0.5, 0.5, 0.5, 5.0], dtype),
+        T([0.0, nan, 0.0, 0.0, 0.0], dtype),
+        T([1.0, 1.0, nan, 1.0, 1.0], dtype),
+    )
     got = np.asarray(tf.prim.clamp(v, lo, hi))
     assert np.isnan(got[:3]).all(), got
     assert got[3:].tolist() == [0.5, 1.0]
@@ -394,7 +404,9 @@ def test_reductions_keep_dtype() -> None:
     x = T([2**30, 2**30, 2**30, 2**30], I32)
     s = tf.prim.reduce_sum(x)
     assert s.dtype == I32 and s.shape == ()
-    assert int(np.asarray(s)) == int(np.array([2**30] * 4, np.int32).sum(dtype=np.int32))  # wraps to 0
+    assert int(np.asarray(s)) == int(
+        np.array([2**30] * 4, np.int32).sum(dtype=np.int32)
+    )  # wraps to 0
     assert tf.prim.reduce_sum(T([1.0, 2.0], F32)).dtype == F32
     assert tf.prim.reduce_prod(T([1 + 1j], C64)).dtype == C64
     # axes=() keeps the shape; negative axes count from the end.
@@ -432,7 +444,19 @@ def assert_ulp(actual, desired: np.ndarray, max_ulp: int, what: str) -> None:
     )
 
 
-TINY = [1e-300, -1e-300, 1e-20, -1e-20, 1e-8, -1e-8, 5e-324, -5e-324, 0.0, -0.0, 2.2250738585072014e-308]
+TINY = [
+    1e-300,
+    -1e-300,
+    1e-20,
+    -1e-20,
+    1e-8,
+    -1e-8,
+    5e-324,
+    -5e-324,
+    0.0,
+    -0.0,
+    2.2250738585072014e-308,
+]
 
 
 def _grid(lo: float, hi: float) -> np.ndarray:
@@ -455,7 +479,13 @@ def test_expm1_within_2_ulp() -> None:
 def test_log1p_within_2_ulp() -> None:
     mags = np.logspace(-30, 300, 400)
     x = np.concatenate(
-        [np.linspace(-0.999999, 10.0, 1201), mags, -mags[mags < 1], TINY, [-1.0 + 2**-52, 1e308, np.inf, np.nan, -1.0]]
+        [
+            np.linspace(-0.999999, 10.0, 1201),
+            mags,
+            -mags[mags < 1],
+            TINY,
+            [-1.0 + 2**-52, 1e308, np.inf, np.nan, -1.0],
+        ]
     )
     with np.errstate(divide="ignore"):
         want = np.log1p(x)
@@ -463,7 +493,19 @@ def test_log1p_within_2_ulp() -> None:
 
 
 def test_exp_within_4_ulp_including_edges() -> None:
-    edges = [709.78, 709.782712893384, 709.79, 710.0, -708.39, -708.4, -740.0, -745.0, -745.13, -745.2, -800.0]
+    edges = [
+        709.78,
+        709.782712893384,
+        709.79,
+        710.0,
+        -708.39,
+        -708.4,
+        -740.0,
+        -745.0,
+        -745.13,
+        -745.2,
+        -800.0,
+    ]
     x = np.concatenate([np.linspace(-745.0, 709.78, 4001), edges, TINY, [np.inf, -np.inf, np.nan]])
     with np.errstate(over="ignore", under="ignore"):
         want = np.exp(x)
@@ -513,7 +555,10 @@ def test_complex_functions_follow_numpy_branch_cuts(name: str, dtype: np.dtype) 
     if name in ("log", "sqrt"):
         g = np.asarray(got)
         on_cut = (z.real < 0) & (z.imag == 0)
-        assert (np.signbit(g.imag[on_cut]) == np.signbit(z.imag[on_cut])).all(), (z[on_cut], g[on_cut])
+        assert (np.signbit(g.imag[on_cut]) == np.signbit(z.imag[on_cut])).all(), (
+            z[on_cut],
+            g[on_cut],
+        )
 
 
 def test_float32_sum_is_pairwise() -> None:

@@ -87,7 +87,7 @@ def test_other_thread_times_out_while_engine_is_held() -> None:
 
 def test_other_thread_waits_until_release() -> None:
     rt, engine = tf.Runtime(), tf.CpuEngine(threads=1)
-    holding, results = threading.Event(), []
+    _holding, results = threading.Event(), []
     x = rt.constant(np.array([1.0, 2.0]))
 
     def waiter() -> None:
@@ -117,7 +117,13 @@ def test_sessions_on_different_engines_nest() -> None:
 def test_factories_use_the_session_runtime() -> None:
     rt, engine = tf.Runtime(), tf.CpuEngine(threads=1)
     with rt.session(engine):
-        inside = [tf.zeros((2,)), tf.tensor([1.0, 2.0]), tf.asarray(np.ones(3)), tf.ones((1,)), tf.full((2,), 3.0)]
+        inside = [
+            tf.zeros((2,)),
+            tf.tensor([1.0, 2.0]),
+            tf.asarray(np.ones(3)),
+            tf.ones((1,)),
+            tf.full((2,), 3.0),
+        ]
     outside = tf.zeros((2,))
     for t in inside:
         assert t.runtime is rt

@@ -53,7 +53,10 @@ def same_bits(got: object, want: np.ndarray) -> None:
         np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
     if want.dtype.kind == "c":
         for part in (np.real, np.imag):
-            np.testing.assert_array_equal(np.signbit(part(got)[~np.isnan(part(got))]), np.signbit(part(want)[~np.isnan(part(want))]))
+            np.testing.assert_array_equal(
+                np.signbit(part(got)[~np.isnan(part(got))]),
+                np.signbit(part(want)[~np.isnan(part(want))]),
+            )
 
 
 def views(x: np.ndarray):
@@ -76,7 +79,9 @@ def test_sort_argsort_match_numpy_stable(dtype: str, shape: tuple[int, ...]) -> 
     for t, xv in views(x):
         for axis in range(-xv.ndim, xv.ndim):
             same_bits(tf.sort(t, axis=axis), np.sort(xv, axis=axis, kind="stable"))
-            same_bits(tf.argsort(t, axis=axis), np.argsort(xv, axis=axis, kind="stable").astype(np.int64))
+            same_bits(
+                tf.argsort(t, axis=axis), np.argsort(xv, axis=axis, kind="stable").astype(np.int64)
+            )
     same_bits(tf.sort(tf.asarray(x), axis=None), np.sort(x, axis=None, kind="stable"))
 
 
@@ -102,7 +107,9 @@ def test_descending_is_stable_with_nan_last(dtype: str) -> None:
         want = desc_argsort_oracle(x, axis)
         got = tf.argsort(tf.asarray(x), axis=axis, descending=True)
         same_bits(got, want)
-        same_bits(tf.sort(tf.asarray(x), axis=axis, descending=True), np.take_along_axis(x, want, axis))
+        same_bits(
+            tf.sort(tf.asarray(x), axis=axis, descending=True), np.take_along_axis(x, want, axis)
+        )
 
 
 @given(
@@ -120,7 +127,9 @@ def test_sort_hypothesis(x: np.ndarray, desc: bool) -> None:
             same_bits(tf.argsort(t, axis=axis, descending=True), want_idx)
         else:
             same_bits(tf.sort(t, axis=axis), np.sort(x, axis=axis, kind="stable"))
-            same_bits(tf.argsort(t, axis=axis), np.argsort(x, axis=axis, kind="stable").astype(np.int64))
+            same_bits(
+                tf.argsort(t, axis=axis), np.argsort(x, axis=axis, kind="stable").astype(np.int64)
+            )
 
 
 def test_large_radix_path_signed_zero_order_and_nan_payloads() -> None:
@@ -148,7 +157,9 @@ def test_argmax_argmin_match_numpy(dtype: str, shape: tuple[int, ...]) -> None:
             same_bits(f(t, keepdims=True), np.asarray(g(xv, keepdims=True), np.int64))
             for axis in range(-xv.ndim, xv.ndim):
                 same_bits(f(t, axis=axis), g(xv, axis=axis).astype(np.int64))
-                same_bits(f(t, axis=axis, keepdims=True), g(xv, axis=axis, keepdims=True).astype(np.int64))
+                same_bits(
+                    f(t, axis=axis, keepdims=True), g(xv, axis=axis, keepdims=True).astype(np.int64)
+                )
 
 
 def test_argmax_rank0_and_errors() -> None:
@@ -166,8 +177,14 @@ def test_argmax_rank0_and_errors() -> None:
 def test_searchsorted_matches_numpy(dtype: str, side: str) -> None:
     a = np.sort(sample(dtype, (12,)), kind="stable")
     v = sample(dtype, (3, 4))
-    same_bits(tf.searchsorted(tf.asarray(a), tf.asarray(v), side=side), np.searchsorted(a, v, side=side).astype(np.int64))
-    same_bits(tf.searchsorted(tf.asarray(a), tf.asarray(v).T, side=side), np.searchsorted(a, v.T, side=side).astype(np.int64))
+    same_bits(
+        tf.searchsorted(tf.asarray(a), tf.asarray(v), side=side),
+        np.searchsorted(a, v, side=side).astype(np.int64),
+    )
+    same_bits(
+        tf.searchsorted(tf.asarray(a), tf.asarray(v).T, side=side),
+        np.searchsorted(a, v.T, side=side).astype(np.int64),
+    )
     perm = RNG.permutation(12)
     shuffled = a[perm]
     sorter = np.argsort(shuffled, kind="stable")
@@ -218,8 +235,20 @@ def test_sort_gradients() -> None:
 
 def test_sort_under_jit_matches_eager() -> None:
     x = RNG.standard_normal((5, 6))
-    f = tf.jit(lambda a: tf.sort(a, axis=0) + tf.argsort(a, axis=1) + tf.argmax(a, axis=0) + tf.searchsorted(tf.sort(a[0]), a))
-    eager = tf.sort(x, axis=0) + tf.argsort(x, axis=1) + tf.argmax(x, axis=0) + tf.searchsorted(tf.sort(x[0]), x)
+    f = tf.jit(
+        lambda a: (
+            tf.sort(a, axis=0)
+            + tf.argsort(a, axis=1)
+            + tf.argmax(a, axis=0)
+            + tf.searchsorted(tf.sort(a[0]), a)
+        )
+    )
+    eager = (
+        tf.sort(x, axis=0)
+        + tf.argsort(x, axis=1)
+        + tf.argmax(x, axis=0)
+        + tf.searchsorted(tf.sort(x[0]), x)
+    )
     np.testing.assert_array_equal(np.asarray(f(tf.asarray(x))), np.asarray(eager))
     g = tf.jit(tf.func.grad(lambda a: (tf.sort(a, axis=1) * tf.asarray(np.arange(6.0))).sum()))
     ge = tf.func.grad(lambda a: (tf.sort(a, axis=1) * tf.asarray(np.arange(6.0))).sum())
@@ -258,7 +287,10 @@ def test_unique_family(dtype: str) -> None:
     # Sorted, as documented (NumPy >= 2.3's unique_values need not sort; unique_inverse does).
     same_bits(tf.unique_values(t), np.unique_inverse(xv).values)
     same_bits(tf.unique_counts(t).counts, np.unique_counts(xv).counts.astype(np.int64))
-    same_bits(tf.unique_inverse(t).inverse_indices, np.unique_inverse(xv).inverse_indices.reshape(xv.shape).astype(np.int64))
+    same_bits(
+        tf.unique_inverse(t).inverse_indices,
+        np.unique_inverse(xv).inverse_indices.reshape(xv.shape).astype(np.int64),
+    )
     got = tf.unique(t, return_index=True, return_inverse=True, return_counts=True)
     want = np.unique(xv, return_index=True, return_inverse=True, return_counts=True)
     same_bits(got[0], want[0])
@@ -268,7 +300,17 @@ def test_unique_family(dtype: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "fn", [tf.nonzero, tf.argwhere, tf.flatnonzero, tf.unique, tf.unique_all, tf.unique_counts, tf.unique_inverse, tf.unique_values]
+    "fn",
+    [
+        tf.nonzero,
+        tf.argwhere,
+        tf.flatnonzero,
+        tf.unique,
+        tf.unique_all,
+        tf.unique_counts,
+        tf.unique_inverse,
+        tf.unique_values,
+    ],
 )
 def test_data_dependent_shapes_raise_under_jit(fn) -> None:
     f = tf.jit(lambda a: fn(a))

@@ -84,8 +84,17 @@ def test_core_modules_import_without_a_cycle() -> None:
 
 # Eager-op semantics that belong to the core (`tenferro-eager`), never to the binding.
 FORBIDDEN_IN_BINDING = {
-    "recording decision": [r"\brecord\s*\(", r"\brecord_multi\b", r"\.records\s*\(", r"\bcaptured_leaf\b"],
-    "runtime-membership check": [r"\bcontext_mismatch\b", r"\bContextMismatch\b", r"\bcheck_members\b"],
+    "recording decision": [
+        r"\brecord\s*\(",
+        r"\brecord_multi\b",
+        r"\.records\s*\(",
+        r"\bcaptured_leaf\b",
+    ],
+    "runtime-membership check": [
+        r"\bcontext_mismatch\b",
+        r"\bContextMismatch\b",
+        r"\bcheck_members\b",
+    ],
     "weak-scalar promotion": [r"\bpromote_weak\b", r"\bpromote\s*\(", r"\bpromote_weak_scalars\b"],
     "engine execution around Session::apply": [
         r"\btenferro_runtime::apply\b",
@@ -151,4 +160,6 @@ def test_cpu_engine_type_is_named_where_it_is_built_and_configured() -> None:
         if re.search(r"\bCpuEngine\b(?!\w)", re.sub(r"\bPyCpuEngine\b", "", text))
     }
     assert users == {"classes", "engine"}, users
-    assert not re.search(r"\bCpuEngine\b", re.sub(r"\bPyCpuEngine\b", "", "\n".join(_sources(CORE).values())))
+    assert not re.search(
+        r"\bCpuEngine\b", re.sub(r"\bPyCpuEngine\b", "", "\n".join(_sources(CORE).values()))
+    )

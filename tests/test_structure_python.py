@@ -48,25 +48,43 @@ def _attachments(tree: ast.Module) -> list[tuple[str, str, int]]:
         elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
             targets = [node.target]
         for t in targets:
-            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id in CLASSES:
+            if (
+                isinstance(t, ast.Attribute)
+                and isinstance(t.value, ast.Name)
+                and t.value.id in CLASSES
+            ):
                 found.append((t.value.id, t.attr, node.lineno))
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "setattr"
+        ):
             cls = node.args[0] if node.args else None
             if isinstance(cls, ast.Name) and cls.id in CLASSES:
                 name = node.args[1] if len(node.args) > 1 else None
-                attr = name.value if isinstance(name, ast.Constant) and isinstance(name.value, str) else "?"
+                attr = (
+                    name.value
+                    if isinstance(name, ast.Constant) and isinstance(name.value, str)
+                    else "?"
+                )
                 found.append((cls.id, attr, node.lineno))
     return found
 
 
 def _table_keys(tree: ast.Module, table: str) -> list[str]:
     for node in tree.body:
-        target = node.target if isinstance(node, ast.AnnAssign) else (node.targets[0] if isinstance(node, ast.Assign) else None)
+        target = (
+            node.target
+            if isinstance(node, ast.AnnAssign)
+            else (node.targets[0] if isinstance(node, ast.Assign) else None)
+        )
         if isinstance(target, ast.Name) and target.id == table:
             assert isinstance(node.value, ast.Dict), f"{table} must be a dict literal"
             keys = []
             for k in node.value.keys:
-                assert isinstance(k, ast.Constant) and isinstance(k.value, str), f"{table}: keys must be string literals (no ** unpacking)"
+                assert isinstance(k, ast.Constant) and isinstance(k.value, str), (
+                    f"{table}: keys must be string literals (no ** unpacking)"
+                )
                 keys.append(k.value)
             return keys
     raise AssertionError(f"{ATTACHING_MODULE} defines no table {table}")
@@ -82,7 +100,11 @@ def test_only_the_methods_module_attaches_attributes() -> None:
     # Inside it, only the one generic setattr of install() (fed by the tables).
     tree = _parse(PKG / ATTACHING_MODULE)
     assert _attachments(tree) == []
-    setattrs = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "setattr"]
+    setattrs = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "setattr"
+    ]
     assert len(setattrs) == 1, [n.lineno for n in setattrs]
 
 
@@ -104,9 +126,15 @@ def test_install_refuses_a_second_definition() -> None:
 def _package_hops(tree: ast.Module, self_ok: bool = False) -> list[tuple[str, int]]:
     hops = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "tenferro" for a in node.names):
+        if isinstance(node, ast.Import) and any(
+            a.name.split(".")[0] == "tenferro" for a in node.names
+        ):
             hops.append(("import tenferro", node.lineno))
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "tenferro":
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.level == 0
+            and (node.module or "").split(".")[0] == "tenferro"
+        ):
             hops.append((f"from {node.module} import", node.lineno))
         elif (
             isinstance(node, ast.Subscript)
@@ -118,7 +146,11 @@ def _package_hops(tree: ast.Module, self_ok: bool = False) -> list[tuple[str, in
             if self_ok and isinstance(node.slice, ast.Name) and node.slice.id == "__name__":
                 continue  # the package's __init__ naming itself (the Array API namespace)
             hops.append(("sys.modules[...]", node.lineno))
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "import_module":
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "import_module"
+        ):
             hops.append(("importlib.import_module", node.lineno))
     return hops
 

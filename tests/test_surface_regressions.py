@@ -152,7 +152,9 @@ def test_full_infers_as_numpy2(shape, value):
     np.testing.assert_array_equal(_np(t), want)
 
 
-_NUM = st.one_of(st.integers(-20, 20), st.floats(-20, 20, allow_nan=False).map(lambda v: round(v, 2)))
+_NUM = st.one_of(
+    st.integers(-20, 20), st.floats(-20, 20, allow_nan=False).map(lambda v: round(v, 2))
+)
 
 
 @given(start=_NUM, stop=_NUM, step=_NUM.filter(lambda s: abs(s) >= 0.25))
@@ -231,7 +233,12 @@ def test_stacked_dtype_is_numpy2_promotion():
     a = rt.variable(np.float32(1.5))
     c = rt.variable(np.complex64(1 + 1j))
     for nested in ([a, 2.0], [a, 1], [a, c], [[a], [True]]):
-        host = [[np.asarray(e) if isinstance(e, tf.Tensor) else e for e in r] if isinstance(r, list) else (np.asarray(r) if isinstance(r, tf.Tensor) else r) for r in nested]
+        host = [
+            [np.asarray(e) if isinstance(e, tf.Tensor) else e for e in r]
+            if isinstance(r, list)
+            else (np.asarray(r) if isinstance(r, tf.Tensor) else r)
+            for r in nested
+        ]
         assert tf.asarray(nested).dtype == np.asarray(host).dtype
 
 
@@ -297,7 +304,9 @@ def test_copy_of_tracked_tensor_stays_tracked():
         assert t.requires_grad
         assert float(rt.grad(t * t, a)) == pytest.approx(1.4)
     leaf = tf.tensor(a, requires_grad=True)  # a new leaf from the value (as torch.tensor)
-    assert leaf.requires_grad and tf.autodiff._tenferro._node_id(leaf) != tf.autodiff._tenferro._node_id(a)
+    assert leaf.requires_grad and tf.autodiff._tenferro._node_id(
+        leaf
+    ) != tf.autodiff._tenferro._node_id(a)
 
 
 def test_untracked_tensors_in_lists_still_work():
@@ -345,10 +354,19 @@ def test_pad_with_tracked_constant_values_keeps_their_gradient() -> None:
     from tenferro.testing import check_grads
 
     x0 = np.array([[1.0, 2.0], [3.0, 4.0]])
-    for cv0, width in [(np.array(2.5), ((1, 0), (0, 2))), (np.array([1.0, -1.0]), 1), (np.array([[1.0, 2.0], [3.0, 4.0]]), (2, 1))]:
+    for cv0, width in [
+        (np.array(2.5), ((1, 0), (0, 2))),
+        (np.array([1.0, -1.0]), 1),
+        (np.array([[1.0, 2.0], [3.0, 4.0]]), (2, 1)),
+    ]:
         y = tf.pad(tf.tensor(x0), width, constant_values=tf.tensor(cv0, requires_grad=True))
         np.testing.assert_array_equal(np.asarray(y), np.pad(x0, width, constant_values=cv0))
-        check_grads(lambda x, c, w=width: tf.pad(x, w, constant_values=c) ** 2, [x0, cv0], order=2, modes=("fwd", "rev"))
+        check_grads(
+            lambda x, c, w=width: tf.pad(x, w, constant_values=c) ** 2,
+            [x0, cv0],
+            order=2,
+            modes=("fwd", "rev"),
+        )
 
 
 def test_full_with_a_tracked_fill_keeps_its_gradient_and_runtime() -> None:
@@ -361,7 +379,17 @@ def test_full_with_a_tracked_fill_keeps_its_gradient_and_runtime() -> None:
     assert y.requires_grad and y.runtime.id == rt.id
 
 
-@pytest.mark.parametrize("fill", [np.float32(1), np.int32(1), np.complex64(1 + 1j), np.float64(2.5), [1.0, 2.0, 3.0], np.array([1, 2, 3])])
+@pytest.mark.parametrize(
+    "fill",
+    [
+        np.float32(1),
+        np.int32(1),
+        np.complex64(1 + 1j),
+        np.float64(2.5),
+        [1.0, 2.0, 3.0],
+        np.array([1, 2, 3]),
+    ],
+)
 def test_full_takes_the_fill_dtype_as_numpy(fill) -> None:
     got = tf.full((2, 3), fill)
     want = np.full((2, 3), fill)
@@ -370,11 +398,22 @@ def test_full_takes_the_fill_dtype_as_numpy(fill) -> None:
 
 
 def test_linspace_with_tracked_endpoints_keeps_their_gradient() -> None:
-    g = tf.func.grad(lambda c: (tf.linspace(c[0], c[1], 5) * np.arange(5.0)).sum())(tf.asarray([1.0, 2.0]))
+    g = tf.func.grad(lambda c: (tf.linspace(c[0], c[1], 5) * np.arange(5.0)).sum())(
+        tf.asarray([1.0, 2.0])
+    )
     np.testing.assert_allclose(np.asarray(g), [2.5, 7.5])
-    for start, stop, num, endpoint in [([1.0, 0.0], 2.0, 4, False), (-1.0, 3.0, 1, True), (0.5, 0.25, 6, True)]:
+    for start, stop, num, endpoint in [
+        ([1.0, 0.0], 2.0, 4, False),
+        (-1.0, 3.0, 1, True),
+        (0.5, 0.25, 6, True),
+    ]:
         got = tf.linspace(tf.tensor(start, requires_grad=True), stop, num, endpoint=endpoint)
-        np.testing.assert_allclose(np.asarray(got), np.linspace(start, stop, num, endpoint=endpoint), rtol=1e-15, atol=1e-15)
+        np.testing.assert_allclose(
+            np.asarray(got),
+            np.linspace(start, stop, num, endpoint=endpoint),
+            rtol=1e-15,
+            atol=1e-15,
+        )
 
 
 def test_transforms_and_check_grads_build_factory_constants_on_the_callers_runtime() -> None:
@@ -383,7 +422,11 @@ def test_transforms_and_check_grads_build_factory_constants_on_the_callers_runti
 
     rt = tf.Runtime()
     c = rt.constant(np.array([1.0, 2.0]))
-    np.testing.assert_allclose(np.asarray(tf.func.grad(lambda x: (x * tf.ones(2)).sum())(c)), [1.0, 1.0])
+    np.testing.assert_allclose(
+        np.asarray(tf.func.grad(lambda x: (x * tf.ones(2)).sum())(c)), [1.0, 1.0]
+    )
     v = rt.variable(np.array([1.0, 2.0]))
-    np.testing.assert_allclose(np.asarray(tf.func.grad(lambda x: (x * tf.asarray([3.0, 4.0])).sum())(v)), [3.0, 4.0])
+    np.testing.assert_allclose(
+        np.asarray(tf.func.grad(lambda x: (x * tf.asarray([3.0, 4.0])).sum())(v)), [3.0, 4.0]
+    )
     check_grads(lambda x: (x * tf.asarray([1.0, 2.0])).sum(), [[1.0, 2.0]])

@@ -19,7 +19,9 @@ import tenferro as tf
 
 def main() -> int:
     pkg = pathlib.Path(tf.__file__).parent
-    assert "site-packages" in pkg.parts, f"tenferro imported from {pkg}, not from an installed wheel"
+    assert "site-packages" in pkg.parts, (
+        f"tenferro imported from {pkg}, not from an installed wheel"
+    )
     assert tf.__version__ == importlib.metadata.version("tenferro"), tf.__version__
     shipped = {p.name for p in pkg.iterdir()}
     for needed in ("_tenferro.pyi", "py.typed"):

@@ -52,7 +52,19 @@ from ._types import (
     ScatterConfig,
     SliceConfig,
 )
-from ._factories import arange, array, asarray, empty, eye, from_dlpack, full, linspace, ones, tensor, zeros
+from ._factories import (
+    arange,
+    array,
+    asarray,
+    empty,
+    eye,
+    from_dlpack,
+    full,
+    linspace,
+    ones,
+    tensor,
+    zeros,
+)
 from . import prim
 from . import _numpy_api
 from ._numpy_api import *  # noqa: F401,F403  (NumPy-named functions)
@@ -97,6 +109,7 @@ newaxis = None
 
 # Tensor.__array_namespace__ returns this module (the package binds itself; not a hop).
 _array_api._bind_namespace(_sys.modules[__name__])
+
 
 def _package_version() -> str:
     """The installed distribution's version (its metadata, written from ``pyproject.toml``)."""

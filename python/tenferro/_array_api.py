@@ -113,9 +113,7 @@ def _dtype_of(op: str, x: Any) -> np.dtype:
         except TypeError:
             raise TypeError(f"{op}: expected a dtype or a tensor, got {x!r}") from None
     if dt not in _DTYPES.values():
-        raise DTypeError(
-            f"{op}: unsupported dtype {dt} (tenferro's dtypes: {', '.join(_DTYPES)})"
-        )
+        raise DTypeError(f"{op}: unsupported dtype {dt} (tenferro's dtypes: {', '.join(_DTYPES)})")
     return dt
 
 
@@ -124,7 +122,9 @@ def _kind_matches(op: str, dt: np.dtype, kind: Any) -> bool:
         return any(_kind_matches(op, dt, k) for k in kind)
     if isinstance(kind, str):
         if kind not in _KINDS:
-            raise ValueError(f"{op}: unknown dtype kind {kind!r} (one of {', '.join(map(repr, _KINDS))})")
+            raise ValueError(
+                f"{op}: unknown dtype kind {kind!r} (one of {', '.join(map(repr, _KINDS))})"
+            )
         return dt.kind in _KINDS[kind]
     return dt == _dtype_of(op, kind)
 
@@ -236,7 +236,9 @@ def finfo(type: Any, /) -> finfo_object:  # noqa: A002 - the standard's name
     """
     dt = _dtype_of("finfo", type)
     if dt.kind not in "fc":
-        raise DTypeError(f"finfo: expected a floating-point dtype, got {dt} (use iinfo for integers)")
+        raise DTypeError(
+            f"finfo: expected a floating-point dtype, got {dt} (use iinfo for integers)"
+        )
     f = np.finfo(dt)
     return finfo_object(
         bits=int(f.bits),
@@ -275,7 +277,9 @@ def iinfo(type: Any, /) -> iinfo_object:  # noqa: A002 - the standard's name
     """
     dt = _dtype_of("iinfo", type)
     if dt.kind not in "iu":
-        raise DTypeError(f"iinfo: expected an integer dtype, got {dt} (use finfo for floating point)")
+        raise DTypeError(
+            f"iinfo: expected an integer dtype, got {dt} (use finfo for floating point)"
+        )
     i = np.iinfo(dt)
     return iinfo_object(bits=int(i.bits), max=int(i.max), min=int(i.min), dtype=dt)
 
@@ -333,7 +337,9 @@ class ArrayNamespaceInfo:
         if kind is None:
             return dict(_DTYPES)
         if not isinstance(kind, (str, tuple)):
-            raise ValueError(f"dtypes: kind must be None, a kind name or a tuple of them, got {kind!r}")
+            raise ValueError(
+                f"dtypes: kind must be None, a kind name or a tuple of them, got {kind!r}"
+            )
         if isinstance(kind, tuple) and not all(isinstance(k, str) for k in kind):
             raise ValueError(f"dtypes: kind tuples hold kind names, got {kind!r}")
         return {n: d for n, d in _DTYPES.items() if _kind_matches("dtypes", d, kind)}

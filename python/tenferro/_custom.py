@@ -20,7 +20,7 @@ import numpy as np
 from . import _factories, _tenferro, _trace_state
 from ._tenferro import Tensor
 from .errors import DTypeError, ShapeError
-from .func import _flatten, _TreeDef, _unflatten
+from .func import _flatten, _unflatten
 
 __all__ = ["custom_vjp", "custom_jvp"]
 
@@ -58,7 +58,9 @@ class _Call:
             args = tuple(bound.args)
         for i in nondiff:
             if not -len(args) <= i < len(args):
-                raise ValueError(f"{name}: nondiff_argnums entry {i} is out of range for {len(args)} arguments")
+                raise ValueError(
+                    f"{name}: nondiff_argnums entry {i} is out of range for {len(args)} arguments"
+                )
         self.name = name
         self.nargs = len(args)
         self.nondiff_pos = tuple(sorted({i % len(args) for i in nondiff})) if args else ()
@@ -89,7 +91,9 @@ class _Call:
     def full_args(self, tensors: Sequence[Any]) -> tuple[Any, ...]:
         """All positional arguments with ``tensors`` in place of the input tensors."""
         diff = iter(self.diff_args(tensors))
-        return tuple(self.args[i] if i in self.nondiff_pos else next(diff) for i in range(self.nargs))
+        return tuple(
+            self.args[i] if i in self.nondiff_pos else next(diff) for i in range(self.nargs)
+        )
 
 
 class _Outputs:
@@ -161,7 +165,9 @@ class _VjpBridge:
     """The rules of one recorded ``custom_vjp`` call (called by the node's Rust rule): ``bwd``
     on the kept residuals. Holds no tensor the call produced (no cycle through the node)."""
 
-    def __init__(self, bwd: Callable[..., Any], call: _Call, residuals: Any, outs: _Outputs) -> None:
+    def __init__(
+        self, bwd: Callable[..., Any], call: _Call, residuals: Any, outs: _Outputs
+    ) -> None:
         self.bwd, self.residuals, self.outs = bwd, residuals, outs
         self.name, self.nondiff, self.tree = call.name, call.nondiff, call.tree
         self.diff_pos, self.tensor_pos = call.diff_pos, call.tensor_pos
@@ -219,10 +225,14 @@ class _JvpBridge:
         self.jvp_rule, self.call, self.outs = jvp, call, outs
         self.in_meta = [(tuple(t.shape), np.dtype(t.dtype)) for t in call.inputs]
 
-    def _tangent_out(self, inputs: Sequence[Tensor], tangents: Sequence[Tensor]) -> list[Tensor | None]:
+    def _tangent_out(
+        self, inputs: Sequence[Tensor], tangents: Sequence[Tensor]
+    ) -> list[Tensor | None]:
         call = self.call
         primals = call.diff_args(inputs)
-        tan_leaves = [None if k in call.tensor_pos else _zeros_for(x) for k, x in enumerate(call.leaves)]
+        tan_leaves = [
+            None if k in call.tensor_pos else _zeros_for(x) for k, x in enumerate(call.leaves)
+        ]
         for k, t in zip(call.tensor_pos, tangents):
             tan_leaves[k] = t
         tan_args = tuple(_unflatten(call.tree, tan_leaves))
@@ -233,7 +243,9 @@ class _JvpBridge:
         """The rule's ``tangent_out`` as one tangent (or ``None``) per output tensor, checked."""
         name = self.call.name
         if not (isinstance(res, (tuple, list)) and len(res) == 2):
-            raise TypeError(f"{name}: the custom_jvp rule must return a pair (primal_out, tangent_out)")
+            raise TypeError(
+                f"{name}: the custom_jvp rule must return a pair (primal_out, tangent_out)"
+            )
         tl, ttree = _flatten(res[1])
         if len(tl) != self.outs.num_leaves:
             raise ShapeError(
@@ -246,14 +258,18 @@ class _JvpBridge:
             for i, (k, (shape, dtype)) in enumerate(zip(self.outs.pos, self.outs.meta))
         ]
 
-    def jvp(self, inputs: list[Tensor], tangents: list[Tensor], record: bool) -> list[Tensor | None]:
+    def jvp(
+        self, inputs: list[Tensor], tangents: list[Tensor], record: bool
+    ) -> list[Tensor | None]:
         return self._tangent_out(inputs, tangents)
 
     def vjp(self, inputs: list[Tensor], cts: list[Tensor], record: bool) -> list[Tensor | None]:
         rt = _runtime_of(inputs)
         token = _tenferro._set_modes(grad_enabled=True)
         try:
-            leaves = [_zero_leaf(rt, x, shape, dtype) for x, (shape, dtype) in zip(inputs, self.in_meta)]
+            leaves = [
+                _zero_leaf(rt, x, shape, dtype) for x, (shape, dtype) in zip(inputs, self.in_meta)
+            ]
             touts = self._tangent_out(inputs, leaves)
             acc: list[Tensor | None] = [None] * len(leaves)
             for ct, tout in zip(cts, touts):
@@ -364,7 +380,9 @@ class custom_vjp:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.fwd is None or self.bwd is None:
-            raise AttributeError(f"No VJP defined for custom_vjp function {self.name} using defvjp.")
+            raise AttributeError(
+                f"No VJP defined for custom_vjp function {self.name} using defvjp."
+            )
         call = _Call(self.name, self.fun, self.nondiff_argnums, args, kwargs)
         _trace_state.note_custom_rule(self.name)
         # A call inside its own fwd (JAX's examples compute ``out`` as ``f(x)`` there) is the
@@ -377,7 +395,9 @@ class custom_vjp:
         finally:
             self._in_fwd -= 1
         if not (isinstance(res, (tuple, list)) and len(res) == 2):
-            raise TypeError(f"{self.name}: the custom_vjp fwd rule must return a pair (out, residuals)")
+            raise TypeError(
+                f"{self.name}: the custom_vjp fwd rule must return a pair (out, residuals)"
+            )
         out, residuals = res
         outs = _Outputs(out)
         if not outs.pos:
@@ -458,7 +478,9 @@ class custom_jvp:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.jvp is None:
-            raise AttributeError(f"No JVP defined for custom_jvp function {self.name} using defjvp.")
+            raise AttributeError(
+                f"No JVP defined for custom_jvp function {self.name} using defjvp."
+            )
         call = _Call(self.name, self.fun, self.nondiff_argnums, args, kwargs)
         _trace_state.note_custom_rule(self.name)
         if not call.records():

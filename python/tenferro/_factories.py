@@ -23,6 +23,7 @@ def _check_device(op: str, device: Any) -> None:
     if device is not None and device != "cpu":
         raise ValueError(f"{op}: unsupported device {device!r} (tenferro's devices: ['cpu'])")
 
+
 __all__ = [
     "tensor",
     "array",
@@ -256,7 +257,9 @@ def asarray(obj: Any, dtype: Any = None, copy: bool | None = None, *, device: An
                 )
         if dtype is not None and np.dtype(dtype) != t.dtype:
             if copy is False:
-                raise ValueError(f"asarray: copy=False cannot change dtype {t.dtype} to {np.dtype(dtype)}")
+                raise ValueError(
+                    f"asarray: copy=False cannot change dtype {t.dtype} to {np.dtype(dtype)}"
+                )
             return _tenferro._implicit_session().cast(t, dtype)
         if copy:
             return _identity(t) if t.requires_grad else t.runtime.constant(t)
@@ -393,7 +396,9 @@ def ones(shape: Any, dtype: Any = np.float64, *, device: Any = None) -> Tensor:
     return _tenferro._full(_shape(shape), True, _float_default(dtype), _current_runtime())
 
 
-def eye(N: int, M: int | None = None, /, k: int = 0, dtype: Any = np.float64, *, device: Any = None) -> Tensor:
+def eye(
+    N: int, M: int | None = None, /, k: int = 0, dtype: Any = np.float64, *, device: Any = None
+) -> Tensor:
     """The ``N × M`` matrix with ones on the ``k``-th diagonal (``numpy.eye``; ``dtype=None`` or
     default: ``float64``).
 

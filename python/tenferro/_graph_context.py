@@ -57,7 +57,9 @@ class _Compiler:
         self.misses += 1
         self.entries[key] = (cg, captured)
         total = self.retained_bytes()
-        while len(self.entries) > 1 and (len(self.entries) > MAX_COMPILED or total > MAX_COMPILED_BYTES):
+        while len(self.entries) > 1 and (
+            len(self.entries) > MAX_COMPILED or total > MAX_COMPILED_BYTES
+        ):
             _, (old, _) = self.entries.popitem(last=False)
             total -= old._graph.nbytes
             self.evictions += 1
@@ -66,7 +68,14 @@ class _Compiler:
         return sum(cg._graph.nbytes for cg, _ in self.entries.values())
 
     def stats(self) -> CacheStats:
-        return CacheStats(len(self.entries), self.retained_bytes(), self.hits, self.misses, self.evictions, self.clears)
+        return CacheStats(
+            len(self.entries),
+            self.retained_bytes(),
+            self.hits,
+            self.misses,
+            self.evictions,
+            self.clears,
+        )
 
     def clear(self) -> None:
         self.entries.clear()
@@ -92,7 +101,9 @@ def _ref(obj: Any) -> Any:
         return obj
 
 
-def compile_graph(self: ExecutionContext, f_or_traced: Any, *example_args: Any, **example_kwargs: Any) -> CompiledGraph:
+def compile_graph(
+    self: ExecutionContext, f_or_traced: Any, *example_args: Any, **example_kwargs: Any
+) -> CompiledGraph:
     """Compile a function for its example arguments, or a traced graph, without running it.
 
     Parameters
@@ -158,7 +169,9 @@ def compile_graph(self: ExecutionContext, f_or_traced: Any, *example_args: Any, 
             comp.put(key, cg)
         return cg
     if not callable(f_or_traced):
-        raise TypeError(f"compile_graph: expected a callable or a TracedGraph, got {type(f_or_traced).__name__}")
+        raise TypeError(
+            f"compile_graph: expected a callable or a TracedGraph, got {type(f_or_traced).__name__}"
+        )
     jitted = f_or_traced if isinstance(f_or_traced, Jitted) else Jitted(f_or_traced)
     sig, leaves, tdef, rebuild = jitted._signature(example_args, example_kwargs)
     key = ("fn", _ref(jitted._fun), jitted._static_names, jitted._static_nums, sig)
@@ -195,13 +208,17 @@ def flat_inputs(cg: CompiledGraph, args: tuple[Any, ...], kwargs: dict[str, Any]
     if cg._in_tree is not None:
         leaves, tdef = _flatten([list(args), kwargs])
         if tdef == cg._in_tree:
-            keys = tuple(Jitted._leaf_key(x) for x in leaves if not isinstance(x, (Tensor, np.ndarray)))
+            keys = tuple(
+                Jitted._leaf_key(x) for x in leaves if not isinstance(x, (Tensor, np.ndarray))
+            )
             if keys != cg._leaf_keys:
                 raise ValueError(
                     f"{cg.name}: non-tensor arguments {keys} differ from those the graph was compiled "
                     f"for {cg._leaf_keys} (they are constants of the program); compile again for them"
                 )
-            return [x for x in leaves if isinstance(x, (Tensor, np.ndarray)) or type(x) in _jit._WEAK]
+            return [
+                x for x in leaves if isinstance(x, (Tensor, np.ndarray)) or type(x) in _jit._WEAK
+            ]
     if kwargs:
         raise TypeError(f"{cg.name}: keyword arguments need the compiled function's structure")
     return list(args)

@@ -260,7 +260,9 @@ def _normalised(idx: np.ndarray, n: int, axis: int) -> np.ndarray:
     idx = idx.astype(np.int64, copy=False)
     bad = (idx < -n) | (idx >= n)
     if bad.any():
-        raise IndexError(f"index {int(idx[bad].flat[0])} is out of bounds for axis {axis} with size {n}")
+        raise IndexError(
+            f"index {int(idx[bad].flat[0])} is out of bounds for axis {axis} with size {n}"
+        )
     return np.where(idx < 0, idx + n, idx)
 
 
@@ -333,7 +335,10 @@ def _selection(shape: tuple[int, ...], key: Any) -> np.ndarray:
     of ``arange``), so its rules and its ``IndexError`` messages apply as they are."""
     host = _host_key(key)
     grids = [
-        np.broadcast_to(np.arange(n, dtype=np.int64).reshape([-1 if i == d else 1 for i in range(len(shape))]), shape)
+        np.broadcast_to(
+            np.arange(n, dtype=np.int64).reshape([-1 if i == d else 1 for i in range(len(shape))]),
+            shape,
+        )
         for d, n in enumerate(shape)
     ]
     if not grids:  # rank 0: only the selection's shape matters
@@ -481,13 +486,19 @@ class IndexUpdateRef:
         if flat_v is None:
             return self._t
         shape = tuple(base.shape)
-        flat = np.ravel_multi_index(tuple(coords.T), shape) if coords.size else np.zeros(len(coords), np.int64)
+        flat = (
+            np.ravel_multi_index(tuple(coords.T), shape)
+            if coords.size
+            else np.zeros(len(coords), np.int64)
+        )
         n = len(flat)
         _, first_in_reversed = np.unique(flat[::-1], return_index=True)
         if len(first_in_reversed) < n:  # duplicates: keep the last occurrence of each
             keep = np.sort(n - 1 - first_in_reversed)
             coords = coords[keep]
-            flat_v = flat_v[keep] if isinstance(flat_v, np.ndarray) else _take_gather(flat_v, keep, 0)
+            flat_v = (
+                flat_v[keep] if isinstance(flat_v, np.ndarray) else _take_gather(flat_v, keep, 0)
+            )
         mask = np.zeros(shape, dtype=bool)
         mask[tuple(coords.T)] = True
         cleared = _p.select(mask, _zero(self._t.dtype), base)

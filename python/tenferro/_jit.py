@@ -145,7 +145,13 @@ class CompiledGraph:
     order, static arguments left out) runs it and returns the traced function's output
     structure."""
 
-    def __init__(self, graph: Any, out_tree: _TreeDef, name: str, pass_report: list[tuple[Any, ...]] | None = None) -> None:
+    def __init__(
+        self,
+        graph: Any,
+        out_tree: _TreeDef,
+        name: str,
+        pass_report: list[tuple[Any, ...]] | None = None,
+    ) -> None:
         self._graph = graph
         self._out_tree = out_tree
         self.name = name
@@ -215,9 +221,13 @@ class _Supplier:
     ``tf.func.vjp`` / ``tf.func.jvp``, so the rules' own bodies are emitted. Higher derivatives
     of these programs are derived from their primitives (the rules' bodies)."""
 
-    def __init__(self, fun: Callable[..., Any], leaves: list[Any], tdef: _TreeDef, rebuild: Any) -> None:
+    def __init__(
+        self, fun: Callable[..., Any], leaves: list[Any], tdef: _TreeDef, rebuild: Any
+    ) -> None:
         # Where the program inputs sit among the argument leaves, and how each is traced.
-        self.positions = [i for i, x in enumerate(leaves) if isinstance(x, Tensor) or type(x) in _WEAK]
+        self.positions = [
+            i for i, x in enumerate(leaves) if isinstance(x, Tensor) or type(x) in _WEAK
+        ]
         inputs = set(self.positions)
         # The other leaves (static values) are kept; the inputs' data is not.
         self.fun, self.tdef, self.rebuild = fun, tdef, rebuild
@@ -237,9 +247,13 @@ class _Supplier:
         out_leaves, _ = _flatten(self.fun(*args, **kwargs))
         return [x if isinstance(x, Tensor) else _as_tensor(x) for x in out_leaves]
 
-    def _trace(self, fn: Callable[..., list[Any]], extra: Sequence[tuple[Any, tuple[int, ...]]]) -> Any:
+    def _trace(
+        self, fn: Callable[..., list[Any]], extra: Sequence[tuple[Any, tuple[int, ...]]]
+    ) -> Any:
         tr = _tenferro._Trace(self.runtime)
-        ins = [tr.weak_input(d) if k == "W" else tr.input(d, list(shape)) for k, d, shape in self.metas]
+        ins = [
+            tr.weak_input(d) if k == "W" else tr.input(d, list(shape)) for k, d, shape in self.metas
+        ]
         ins += [tr.input(d, list(shape)) for d, shape in extra]
         token = tr.enter()
         try:
@@ -267,7 +281,9 @@ class _Supplier:
 
         return g
 
-    def joint_vjp(self, mask: Sequence[bool], out_metas: Sequence[tuple[str, Sequence[int]]]) -> Any:
+    def joint_vjp(
+        self, mask: Sequence[bool], out_metas: Sequence[tuple[str, Sequence[int]]]
+    ) -> Any:
         """The program ``(x, ȳ) → (y, x̄ of the active inputs)``."""
         from .func import vjp
 
@@ -302,7 +318,11 @@ class _Supplier:
             (float if d == "float64" else complex)(x.item()) if k == "W" else x
             for (k, d, _), x in zip(self.metas, inputs)
         ]
-        idx = [i for i, (k, _, _) in enumerate(self.metas) if k == "T" and np.dtype(inputs[i].dtype).kind in "fc"]
+        idx = [
+            i
+            for i, (k, _, _) in enumerate(self.metas)
+            if k == "T" and np.dtype(inputs[i].dtype).kind in "fc"
+        ]
         return ins, idx
 
     def vjp(self, inputs: list[Tensor], cts: list[Tensor], record: bool) -> list[Tensor | None]:
@@ -322,7 +342,9 @@ class _Supplier:
         from .func import jvp
 
         ins, idx = self._differentiable(inputs)
-        _, t_out = jvp(self._of(ins, idx), tuple(inputs[i] for i in idx), tuple(tangents[i] for i in idx))
+        _, t_out = jvp(
+            self._of(ins, idx), tuple(inputs[i] for i in idx), tuple(tangents[i] for i in idx)
+        )
         return list(t_out)
 
 
@@ -332,7 +354,9 @@ def _records(inputs: Sequence[Any]) -> bool:
     state = _tenferro._state_var().get()
     if state.capture_trace:
         return True
-    return bool(state.grad_enabled) and any(isinstance(x, Tensor) and x.requires_grad for x in inputs)
+    return bool(state.grad_enabled) and any(
+        isinstance(x, Tensor) and x.requires_grad for x in inputs
+    )
 
 
 def _is_scalar(x: Any) -> bool:
@@ -367,7 +391,11 @@ def _functions(fun: Any, depth: int = 0) -> list[Any]:
     """``fun`` and the functions it wraps (``functools.partial``, ``functools.wraps``)."""
     out = [fun]
     if depth < 4:
-        inner = getattr(fun, "func", None) if isinstance(fun, functools.partial) else getattr(fun, "__wrapped__", None)
+        inner = (
+            getattr(fun, "func", None)
+            if isinstance(fun, functools.partial)
+            else getattr(fun, "__wrapped__", None)
+        )
         if inner is not None:
             out.extend(_functions(inner, depth + 1))
     return out
@@ -415,7 +443,9 @@ class _Captures:
             own = str(g.get("__name__", "")).startswith("tenferro.")
             names = () if own else tuple(n for n in dict.fromkeys(_global_names(code)) if n in g)
             # One itemgetter for several names, the name itself for one, None for none.
-            get: Any = operator.itemgetter(*names) if len(names) > 1 else (names[0] if names else None)
+            get: Any = (
+                operator.itemgetter(*names) if len(names) > 1 else (names[0] if names else None)
+            )
             plan.append((f, g, len(g), get))
             if sources is not None and type(f) is types.FunctionType and not f.__kwdefaults__:
                 sources.append(("f", f, g, len(g), names))
@@ -564,12 +594,17 @@ class Jitted:
 
     # -- the signature ---------------------------------------------------------------------
 
-    def _split(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[list[Any], list[Any], Any]:
+    def _split(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[list[Any], list[Any], Any]:
         """(static parts, dynamic pytree parts, a rebuild function)."""
         static_pos = set(self._static_nums)
         if self._static_names and self._sig is not None:
             for i, p in enumerate(self._sig.parameters.values()):
-                if p.name in self._static_names and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                if p.name in self._static_names and p.kind in (
+                    p.POSITIONAL_ONLY,
+                    p.POSITIONAL_OR_KEYWORD,
+                ):
                     static_pos.add(i)
         statics: list[Any] = []
         dyn_args: list[Any] = []
@@ -580,7 +615,9 @@ class Jitted:
         statics = [(i, _static_key(v)) for i, v in statics]
         pos_static = {i for i in static_pos if i < len(args)}
 
-        def rebuild(new_dyn_args: list[Any], new_dyn_kw: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        def rebuild(
+            new_dyn_args: list[Any], new_dyn_kw: dict[str, Any]
+        ) -> tuple[tuple[Any, ...], dict[str, Any]]:
             it = iter(new_dyn_args)
             full = tuple(a if i in pos_static else next(it) for i, a in enumerate(args))
             kw = dict(new_dyn_kw)
@@ -599,7 +636,9 @@ class Jitted:
             return ("S", *_scalar_key(x))
         return ("O", type(x), x)
 
-    def _signature(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, list[Any], _TreeDef, Any]:
+    def _signature(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[Any, list[Any], _TreeDef, Any]:
         statics, dyn, rebuild = self._split(args, kwargs)
         leaves, tdef = _flatten(dyn)
         leaves = [_as_tensor(x) if isinstance(x, np.ndarray) else x for x in leaves]
@@ -621,7 +660,9 @@ class Jitted:
 
     # -- tracing -------------------------------------------------------------------------------
 
-    def _trace_leaves(self, leaves: list[Any], tdef: _TreeDef, rebuild: Any) -> tuple[TracedGraph, tuple[Tensor, ...]]:
+    def _trace_leaves(
+        self, leaves: list[Any], tdef: _TreeDef, rebuild: Any
+    ) -> tuple[TracedGraph, tuple[Tensor, ...]]:
         first = next((x for x in leaves if isinstance(x, Tensor)), None)
         tr = _tenferro._Trace(_tenferro._current_runtime(first))
         traced = [
@@ -660,7 +701,10 @@ class Jitted:
             out_leaves, out_tree = _flatten(out)
             if any(isinstance(x, Tensor) and x.requires_grad and not x._traced for x in out_leaves):
                 raise _TrackedCapture
-            outs = [x if isinstance(x, Tensor) else _as_tensor(x, f"jit({self._name})") for x in out_leaves]
+            outs = [
+                x if isinstance(x, Tensor) else _as_tensor(x, f"jit({self._name})")
+                for x in out_leaves
+            ]
             graph = tr.finish(outs)
         except BaseException:
             tr.end()
@@ -684,7 +728,10 @@ class Jitted:
 
     def _explain(self, key: Any) -> None:
         if os.environ.get("TENFERRO_EXPLAIN_CACHE_MISSES") == "1":
-            print(f"tenferro.jit({self._name}): cache miss: {_describe_change(self._last_key, key)}", file=sys.stderr)
+            print(
+                f"tenferro.jit({self._name}): cache miss: {_describe_change(self._last_key, key)}",
+                file=sys.stderr,
+            )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not kwargs and self._fast is not None:
@@ -724,7 +771,11 @@ class Jitted:
             return None
         captured = self._capture.key() if self._captures else None
         r = self._fast.value_and_grad(args, captured, list(argnums))
-        if r is None and all(type(a) in _FAST for a in args) and _tenferro._state_var().get().grad_enabled:
+        if (
+            r is None
+            and all(type(a) in _FAST for a in args)
+            and _tenferro._state_var().get().grad_enabled
+        ):
             key = self._signature(args, {})[0]
             if (
                 key not in self._cache
@@ -754,7 +805,11 @@ class Jitted:
         """Let the Rust replay cache serve later calls like ``args`` (positional tensors and
         floats) with ``compiled``. (Not a graph that renames its errors: only its Python
         ``run`` applies the renaming.)"""
-        if self._fast is not None and type(compiled._graph) is _tenferro._Graph and not compiled._stops_gradient:
+        if (
+            self._fast is not None
+            and type(compiled._graph) is _tenferro._Graph
+            and not compiled._stops_gradient
+        ):
             n = compiled._graph.n_outputs
             probe = [object() for _ in range(n)]
             built = _unflatten(compiled._out_tree, probe)
@@ -771,7 +826,9 @@ class Jitted:
         """Drop least recently used traces beyond the cache limits (``MAX_ENTRIES`` traces,
         ``MAX_RETAINED_BYTES`` of programs and constants); the newest entry always stays."""
         total = sum(e.nbytes for e in self._cache.values())
-        while len(self._cache) > 1 and (len(self._cache) > MAX_ENTRIES or total > MAX_RETAINED_BYTES):
+        while len(self._cache) > 1 and (
+            len(self._cache) > MAX_ENTRIES or total > MAX_RETAINED_BYTES
+        ):
             _, old = self._cache.popitem(last=False)
             total -= old.nbytes
             self._evictions += 1
@@ -941,6 +998,7 @@ def _inputs(leaves: list[Any]) -> list[Any]:
     """The program inputs among the flattened argument leaves: tensors and weak scalars."""
     return [x for x in leaves if isinstance(x, Tensor) or type(x) in _WEAK]
 
+
 # Every live jitted function, held weakly (``tf.clear_caches()`` clears their caches).
 _LIVE: weakref.WeakSet[Jitted] = weakref.WeakSet()
 
@@ -950,7 +1008,9 @@ def _as_tensor(x: Any, what: str = "jit") -> Tensor:
 
     arr = np.asarray(x)
     if arr.dtype.kind not in "biufc":
-        raise TypeError(f"{what}: outputs must be tensors (or a pytree of them), got {type(x).__name__}")
+        raise TypeError(
+            f"{what}: outputs must be tensors (or a pytree of them), got {type(x).__name__}"
+        )
     return asarray(arr)
 
 
@@ -958,7 +1018,13 @@ def _describe_change(old: Any, new: Any) -> str:
     """Which part of the signature changed (for the recompile warning and miss explanations)."""
     if old is None:
         return "first call"
-    parts = ("argument structure", "static arguments", "tensor/scalar arguments", "captured tensors", "grad mode")
+    parts = (
+        "argument structure",
+        "static arguments",
+        "tensor/scalar arguments",
+        "captured tensors",
+        "grad mode",
+    )
     for name, a, b in zip(parts, old, new):
         if a != b:
             if name == "tensor/scalar arguments" and len(a) == len(b):

@@ -47,7 +47,9 @@ def _float_tensor(x: ArrayLike) -> Tensor:
     return t.astype(np.float64) if t.dtype.kind in "biu" else t
 
 
-def vector_norm(x: ArrayLike, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Tensor:
+def vector_norm(
+    x: ArrayLike, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2
+) -> Tensor:
     """Vector norms, as the Array API's and ``numpy.linalg.vector_norm``.
 
     ``ord``: any real ``p`` (``(Σ|x|**p)**(1/p)``, scaled by ``max|x|`` so it neither over- nor
@@ -141,8 +143,17 @@ def matrix_norm(x: ArrayLike, /, *, keepdims: bool = False, ord: Any = "fro") ->
     t = _float_tensor(x)
     if t.ndim < 2:
         raise ShapeError(f"linalg.matrix_norm: expected rank >= 2, got shape {tuple(t.shape)}")
-    if not (isinstance(ord, str) and ord in ("fro", "nuc")) and ord not in (1, -1, 2, -2, math.inf, -math.inf):
-        raise ValueError(f"linalg.matrix_norm: invalid norm order {ord!r} (fro, nuc, 1, -1, 2, -2, inf, -inf)")
+    if not (isinstance(ord, str) and ord in ("fro", "nuc")) and ord not in (
+        1,
+        -1,
+        2,
+        -2,
+        math.inf,
+        -math.inf,
+    ):
+        raise ValueError(
+            f"linalg.matrix_norm: invalid norm order {ord!r} (fro, nuc, 1, -1, 2, -2, inf, -inf)"
+        )
     return _la._matrix_norm(t, ord, (t.ndim - 2, t.ndim - 1), keepdims)
 
 
@@ -179,7 +190,9 @@ def cross(x1: ArrayLike, x2: ArrayLike, /, *, axis: int = -1) -> Tensor:
     a, b = _to_common((a, b), _result_dtype(a, b))
     n = min(a.ndim, b.ndim)
     if n == 0 or axis < -n or axis >= n:
-        raise AxisError(f"linalg.cross: axis {axis} is out of bounds for operands of ranks {a.ndim} and {b.ndim}")
+        raise AxisError(
+            f"linalg.cross: axis {axis} is out of bounds for operands of ranks {a.ndim} and {b.ndim}"
+        )
     ax = axis if axis < 0 else axis - n
     if a.shape[ax] != 3 or b.shape[ax] != 3:
         raise ShapeError(
@@ -227,7 +240,9 @@ def outer(x1: ArrayLike, x2: ArrayLike, /) -> Tensor:
     a, b = _operands(x1, x2)
     a, b = _to_common((a, b), _result_dtype(a, b))
     if a.ndim != 1 or b.ndim != 1:
-        raise ShapeError(f"linalg.outer: expected two 1-d inputs, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
+        raise ShapeError(
+            f"linalg.outer: expected two 1-d inputs, got shapes {tuple(a.shape)} and {tuple(b.shape)}"
+        )
     return _ew.multiply(_lay.reshape(a, (a.shape[0], 1)), _lay.reshape(b, (1, b.shape[0])))
 
 
@@ -267,7 +282,9 @@ def matrix_power(x: ArrayLike, n: int, /) -> Tensor:
     n = int(n)
     t = x if isinstance(x, Tensor) else asarray(x)
     if t.ndim < 2 or t.shape[-1] != t.shape[-2]:
-        raise ShapeError(f"linalg.matrix_power: expected square matrices in the last two axes, got shape {tuple(t.shape)}")
+        raise ShapeError(
+            f"linalg.matrix_power: expected square matrices in the last two axes, got shape {tuple(t.shape)}"
+        )
     if n == 0:
         return _la._eye_like(t, tuple(t.shape))
     if n < 0:
@@ -324,7 +341,9 @@ def matrix_rank(x: ArrayLike, /, *, rtol: Any = None) -> Tensor:
         return _red.sum(_lay.reshape(t.detach().astype(np.bool_), (*t.shape[:-2], -1)), axis=-1)
     s = _la.svdvals(t.detach())
     if rtol is None:
-        tol = _ew.multiply(_red.max(s, axis=-1, keepdims=True), float(max(m, k) * np.finfo(real).eps))
+        tol = _ew.multiply(
+            _red.max(s, axis=-1, keepdims=True), float(max(m, k) * np.finfo(real).eps)
+        )
     else:
         r = rtol if isinstance(rtol, Tensor) else asarray(rtol, dtype=real)
         r = _lay.expand_dims(r.astype(real) if r.dtype != real else r, -1)

@@ -113,8 +113,19 @@ class _Plan:
     plain tuples (read on every call)."""
 
     __slots__ = (
-        "np_name", "tf_name", "fn", "np_sig", "tf_sig", "np_params", "np_pos", "np_posonly",
-        "np_required", "np_varpos", "np_varkw", "tf_params", "tf_names",
+        "np_name",
+        "tf_name",
+        "fn",
+        "np_sig",
+        "tf_sig",
+        "np_params",
+        "np_pos",
+        "np_posonly",
+        "np_required",
+        "np_varpos",
+        "np_varkw",
+        "tf_params",
+        "tf_names",
     )
 
     def __init__(self, func: Any) -> None:
@@ -129,7 +140,9 @@ class _Plan:
         self.np_pos = tuple(p.name for p in ps if p.kind in _POSITIONAL)
         self.np_posonly = frozenset(p.name for p in ps if p.kind is _P.POSITIONAL_ONLY)
         self.np_required = tuple(
-            p.name for p in ps if p.default is _P.empty and p.kind not in (_P.VAR_POSITIONAL, _P.VAR_KEYWORD)
+            p.name
+            for p in ps
+            if p.default is _P.empty and p.kind not in (_P.VAR_POSITIONAL, _P.VAR_KEYWORD)
         )
         self.np_varpos = next((p.name for p in ps if p.kind is _P.VAR_POSITIONAL), None)
         self.np_varkw = next((p.name for p in ps if p.kind is _P.VAR_KEYWORD), None)
@@ -164,7 +177,9 @@ def _is_default(value: Any, default: Any) -> bool:
     return type(value) is type(default) and isinstance(value, simple) and value == default
 
 
-def _bind(plan: _Plan, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[dict[str, Any], tuple[Any, ...] | None]:
+def _bind(
+    plan: _Plan, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[dict[str, Any], tuple[Any, ...] | None]:
     """NumPy's signature bound to the call: the arguments passed, by parameter name (names a
     ``**kwargs`` of NumPy's takes included), and the values of its ``*args`` (``None`` when it
     has none or none were passed). ``TypeError`` as NumPy's own for a call that does not fit."""
@@ -181,21 +196,29 @@ def _bind(plan: _Plan, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[d
     for k, v in kwargs.items():
         if k == "like":  # NEP 35: the tensor chose this implementation
             continue
-        if k in passed or k in plan.np_posonly or (k not in plan.np_params and plan.np_varkw is None):
+        if (
+            k in passed
+            or k in plan.np_posonly
+            or (k not in plan.np_params and plan.np_varkw is None)
+        ):
             ok = False
         passed[k] = v
     if ok and any(r not in passed for r in plan.np_required):
         ok = False
     if not ok:
         try:
-            plan.np_sig.bind(*args, *(var_pos or ()), **{k: v for k, v in kwargs.items() if k != "like"})
+            plan.np_sig.bind(
+                *args, *(var_pos or ()), **{k: v for k, v in kwargs.items() if k != "like"}
+            )
         except TypeError as e:
             raise TypeError(f"{plan.np_name}(): {e}") from None
         raise TypeError(f"{plan.np_name}(): arguments do not fit {plan.np_sig}")
     return passed, var_pos
 
 
-def _translate(plan: _Plan, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+def _translate(
+    plan: _Plan, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[list[Any], dict[str, Any]]:
     """The NumPy call ``(args, kwargs)`` as a call of the tenferro namesake.
 
     Raises ``_Unsupported`` when the namesake does not take one of the arguments (or a
@@ -212,7 +235,9 @@ def _translate(plan: _Plan, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tu
         if kind is _P.VAR_POSITIONAL:
             if var_pos is not None:
                 if gap:
-                    raise _Unsupported(f"tf.{plan.tf_name} cannot take NumPy's positional arguments")
+                    raise _Unsupported(
+                        f"tf.{plan.tf_name} cannot take NumPy's positional arguments"
+                    )
                 pos.extend(var_pos)
                 var_pos = None
             continue
@@ -225,7 +250,12 @@ def _translate(plan: _Plan, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tu
             # A leading argument named differently (``a`` / ``x``): same position, required in
             # both, and neither name is a parameter of the other function.
             alias = np_pos[i]
-            if alias in passed and np_params[alias][1] is _P.empty and alias not in tf_names and name not in np_params:
+            if (
+                alias in passed
+                and np_params[alias][1] is _P.empty
+                and alias not in tf_names
+                and name not in np_params
+            ):
                 value, have = passed.pop(alias), True
         if not have and name in np_params and name not in _VALUE_NEUTRAL:
             d = np_params[name][1]
@@ -233,12 +263,16 @@ def _translate(plan: _Plan, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tu
                 value, have = d, True  # NumPy's default where tenferro's differs
         if not have:
             if default is _P.empty:
-                raise _Unsupported(f"tf.{plan.tf_name} needs its argument {name!r}, which this call does not give")
+                raise _Unsupported(
+                    f"tf.{plan.tf_name} needs its argument {name!r}, which this call does not give"
+                )
             gap = gap or kind in _POSITIONAL
             continue
         if kind is _P.POSITIONAL_ONLY or (kind is _P.POSITIONAL_OR_KEYWORD and not gap):
             if gap:
-                raise _Unsupported(f"tf.{plan.tf_name} cannot take {name!r} after a defaulted positional argument")
+                raise _Unsupported(
+                    f"tf.{plan.tf_name} cannot take {name!r} after a defaulted positional argument"
+                )
             pos.append(value)
         else:
             kw[name] = value
@@ -247,7 +281,9 @@ def _translate(plan: _Plan, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tu
     for name, value in passed.items():
         p = np_params.get(name)
         if p is None or not _is_default(value, p[1]):
-            raise _Unsupported(f"tf.{plan.tf_name} does not take the argument {name}={_short(value)}")
+            raise _Unsupported(
+                f"tf.{plan.tf_name} does not take the argument {name}={_short(value)}"
+            )
     return pos, kw
 
 
@@ -295,7 +331,9 @@ def _host_call(plan: _Plan, func: Any, args: tuple[Any, ...], kwargs: dict[str, 
     return func(*_to_host(args), **_to_host(kwargs))
 
 
-def _array_function(self: Tensor, func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+def _array_function(
+    self: Tensor, func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
     """NEP 18 (``numpy.X(..., tensor, ...)``): tenferro's implementation when there is one,
     value consumers on host data, else NumPy on host data for untracked tensors and
     ``TypeError`` for tracked ones (module docstring of :mod:`tenferro._nep18`)."""
@@ -306,7 +344,9 @@ def _array_function(self: Tensor, func: Any, types: Any, args: tuple[Any, ...], 
         if plan.np_name in _METADATA:
             return func._implementation(*args, **kwargs)
         if plan.np_name in _DTYPE_ONLY:
-            return func(*[_to_dtypes(a) for a in args], **{k: _to_dtypes(v) for k, v in kwargs.items()})
+            return func(
+                *[_to_dtypes(a) for a in args], **{k: _to_dtypes(v) for k, v in kwargs.items()}
+            )
         return _host_call(plan, func, args, kwargs)
     reason: BaseException
     if plan.fn is not None:

@@ -94,7 +94,9 @@ def _scalar(self: Tensor, kind: str, complex_error: str | None = None) -> Any:
     so the common path pays nothing for the check; ``complex_error`` is the eager TypeError a
     complex tensor raises, first."""
     if self.ndim != 0:
-        raise TypeError(f"only 0-dimensional tensors can be converted to Python scalars (got shape {self.shape}) in {kind}()")
+        raise TypeError(
+            f"only 0-dimensional tensors can be converted to Python scalars (got shape {self.shape}) in {kind}()"
+        )
     try:
         v = np.asarray(self).item()
     except _NO_VALUES:
@@ -125,8 +127,12 @@ def _bool(self: Tensor) -> bool:
         except _NO_VALUES:
             raise self._value_error("bool()") from None
     if self.size == 0:
-        raise ValueError("The truth value of an empty tensor is ambiguous. Use t.size > 0 to check that a tensor is not empty.")
-    raise ValueError("The truth value of a tensor with more than one element is ambiguous. Use a.any() or a.all()")
+        raise ValueError(
+            "The truth value of an empty tensor is ambiguous. Use t.size > 0 to check that a tensor is not empty."
+        )
+    raise ValueError(
+        "The truth value of a tensor with more than one element is ambiguous. Use a.any() or a.all()"
+    )
 
 
 def _index(self: Tensor) -> int:
@@ -236,7 +242,12 @@ def _no_out(name: str, out: Any, kwargs: dict[str, Any]) -> None:
 
 def _sum_like(fn: Any) -> Any:
     def method(
-        self: Tensor, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, **kwargs: Any
+        self: Tensor,
+        axis: Any = None,
+        dtype: Any = None,
+        out: Any = None,
+        keepdims: bool = False,
+        **kwargs: Any,
     ) -> Tensor:
         _no_out(fn.__name__, out, kwargs)
         return fn(self, axis=axis, dtype=dtype, keepdims=keepdims)
@@ -247,7 +258,9 @@ def _sum_like(fn: Any) -> Any:
 
 
 def _max_like(fn: Any) -> Any:
-    def method(self: Tensor, axis: Any = None, out: Any = None, keepdims: bool = False, **kwargs: Any) -> Tensor:
+    def method(
+        self: Tensor, axis: Any = None, out: Any = None, keepdims: bool = False, **kwargs: Any
+    ) -> Tensor:
         _no_out(fn.__name__, out, kwargs)
         return fn(self, axis=axis, keepdims=keepdims)
 
@@ -348,7 +361,9 @@ def _method_round(self: Tensor, ndigits: int | None = None) -> Any:
             "(NumPy arrays define no __round__); use tf.round(t, decimals) element-wise"
         )
     if self.dtype.kind in "bc":
-        raise TypeError(f"round() of a {self.dtype} tensor: numpy.{self.dtype.name} defines no __round__")
+        raise TypeError(
+            f"round() of a {self.dtype} tensor: numpy.{self.dtype.name} defines no __round__"
+        )
     _no_values(self, "round()")
     v = self.dtype.type(np.asarray(self)[()])  # np.int64, not the buffer format's np.longlong
     return round(v) if ndigits is None else round(v, ndigits)
@@ -477,5 +492,7 @@ def install() -> None:
     for cls, attrs in tables:
         for name, value in attrs.items():
             if name in cls.__dict__:
-                raise RuntimeError(f"{cls.__name__}.{name} is already defined; refusing to define it twice")
+                raise RuntimeError(
+                    f"{cls.__name__}.{name} is already defined; refusing to define it twice"
+                )
             setattr(cls, name, value)

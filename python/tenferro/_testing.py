@@ -5,7 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from . import _tenferro
-from ._tenferro import CpuEngine, _fail_next_affinity_handshake, _fail_next_pool_build, _set_linger_us
+from ._tenferro import (
+    CpuEngine,
+    _fail_next_affinity_handshake,
+    _fail_next_pool_build,
+    _set_linger_us,
+)
 
 
 def panic_on_next_op(engine: CpuEngine) -> None:
@@ -59,6 +64,7 @@ def profile(reset: bool = False) -> dict[str, dict[str, tuple[int, float]]]:
     out = {}
     for op, calls, micros in _tenferro._profile(reset):
         out[op] = {
-            phase: (calls[i], micros[i]) for i, phase in enumerate(("forward", "recording", "backward"))
+            phase: (calls[i], micros[i])
+            for i, phase in enumerate(("forward", "recording", "backward"))
         }
     return out

@@ -39,7 +39,9 @@ def rename(cls: type[BaseException], primitive: str, kind: str, text: str) -> No
         rules[(cls, primitive)] = None  # ambiguous: keep the primitive's message
 
 
-def _renamed(e: BaseException, rules: dict[tuple[type, str], tuple[str, str] | None]) -> BaseException | None:
+def _renamed(
+    e: BaseException, rules: dict[tuple[type, str], tuple[str, str] | None]
+) -> BaseException | None:
     msg = str(e)
     primitive = msg.split(":", 1)[0]
     for (cls, prim), rule in rules.items():

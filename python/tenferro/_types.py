@@ -152,7 +152,12 @@ def _set_ints(obj: Any, *fields: str) -> None:
 
 
 def _check_dims(
-    cls: str, field: str, dims: tuple[int, ...], *, sorted_: bool = False, given: tuple[int, ...] | None = None
+    cls: str,
+    field: str,
+    dims: tuple[int, ...],
+    *,
+    sorted_: bool = False,
+    given: tuple[int, ...] | None = None,
 ) -> None:
     """Dimension numbers: unique and (StableHLO) sometimes sorted. Negative entries count from
     the end of the rank they index (``ops.md``: one rule for every axis parameter of a
@@ -170,14 +175,14 @@ def _check_dims(
         raise AxisError(f"{cls}: {field} {shown} must be sorted in increasing order (StableHLO)")
 
 
-def _check_disjoint(cls: str, field_a: str, a: tuple[int, ...], field_b: str, b: tuple[int, ...]) -> None:
+def _check_disjoint(
+    cls: str, field_a: str, a: tuple[int, ...], field_b: str, b: tuple[int, ...]
+) -> None:
     if any(d < 0 for d in a + b):
         return  # checked at the call, once the operand's rank normalises the negative entries
     common = sorted(set(a) & set(b))
     if common:
-        raise AxisError(
-            f"{cls}: dimension {common[0]} is in both {field_a} {a} and {field_b} {b}"
-        )
+        raise AxisError(f"{cls}: dimension {common[0]} is in both {field_a} {a} and {field_b} {b}")
 
 
 def _check_same_length(cls: str, **fields: tuple[int, ...]) -> None:
@@ -233,14 +238,18 @@ class SliceConfig:
         _check_same_length(cls, starts=self.starts, limits=self.limits, strides=self.strides)
         for i, (s, l, k) in enumerate(zip(self.starts, self.limits, self.strides)):
             if s < 0:
-                raise ShapeError(f"{cls}: starts {self.starts} holds the negative start {s} (axis {i})")
+                raise ShapeError(
+                    f"{cls}: starts {self.starts} holds the negative start {s} (axis {i})"
+                )
             if s > l:
                 raise ShapeError(
                     f"{cls}: start {s} is above limit {l} on axis {i} "
                     f"(starts {self.starts}, limits {self.limits})"
                 )
             if k < 1:
-                raise ShapeError(f"{cls}: stride {k} on axis {i} must be >= 1 (strides {self.strides})")
+                raise ShapeError(
+                    f"{cls}: stride {k} on axis {i} must be >= 1 (strides {self.strides})"
+                )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -353,7 +362,9 @@ class GatherConfig:
     def __post_init__(self) -> None:
         cls = "GatherConfig (gather)"
         _set_ints(self, "offset_dims", "collapsed_slice_dims", "start_index_map", "slice_sizes")
-        object.__setattr__(self, "index_vector_dim", _int(cls, "index_vector_dim", self.index_vector_dim))
+        object.__setattr__(
+            self, "index_vector_dim", _int(cls, "index_vector_dim", self.index_vector_dim)
+        )
         # The operand's rank is len(slice_sizes): its dimension numbers normalise here.
         for field in ("collapsed_slice_dims", "start_index_map"):
             dims = getattr(self, field)
@@ -371,7 +382,9 @@ class GatherConfig:
         _check_dims(cls, "offset_dims", self.offset_dims, sorted_=True)
         negative = [s for s in self.slice_sizes if s < 0]
         if negative:
-            raise ShapeError(f"{cls}: slice_sizes {self.slice_sizes} holds the negative size {negative[0]}")
+            raise ShapeError(
+                f"{cls}: slice_sizes {self.slice_sizes} holds the negative size {negative[0]}"
+            )
         rank = len(self.slice_sizes)
         for field in ("collapsed_slice_dims", "start_index_map"):
             dims = getattr(self, field)
@@ -445,8 +458,12 @@ class ScatterConfig:
 
     def __post_init__(self) -> None:
         cls = "ScatterConfig (scatter)"
-        _set_ints(self, "update_window_dims", "inserted_window_dims", "scatter_dims_to_operand_dims")
-        object.__setattr__(self, "index_vector_dim", _int(cls, "index_vector_dim", self.index_vector_dim))
+        _set_ints(
+            self, "update_window_dims", "inserted_window_dims", "scatter_dims_to_operand_dims"
+        )
+        object.__setattr__(
+            self, "index_vector_dim", _int(cls, "index_vector_dim", self.index_vector_dim)
+        )
         _check_dims(cls, "update_window_dims", self.update_window_dims, sorted_=True)
         _check_dims(cls, "inserted_window_dims", self.inserted_window_dims, sorted_=True)
         _check_dims(cls, "scatter_dims_to_operand_dims", self.scatter_dims_to_operand_dims)
@@ -497,12 +514,35 @@ class DotGeneralConfig:
 
     def __post_init__(self) -> None:
         cls = "DotGeneralConfig (dot_general)"
-        _set_ints(self, "lhs_contracting_dims", "rhs_contracting_dims", "lhs_batch_dims", "rhs_batch_dims")
-        for field in ("lhs_contracting_dims", "rhs_contracting_dims", "lhs_batch_dims", "rhs_batch_dims"):
-            _check_dims(cls, field, getattr(self, field))
-        _check_disjoint(cls, "lhs_batch_dims", self.lhs_batch_dims, "lhs_contracting_dims", self.lhs_contracting_dims)
-        _check_disjoint(cls, "rhs_batch_dims", self.rhs_batch_dims, "rhs_contracting_dims", self.rhs_contracting_dims)
-        _check_same_length(
-            cls, lhs_contracting_dims=self.lhs_contracting_dims, rhs_contracting_dims=self.rhs_contracting_dims
+        _set_ints(
+            self, "lhs_contracting_dims", "rhs_contracting_dims", "lhs_batch_dims", "rhs_batch_dims"
         )
-        _check_same_length(cls, lhs_batch_dims=self.lhs_batch_dims, rhs_batch_dims=self.rhs_batch_dims)
+        for field in (
+            "lhs_contracting_dims",
+            "rhs_contracting_dims",
+            "lhs_batch_dims",
+            "rhs_batch_dims",
+        ):
+            _check_dims(cls, field, getattr(self, field))
+        _check_disjoint(
+            cls,
+            "lhs_batch_dims",
+            self.lhs_batch_dims,
+            "lhs_contracting_dims",
+            self.lhs_contracting_dims,
+        )
+        _check_disjoint(
+            cls,
+            "rhs_batch_dims",
+            self.rhs_batch_dims,
+            "rhs_contracting_dims",
+            self.rhs_contracting_dims,
+        )
+        _check_same_length(
+            cls,
+            lhs_contracting_dims=self.lhs_contracting_dims,
+            rhs_contracting_dims=self.rhs_contracting_dims,
+        )
+        _check_same_length(
+            cls, lhs_batch_dims=self.lhs_batch_dims, rhs_batch_dims=self.rhs_batch_dims
+        )

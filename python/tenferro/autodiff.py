@@ -34,7 +34,6 @@ from .errors import ContextMismatchError, InactiveError
 __all__ = ["no_grad", "capture_trace", "Gradients"]
 
 
-
 class _Mode:
     """A grad-mode switch usable as ``with`` block and as decorator (with or without
     parentheses, generators too). The mode lives in the context-local state (one ContextVar),
@@ -52,7 +51,7 @@ class _Mode:
     def __init__(self, fn: Callable[..., Any] | None = None) -> None:
         pass
 
-    def __enter__(self) -> "_Mode":
+    def __enter__(self) -> _Mode:
         if self._flags.get("grad_enabled", True) is False:
             _trace_state.note_no_grad()  # a tf.jit trace in progress has a no-grad region
         self._tokens.append(_tenferro._set_modes(**self._flags))
@@ -230,7 +229,9 @@ def _set_grad_property(self: Tensor, value: Tensor | None) -> None:
     elif isinstance(value, Tensor):
         _tenferro._set_grad(self, value)
     else:
-        raise TypeError(f"grad: assigned value must be None or a Tensor, got {type(value).__name__}")
+        raise TypeError(
+            f"grad: assigned value must be None or a Tensor, got {type(value).__name__}"
+        )
 
 
 def clear_grad(self: Tensor) -> None:

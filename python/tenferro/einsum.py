@@ -86,7 +86,9 @@ def _interleaved(args: Sequence[Any]) -> tuple[str, list[Any]]:
         try:
             items = list(sub)
         except TypeError:
-            raise EinsumError(f"einsum: interleaved form: sublist {sub!r} is not a sequence") from None
+            raise EinsumError(
+                f"einsum: interleaved form: sublist {sub!r} is not a sequence"
+            ) from None
         parts = []
         for k in items:
             parts.append("..." if k is Ellipsis else _label_of_int(k, repr(sub)))
@@ -132,8 +134,14 @@ def _parse_term(term: str, subscripts: str, offset: int, where: Sequence[int]) -
 class _Parsed:
     __slots__ = ("inputs", "output", "sizes", "subscripts", "explicit")
 
-    def __init__(self, inputs: list[list[str]], output: list[str], sizes: dict[str, int],
-                 subscripts: str, explicit: bool) -> None:
+    def __init__(
+        self,
+        inputs: list[list[str]],
+        output: list[str],
+        sizes: dict[str, int],
+        subscripts: str,
+        explicit: bool,
+    ) -> None:
         self.inputs = inputs
         self.output = output
         self.sizes = sizes
@@ -221,7 +229,7 @@ def _parse(subscripts: str, shapes: Sequence[tuple[int, ...]]) -> _Parsed:
                     "but the output has no '...'"
                 )
             output = list(out_raw)
-        for pos, lab in enumerate(out_raw):
+        for lab in out_raw:
             if lab != "..." and lab not in sizes:
                 raise EinsumError(
                     f"einsum: subscripts {subscripts!r}: output label {lab!r} does not appear in "
@@ -280,7 +288,9 @@ class _LabelCount:
         return self.n.get(lab, 0)
 
 
-def _greedy(terms: list[list[str]], output: list[str], sizes: dict[str, int]) -> list[tuple[int, ...]]:
+def _greedy(
+    terms: list[list[str]], output: list[str], sizes: dict[str, int]
+) -> list[tuple[int, ...]]:
     """Greedy pairwise path (the strategy of ``opt_einsum``'s ``greedy``): repeatedly contract the
     pair sharing a label whose result grows the total size least (``size(result) - size(a) -
     size(b)``, ties to the smaller result, then the older operands); when no remaining pair shares
@@ -306,7 +316,9 @@ def _greedy(terms: list[list[str]], output: list[str], sizes: dict[str, int]) ->
 
     def result(a: int, b: int) -> frozenset[str]:
         sa, sb = sets[a], sets[b]
-        return frozenset(lab for lab in sa | sb if lab in out or count[lab] > (lab in sa) + (lab in sb))
+        return frozenset(
+            lab for lab in sa | sb if lab in out or count[lab] > (lab in sa) + (lab in sb)
+        )
 
     heap: list[tuple[int, int, int, int]] = []
     alive = set(range(n))
@@ -388,7 +400,9 @@ def _linear_path(ssa: list[tuple[int, int]], n: int) -> list[tuple[int, ...]]:
     return path
 
 
-def _optimal(terms: list[list[str]], output: list[str], sizes: dict[str, int]) -> list[tuple[int, ...]]:
+def _optimal(
+    terms: list[list[str]], output: list[str], sizes: dict[str, int]
+) -> list[tuple[int, ...]]:
     """Exhaustive search over contraction trees (DP over subsets), minimising the FLOP count."""
     n = len(terms)
     if n == 1:
@@ -498,15 +512,18 @@ class _Plan:
         # per path entry: the operand positions taken, then per pairwise product
         # (lhs sums, rhs sums, "dot_general", config) or (lhs sums, rhs sums, "mul",
         # ((lhs transpose, result shape, broadcast dims), (rhs ...)))
-        self.steps: list[tuple[tuple[int, ...], list[tuple[tuple[int, ...], tuple[int, ...], str, Any]]]] = []
+        self.steps: list[
+            tuple[tuple[int, ...], list[tuple[tuple[int, ...], tuple[int, ...], str, Any]]]
+        ] = []
         self.final: list[tuple[str, tuple[Any, ...]]] = []
         self.path: list[tuple[int, ...]] = []
         self.info: EinsumPathInfo | None = None
         self.bool_out = False
 
 
-def _prep_operand(labels: list[str], shape: tuple[int, ...], others: set[str],
-                  sizes: dict[str, int]) -> tuple[list[tuple[str, tuple[Any, ...]]], list[str]]:
+def _prep_operand(
+    labels: list[str], shape: tuple[int, ...], others: set[str], sizes: dict[str, int]
+) -> tuple[list[tuple[str, tuple[Any, ...]]], list[str]]:
     ops: list[tuple[str, tuple[Any, ...]]] = []
     labels = list(labels)
     # size-1 axes broadcast against a larger size: the operand does not depend on that label
@@ -534,8 +551,13 @@ def _prep_operand(labels: list[str], shape: tuple[int, ...], others: set[str],
     return ops, labels
 
 
-def _make_plan(subscripts: str, shapes: list[tuple[int, ...]], dtypes: list[np.dtype], optimize: Any,
-               c_order: Sequence[bool] | None = None) -> _Plan:
+def _make_plan(
+    subscripts: str,
+    shapes: list[tuple[int, ...]],
+    dtypes: list[np.dtype],
+    optimize: Any,
+    c_order: Sequence[bool] | None = None,
+) -> _Plan:
     """Parse, plan and lower one contraction. ``c_order[k]`` says operand ``k`` is laid out
     row-major (NumPy memory read in place); it only steers the axis order of products with
     nothing summed, so that they walk the larger operand's memory contiguously."""
@@ -584,7 +606,6 @@ def _make_plan(subscripts: str, shapes: list[tuple[int, ...]], dtypes: list[np.d
     # per operand: memory order is the reverse of the axis order (untouched row-major inputs;
     # every computed intermediate is column-major)
     cur_c = [bool(c_order[k]) and not plan.prep[k] if c_order else False for k in range(n)]
-    ids = list(range(n))  # slot index in the runtime list
     rows: list[tuple[tuple[int, ...], str, int, int]] = []
     opt_cost = 0
     largest = max([_size(t, sizes) for t in cur] + [0])
@@ -609,7 +630,11 @@ def _make_plan(subscripts: str, shapes: list[tuple[int, ...]], dtypes: list[np.d
             shared = [lab for lab in a2 if lab in b2]
             batch = [lab for lab in shared if lab in need]
             contr = [lab for lab in shared if lab not in need]
-            res = [lab for lab in a2 if lab not in shared] + [lab for lab in b2 if lab not in shared] + batch
+            res = (
+                [lab for lab in a2 if lab not in shared]
+                + [lab for lab in b2 if lab not in shared]
+                + batch
+            )
             if contr:
                 cfg = DotGeneralConfig(
                     lhs_contracting_dims=tuple(a2.index(lab) for lab in contr),
@@ -626,7 +651,9 @@ def _make_plan(subscripts: str, shapes: list[tuple[int, ...]], dtypes: list[np.d
                 # operand and the output are walked contiguously.
                 mem_a = a2[::-1] if a_c and not pre_a else a2
                 mem_b = b2[::-1] if b_c and not pre_b else b2
-                big, small = (mem_a, mem_b) if _size(a2, sizes) >= _size(b2, sizes) else (mem_b, mem_a)
+                big, small = (
+                    (mem_a, mem_b) if _size(a2, sizes) >= _size(b2, sizes) else (mem_b, mem_a)
+                )
                 res = list(big) + [lab for lab in small if lab not in big]
                 shape = tuple(sizes[lab] for lab in res)
                 views = []
@@ -638,7 +665,14 @@ def _make_plan(subscripts: str, shapes: list[tuple[int, ...]], dtypes: list[np.d
             cost = _flops(set(a2) | set(b2), bool(contr), sizes)
             opt_cost += cost
             largest = max(largest, _size(res, sizes))
-            rows.append((tuple(sorted(entry)), _fmt(a2) + "," + _fmt(b2) + "->" + _fmt(res), cost, _size(res, sizes)))
+            rows.append(
+                (
+                    tuple(sorted(entry)),
+                    _fmt(a2) + "," + _fmt(b2) + "->" + _fmt(res),
+                    cost,
+                    _size(res, sizes),
+                )
+            )
             acc = res
         cur.append(acc)
         cur_c.append(False)
@@ -737,9 +771,20 @@ class EinsumPathInfo:
         ``(indices, equation, flops, result size)`` per pairwise step.
     """
 
-    def __init__(self, *, subscripts: str, eq: str, path: list[tuple[int, ...]], method: str,
-                 opt_cost: int, naive_cost: int, largest_intermediate: int,
-                 rows: list[Any], note: str, sizes: dict[str, int]) -> None:
+    def __init__(
+        self,
+        *,
+        subscripts: str,
+        eq: str,
+        path: list[tuple[int, ...]],
+        method: str,
+        opt_cost: int,
+        naive_cost: int,
+        largest_intermediate: int,
+        rows: list[Any],
+        note: str,
+        sizes: dict[str, int],
+    ) -> None:
         self.subscripts = subscripts
         self.eq = eq
         self.path = path
@@ -756,8 +801,10 @@ class EinsumPathInfo:
             self.speedup = math.inf
 
     def __repr__(self) -> str:
-        return (f"EinsumPathInfo(path={self.path!r}, opt_cost={self.opt_cost}, "
-                f"largest_intermediate={self.largest_intermediate}, method={self.method!r})")
+        return (
+            f"EinsumPathInfo(path={self.path!r}, opt_cost={self.opt_cost}, "
+            f"largest_intermediate={self.largest_intermediate}, method={self.method!r})"
+        )
 
     def __str__(self) -> str:
         lines = [
@@ -803,8 +850,13 @@ def _meta(x: Any) -> tuple[tuple[int, ...], np.dtype]:
 Instr = tuple[str, tuple[Any, ...], tuple[int, ...]]
 
 
-def _lower(subscripts: str, shapes: list[tuple[int, ...]], dtypes: list[np.dtype],
-           optimize: Any, c_order: Sequence[bool] | None = None) -> tuple[list[Instr], int]:
+def _lower(
+    subscripts: str,
+    shapes: list[tuple[int, ...]],
+    dtypes: list[np.dtype],
+    optimize: Any,
+    c_order: Sequence[bool] | None = None,
+) -> tuple[list[Instr], int]:
     """The flat program the Rust core caches (engine plan cache) and runs for one einsum call.
 
     Returns ``(instructions, output_slot)``. Slots ``0..n`` hold the operands; instruction ``k``
@@ -921,7 +973,9 @@ def einsum(*operands: Any, optimize: Any = "greedy") -> Tensor:
     return _einsum(_SESSION, operands, optimize)
 
 
-def einsum_path(*operands: Any, optimize: Any = "greedy") -> tuple[list[tuple[int, ...]], EinsumPathInfo]:
+def einsum_path(
+    *operands: Any, optimize: Any = "greedy"
+) -> tuple[list[tuple[int, ...]], EinsumPathInfo]:
     """The contraction path :func:`einsum` would use, as ``opt_einsum.contract_path``.
 
     Parameters

@@ -87,7 +87,9 @@ def _norm(op: str, norm: Any) -> str:
     if norm is None:
         return "backward"
     if norm not in ("backward", "ortho", "forward"):
-        raise ValueError(f'fft.{op}: invalid norm value {norm!r}; should be "backward", "ortho" or "forward"')
+        raise ValueError(
+            f'fft.{op}: invalid norm value {norm!r}; should be "backward", "ortho" or "forward"'
+        )
     return norm
 
 
@@ -133,7 +135,12 @@ def _resize(x: Tensor, axis: int, size: int) -> Tensor:
         return _p.slice(x, SliceConfig(starts=(0,) * nd, limits=tuple(limits), strides=(1,) * nd))
     high = [0] * nd
     high[axis] = size - cur
-    return _p.pad(x, PadConfig(edge_padding_low=(0,) * nd, edge_padding_high=tuple(high), interior_padding=(0,) * nd))
+    return _p.pad(
+        x,
+        PadConfig(
+            edge_padding_low=(0,) * nd, edge_padding_high=tuple(high), interior_padding=(0,) * nd
+        ),
+    )
 
 
 def _scale(x: Tensor, factor: float) -> Tensor:
@@ -173,7 +180,9 @@ def _axes_and_lengths(
             lengths[-1] = 2 * (x.shape[ax[-1]] - 1)
     else:
         if len(s) != len(ax):
-            raise ValueError(f"fft.{op}: s {tuple(s)} and axes {tuple(ax)} must have the same length")
+            raise ValueError(
+                f"fft.{op}: s {tuple(s)} and axes {tuple(ax)} must have the same length"
+            )
         lengths = []
         for i, (v, a) in enumerate(zip(s, ax)):
             if v == -1:
@@ -218,7 +227,9 @@ def _c2r(op: str, x: Tensor, ax: list[int], lengths: list[int], norm: str) -> Te
     return _scale(y, _factor(norm, math.prod(lengths), True))
 
 
-def _one_axis(op: str, x: Tensor, n: Any, axis: Any, *, inverse_real: bool = False) -> tuple[list[int], list[int]]:
+def _one_axis(
+    op: str, x: Tensor, n: Any, axis: Any, *, inverse_real: bool = False
+) -> tuple[list[int], list[int]]:
     a = _normalize_axes(f"fft.{op}", operator.index(axis), x.ndim)[0]
     if n is None:
         m = x.shape[a]
@@ -363,7 +374,12 @@ def ihfft(x: ArrayLike, n: int | None = None, axis: int = -1, norm: str | None =
 # ---------------------------------------------------------------------------------------------
 
 
-def fftn(x: ArrayLike, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm: str | None = None) -> Tensor:
+def fftn(
+    x: ArrayLike,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] | None = None,
+    norm: str | None = None,
+) -> Tensor:
     """N-dimensional discrete Fourier transform over ``axes``, as ``numpy.fft.fftn``.
 
     Parameters
@@ -395,7 +411,12 @@ def fftn(x: ArrayLike, s: Sequence[int] | None = None, axes: Sequence[int] | Non
     return _c2c("fftn", t, ax, ls, _norm("fftn", norm), False)
 
 
-def ifftn(x: ArrayLike, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm: str | None = None) -> Tensor:
+def ifftn(
+    x: ArrayLike,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] | None = None,
+    norm: str | None = None,
+) -> Tensor:
     """N-dimensional inverse discrete Fourier transform, as ``numpy.fft.ifftn``; parameters and
     errors as :func:`fftn`."""
     t = _complex_input("ifftn", x)
@@ -403,7 +424,12 @@ def ifftn(x: ArrayLike, s: Sequence[int] | None = None, axes: Sequence[int] | No
     return _c2c("ifftn", t, ax, ls, _norm("ifftn", norm), True)
 
 
-def rfftn(x: ArrayLike, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm: str | None = None) -> Tensor:
+def rfftn(
+    x: ArrayLike,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] | None = None,
+    norm: str | None = None,
+) -> Tensor:
     """N-dimensional transform of a real input, as ``numpy.fft.rfftn``: :func:`rfft` over the
     last of ``axes`` (``s[-1]//2 + 1`` frequencies), then :func:`fft` over the others.
 
@@ -416,7 +442,12 @@ def rfftn(x: ArrayLike, s: Sequence[int] | None = None, axes: Sequence[int] | No
     return _r2c("rfftn", t, ax, ls, _norm("rfftn", norm))
 
 
-def irfftn(x: ArrayLike, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm: str | None = None) -> Tensor:
+def irfftn(
+    x: ArrayLike,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] | None = None,
+    norm: str | None = None,
+) -> Tensor:
     """Inverse of :func:`rfftn`, as ``numpy.fft.irfftn``: :func:`ifft` over all of ``axes`` but
     the last, then :func:`irfft` over the last (output length ``s[-1]``, default
     ``2·(m − 1)``). Real output (float32 for complex64 input, else float64); errors as
@@ -428,22 +459,42 @@ def irfftn(x: ArrayLike, s: Sequence[int] | None = None, axes: Sequence[int] | N
     return _c2r("irfftn", t, ax, ls, _norm("irfftn", norm))
 
 
-def fft2(x: ArrayLike, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1), norm: str | None = None) -> Tensor:
+def fft2(
+    x: ArrayLike,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] = (-2, -1),
+    norm: str | None = None,
+) -> Tensor:
     """Two-dimensional transform, as ``numpy.fft.fft2``: :func:`fftn` over ``axes``."""
     return fftn(x, s, axes, norm)
 
 
-def ifft2(x: ArrayLike, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1), norm: str | None = None) -> Tensor:
+def ifft2(
+    x: ArrayLike,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] = (-2, -1),
+    norm: str | None = None,
+) -> Tensor:
     """Two-dimensional inverse transform, as ``numpy.fft.ifft2``: :func:`ifftn` over ``axes``."""
     return ifftn(x, s, axes, norm)
 
 
-def rfft2(x: ArrayLike, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1), norm: str | None = None) -> Tensor:
+def rfft2(
+    x: ArrayLike,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] = (-2, -1),
+    norm: str | None = None,
+) -> Tensor:
     """Two-dimensional real transform, as ``numpy.fft.rfft2``: :func:`rfftn` over ``axes``."""
     return rfftn(x, s, axes, norm)
 
 
-def irfft2(x: ArrayLike, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1), norm: str | None = None) -> Tensor:
+def irfft2(
+    x: ArrayLike,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] = (-2, -1),
+    norm: str | None = None,
+) -> Tensor:
     """Inverse of :func:`rfft2`, as ``numpy.fft.irfft2``: :func:`irfftn` over ``axes``."""
     return irfftn(x, s, axes, norm)
 

@@ -103,7 +103,7 @@ class _TreeDef:
 
     __slots__ = ("kind", "meta", "children")
 
-    def __init__(self, kind: str, meta: Any = None, children: tuple["_TreeDef", ...] = ()) -> None:
+    def __init__(self, kind: str, meta: Any = None, children: tuple[_TreeDef, ...] = ()) -> None:
         self.kind, self.meta, self.children = kind, meta, children
 
     def __eq__(self, other: object) -> bool:
@@ -162,13 +162,13 @@ def _flatten(tree: Any) -> tuple[list[Any], _TreeDef]:
         if x is None:
             return _TreeDef("none")
         if _is_namedtuple(x):
-            return _TreeDef("namedtuple", type(x), tuple(walk(c) for c in x))
+            return _TreeDef("namedtuple", type(x), tuple(walk(c) for c in x))  # noqa: F821
         if isinstance(x, (tuple, list)):
             kind = "tuple" if isinstance(x, tuple) else "list"
-            return _TreeDef(kind, None, tuple(walk(c) for c in x))
+            return _TreeDef(kind, None, tuple(walk(c) for c in x))  # noqa: F821
         if isinstance(x, dict):
             keys = _dict_keys(x)
-            return _TreeDef("dict", keys, tuple(walk(x[k]) for k in keys))
+            return _TreeDef("dict", keys, tuple(walk(x[k]) for k in keys))  # noqa: F821
         leaves.append(x)
         return _LEAF_DEF
 
@@ -189,7 +189,7 @@ def _unflatten(tdef: _TreeDef, leaves: Sequence[Any]) -> Any:
             return next(it)
         if d.kind == "none":
             return None
-        kids = [build(c) for c in d.children]
+        kids = [build(c) for c in d.children]  # noqa: F821
         if d.kind == "tuple":
             return tuple(kids)
         if d.kind == "list":
@@ -215,7 +215,9 @@ def _tree_map(fn: Callable[[Any], Any], tree: Any) -> Any:
 # plumbing
 
 
-def _norm_argnums(argnums: int | Sequence[int], nargs: int, name: str) -> tuple[tuple[int, ...], bool]:
+def _norm_argnums(
+    argnums: int | Sequence[int], nargs: int, name: str
+) -> tuple[tuple[int, ...], bool]:
     single = isinstance(argnums, (int, np.integer))
     nums = (int(argnums),) if single else tuple(int(a) for a in argnums)  # type: ignore[union-attr]
     if not nums:
@@ -223,7 +225,9 @@ def _norm_argnums(argnums: int | Sequence[int], nargs: int, name: str) -> tuple[
     out = []
     for a in nums:
         if not -nargs <= a < nargs:
-            raise ValueError(f"{name}: argnums={a} is out of range for {nargs} positional arguments")
+            raise ValueError(
+                f"{name}: argnums={a} is out of range for {nargs} positional arguments"
+            )
         out.append(a % nargs)
     if len(set(out)) != len(out):
         raise ValueError(f"{name}: argnums {nums} repeats an argument")
@@ -503,7 +507,9 @@ def value_and_grad(
     return value_and_grad_f
 
 
-def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable[..., Any]:
+def grad(
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False
+) -> Callable[..., Any]:
     """Transform the scalar function ``f`` into its gradient (JAX's ``grad`` semantics).
 
     Parameters
@@ -642,7 +648,9 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     return frame.out(value), vjp_fn
 
 
-def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False) -> Any:
+def jvp(
+    f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False
+) -> Any:
     """Evaluate ``f(*primals)`` and its Jacobian-vector product along ``tangents``.
 
     Parameters
@@ -685,7 +693,9 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], 
     """
     for what, v in (("primals", primals), ("tangents", tangents)):
         if not isinstance(v, (tuple, list)):
-            raise TypeError(f"jvp: {what} must be a tuple or list (one entry per argument), got {type(v).__name__}")
+            raise TypeError(
+                f"jvp: {what} must be a tuple or list (one entry per argument), got {type(v).__name__}"
+            )
     primals, tangents = tuple(primals), tuple(tangents)
     if len(primals) != len(tangents):
         raise ValueError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
@@ -693,10 +703,15 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], 
         raise TypeError("jvp: at least one primal is required")
     p_tree, t_tree = _flatten(primals)[1], _flatten(tangents)[1]
     if p_tree != t_tree:
-        raise TypeError(f"jvp: primals {p_tree} and tangents {t_tree} must have the same tree structure")
+        raise TypeError(
+            f"jvp: primals {p_tree} and tangents {t_tree} must have the same tree structure"
+        )
     frame = _Frame("jvp", primals, tuple(range(len(primals))))
     t_leaves = _flatten(tangents)[0]
-    tans = [frame.import_(t, w, f"tangent leaf {i}") for i, (t, w) in enumerate(zip(t_leaves, frame.wrt))]
+    tans = [
+        frame.import_(t, w, f"tangent leaf {i}")
+        for i, (t, w) in enumerate(zip(t_leaves, frame.wrt))
+    ]
     for i, (t, w) in enumerate(zip(tans, frame.wrt)):
         if t.shape != w.shape:
             raise ShapeError(f"jvp: tangent leaf {i} has shape {t.shape}, its primal {w.shape}")
@@ -736,7 +751,9 @@ def _basis(frame: _Frame, shape: tuple[int, ...], dtype: Any, k: int) -> Tensor:
     return frame.const(e.reshape(shape))
 
 
-def _assemble(frame: _Frame, blocks: list[list[Tensor]], out_tree: _TreeDef, single_arg: bool) -> Any:
+def _assemble(
+    frame: _Frame, blocks: list[list[Tensor]], out_tree: _TreeDef, single_arg: bool
+) -> Any:
     """``blocks[i][j]``, the Jacobian of output leaf ``i`` w.r.t. ``wrt`` leaf ``j``, as JAX nests
     them: the output's structure outside, the arguments' structure (a tuple over ``argnums``
     unless it is an int) inside."""
@@ -747,7 +764,9 @@ def _assemble(frame: _Frame, blocks: list[list[Tensor]], out_tree: _TreeDef, sin
     return _unflatten(out_tree, rows)
 
 
-def _stack_reshape(parts: list[Tensor], lead: bool, out_shape: tuple[int, ...], in_shape: tuple[int, ...]) -> Tensor:
+def _stack_reshape(
+    parts: list[Tensor], lead: bool, out_shape: tuple[int, ...], in_shape: tuple[int, ...]
+) -> Tensor:
     """Stack per-element derivatives into a tensor of shape ``out_shape + in_shape``."""
     from ._numpy_api.joining import stack
     from ._numpy_api.layout import reshape
@@ -763,7 +782,9 @@ def _empty_jac(frame: _Frame, out: Tensor, w: Tensor, dtype: Any) -> Tensor:
     return frame.const(np.zeros(tuple(out.shape) + tuple(w.shape), dtype=dtype))
 
 
-def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic: bool = False) -> Callable[..., Any]:
+def jacrev(
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic: bool = False
+) -> Callable[..., Any]:
     """Jacobian of ``f`` by reverse mode (one VJP per output element), JAX semantics.
 
     Parameters
@@ -819,14 +840,22 @@ def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic:
                 if not parts or w.size == 0:
                     row.append(_empty_jac(frame, out, w, w.dtype))
                 else:
-                    row.append(frame.run(lambda parts=parts, w=w: _stack_reshape(parts, True, out.shape, w.shape)))
+                    row.append(
+                        frame.run(
+                            lambda parts=parts, w=w, out=out: _stack_reshape(
+                                parts, True, out.shape, w.shape
+                            )
+                        )
+                    )
             blocks.append(row)
         return frame.out(_assemble(frame, blocks, out_tree, single_arg))
 
     return jacrev_f
 
 
-def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic: bool = False) -> Callable[..., Any]:
+def jacfwd(
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic: bool = False
+) -> Callable[..., Any]:
     """Jacobian of ``f`` by forward mode (one JVP per input element), JAX semantics.
 
     Parameters
@@ -858,7 +887,7 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic:
         _check_holomorphic("jacfwd", frame.wrt, "input", holomorphic)
         outs, out_tree = frame.outputs(frame.call(f, kwargs))
         blocks: list[list[Tensor]] = [[] for _ in outs]
-        for j, w in enumerate(frame.wrt):
+        for w in frame.wrt:
             cols: list[list[Tensor]] = [[] for _ in outs]
             for k in range(w.size):
                 tan = _basis(frame, w.shape, w.dtype, k)
@@ -873,13 +902,21 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic:
                     blocks[i].append(_empty_jac(frame, out, w, dtype))
                 else:
                     parts = cols[i]
-                    blocks[i].append(frame.run(lambda parts=parts, out=out: _stack_reshape(parts, False, out.shape, w.shape)))
+                    blocks[i].append(
+                        frame.run(
+                            lambda parts=parts, out=out, w=w: _stack_reshape(
+                                parts, False, out.shape, w.shape
+                            )
+                        )
+                    )
         return frame.out(_assemble(frame, blocks, out_tree, single_arg))
 
     return jacfwd_f
 
 
-def hessian(f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic: bool = False) -> Callable[..., Any]:
+def hessian(
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic: bool = False
+) -> Callable[..., Any]:
     """Hessian of the scalar function ``f``: ``jacfwd(jacrev(f, argnums), argnums)``.
 
     Returns

@@ -155,9 +155,13 @@ def _matrix(op: str, a: ArrayLike, *, square: bool = False) -> Tensor:
     """``a`` as a float or complex tensor of rank >= 2 (ints and bools become float64)."""
     x = a if isinstance(a, Tensor) else asarray(a)
     if x.ndim < 2:
-        raise ShapeError(f"linalg.{op}: expected an array of at least two dimensions, got shape {tuple(x.shape)}")
+        raise ShapeError(
+            f"linalg.{op}: expected an array of at least two dimensions, got shape {tuple(x.shape)}"
+        )
     if square and x.shape[-1] != x.shape[-2]:
-        raise ShapeError(f"linalg.{op}: last 2 dimensions of the array must be square, got shape {tuple(x.shape)}")
+        raise ShapeError(
+            f"linalg.{op}: last 2 dimensions of the array must be square, got shape {tuple(x.shape)}"
+        )
     if x.dtype.kind in "biu":
         x = x.astype(np.float64)
     return x
@@ -534,7 +538,9 @@ def _solve_like(op: str, a: ArrayLike, b: ArrayLike, run: Any) -> Tensor:
     if vector:
         y = _lay.expand_dims(y, -1)
     if y.ndim < 2:
-        raise ShapeError(f"linalg.{op}: b must have at least one dimension, got shape {tuple(y.shape)}")
+        raise ShapeError(
+            f"linalg.{op}: b must have at least one dimension, got shape {tuple(y.shape)}"
+        )
     if y.shape[-2] != x.shape[-1]:
         raise ShapeError(
             f"linalg.{op}: a has shape {tuple(x.shape)} but b has shape {tuple(y.shape) if not vector else tuple(y.shape[:-1])}: "
@@ -597,12 +603,23 @@ def triangular_solve(a: ArrayLike, b: ArrayLike, lower: bool = True, left: bool 
     [1.0, 2.0]
     """
     if left:
-        return _solve_like("triangular_solve", a, b, lambda x, y: _p.triangular_solve(x, y, bool(lower)))
+        return _solve_like(
+            "triangular_solve", a, b, lambda x, y: _p.triangular_solve(x, y, bool(lower))
+        )
     x = _matrix("triangular_solve", a, square=True)
     y = _adopt(b, (x,))
     if y.ndim < 2:
-        raise ShapeError(f"linalg.triangular_solve: with left=False b must be a matrix, got shape {tuple(y.shape)}")
-    return _swap(_solve_like("triangular_solve", _swap(x), _swap(y), lambda p, q: _p.triangular_solve(p, q, not lower)))
+        raise ShapeError(
+            f"linalg.triangular_solve: with left=False b must be a matrix, got shape {tuple(y.shape)}"
+        )
+    return _swap(
+        _solve_like(
+            "triangular_solve",
+            _swap(x),
+            _swap(y),
+            lambda p, q: _p.triangular_solve(p, q, not lower),
+        )
+    )
 
 
 def inv(a: ArrayLike) -> Tensor:
@@ -748,13 +765,17 @@ def pinv(a: ArrayLike, rtol: Any = None, hermitian: bool = False) -> Tensor:
         except ValueError:
             fits = False
         if not fits:
-            raise ValueError(f"linalg.pinv: rtol of shape {tol_batch} does not broadcast to the batch shape {batch}")
+            raise ValueError(
+                f"linalg.pinv: rtol of shape {tol_batch} does not broadcast to the batch shape {batch}"
+            )
     if min(m, n) == 0:
         # Zeros of shape (..., n, m), in `a`'s runtime and attached to it (zero derivative).
         return _ew.multiply(_swap(x), 0)
     if hermitian:
         if m != n:
-            raise ShapeError(f"linalg.pinv: hermitian=True needs square matrices, got shape {tuple(x.shape)}")
+            raise ShapeError(
+                f"linalg.pinv: hermitian=True needs square matrices, got shape {tuple(x.shape)}"
+            )
         with _named("pinv", "eigh"):
             w, u = eigh(x)
             aw = _ew.abs(w)
@@ -767,7 +788,11 @@ def pinv(a: ArrayLike, rtol: Any = None, hermitian: bool = False) -> Tensor:
         with _named("pinv", "svdvals", "svd"):
             sv = svdvals(x.detach())
         smax = _red.max(sv, axis=-1, keepdims=True)
-        floor = _ew.maximum(tol, math.sqrt(eps)) if isinstance(tol, Tensor) else np.maximum(tol, math.sqrt(eps))
+        floor = (
+            _ew.maximum(tol, math.sqrt(eps))
+            if isinstance(tol, Tensor)
+            else np.maximum(tol, math.sqrt(eps))
+        )
         well = _red.all(_ew.greater(sv, _ew.multiply(floor, smax)), axis=-1)
         mask = _lay.expand_dims(well, (-2, -1))
         stand_in = _eye_like(x, tuple(x.shape))
@@ -824,7 +849,10 @@ def _pinv_svd(x: Tensor, tol: np.ndarray, eps: float) -> Tensor:
         smax_t = s[..., :1]
         smallest = _red.min(_ix.where(kept_t, s, np.inf), axis=-1, keepdims=True)
         smooth_t = _lay.expand_dims(
-            _ew.logical_and(_red.any(kept_t, axis=-1, keepdims=True), _ew.greater(smallest, _ew.multiply(eps**0.25, smax_t))),
+            _ew.logical_and(
+                _red.any(kept_t, axis=-1, keepdims=True),
+                _ew.greater(smallest, _ew.multiply(eps**0.25, smax_t)),
+            ),
             -1,
         )
         return _pinv_smooth(x, v, keep, p, _ew.square(smax_t), smooth_t)
@@ -899,7 +927,9 @@ def _scaled_power_norm(x: Tensor, p: float, axis: Any, keepdims: bool) -> Tensor
     # subnormal), so that x/m lies in [1, 2] there too and neither the value (|x/m|**30) nor the
     # reverse-mode cotangent (scaled by m, then by 1/m) underflows.
     # (The selected branch is a tensor so that the constants join m's runtime.)
-    lift = _ix.where(_ew.logical_and(m > 0, m < tiny), m * 0.0 + float(2.0 ** (info.nmant + 11)), 1.0)
+    lift = _ix.where(
+        _ew.logical_and(m > 0, m < tiny), m * 0.0 + float(2.0 ** (info.nmant + 11)), 1.0
+    )
     x = _ew.multiply(x, lift)
     m = _ew.multiply(m, lift)
     # At least the smallest normal number, whose reciprocal (in the derivative) is finite.

@@ -42,10 +42,14 @@ def _as_array(value: Any, name: str) -> np.ndarray:
     try:
         return np.asarray(value)
     except Exception as exc:  # pragma: no cover - message only
-        raise TypeError(f"assert_close: cannot convert {name} ({type(value).__name__}) to an array") from exc
+        raise TypeError(
+            f"assert_close: cannot convert {name} ({type(value).__name__}) to an array"
+        ) from exc
 
 
-def _close_mask(a: np.ndarray, d: np.ndarray, rtol: float, atol: float, equal_nan: bool) -> np.ndarray:
+def _close_mask(
+    a: np.ndarray, d: np.ndarray, rtol: float, atol: float, equal_nan: bool
+) -> np.ndarray:
     """Elementwise ``|a - d| <= atol + rtol * |d|``; non-finite values must match exactly."""
     kind = np.result_type(a, d).kind
     if kind in "biu" or (rtol == 0.0 and atol == 0.0 and kind not in "fc"):
@@ -58,9 +62,9 @@ def _close_mask(a: np.ndarray, d: np.ndarray, rtol: float, atol: float, equal_na
         finite = np.isfinite(a) & np.isfinite(d)
         with np.errstate(invalid="ignore", over="ignore"):
             by_modulus = np.abs(a - d) <= atol + rtol * np.abs(d)
-        by_parts = np.isclose(a.real, d.real, rtol=rtol, atol=atol, equal_nan=equal_nan) & np.isclose(
-            a.imag, d.imag, rtol=rtol, atol=atol, equal_nan=equal_nan
-        )
+        by_parts = np.isclose(
+            a.real, d.real, rtol=rtol, atol=atol, equal_nan=equal_nan
+        ) & np.isclose(a.imag, d.imag, rtol=rtol, atol=atol, equal_nan=equal_nan)
         return np.where(finite, by_modulus, by_parts)
     # Any other kind (object, strings): plain equality.
     return np.asarray(a == d)
@@ -158,7 +162,9 @@ def assert_close(
 
     bad = ~np.asarray(ok, dtype=bool)
     n_bad = int(np.count_nonzero(bad))
-    lines = [f"{prefix}Values are not close ({n_bad} of {a.size} elements differ) with rtol={rtol:g}, atol={atol:g}"]
+    lines = [
+        f"{prefix}Values are not close ({n_bad} of {a.size} elements differ) with rtol={rtol:g}, atol={atol:g}"
+    ]
     if a.dtype.kind in "biufc" and d.dtype.kind in "biufc":
         with np.errstate(all="ignore"):
             wide = np.result_type(a.dtype, d.dtype, np.float64)
@@ -166,7 +172,9 @@ def assert_close(
             rel = diff / np.abs(d.astype(wide))
         finite = np.isfinite(diff[bad])
         if np.any(finite):
-            lines.append(f"Max absolute difference among mismatches: {np.max(diff[bad][finite]):.6g}")
+            lines.append(
+                f"Max absolute difference among mismatches: {np.max(diff[bad][finite]):.6g}"
+            )
             rel_bad = rel[bad][finite]
             rel_bad = rel_bad[np.isfinite(rel_bad)]
             if rel_bad.size:
@@ -261,7 +269,10 @@ def check_grads(
             t = rt.jvp_optional(y, tx, [rt.constant(v) for v in vs])
             t = np.zeros_like(numeric) if t is None else np.asarray(t)
             np.testing.assert_allclose(
-                t, numeric, rtol=rtol, atol=atol,
+                t,
+                numeric,
+                rtol=rtol,
+                atol=atol,
                 err_msg=f"check_grads: JVP vs finite differences (order {level})",
             )
         if "rev" in modes:

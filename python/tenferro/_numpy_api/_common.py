@@ -65,7 +65,10 @@ def _result_dtype(*operands: Any) -> np.dtype:
     typed traced scalar (a float argument under ``tf.jit``) counts as the Python number it
     stands for."""
     return np.result_type(
-        *[((_WEAK_STANDIN[o.dtype.kind] if o._weak else o.dtype) if isinstance(o, Tensor) else o) for o in operands]
+        *[
+            ((_WEAK_STANDIN[o.dtype.kind] if o._weak else o.dtype) if isinstance(o, Tensor) else o)
+            for o in operands
+        ]
     )
 
 
@@ -142,7 +145,11 @@ def _host_indices(op: str, indices: Any) -> np.ndarray:
     """Integer indices as a host NumPy array (index arrays never carry gradients)."""
     idx = np.asarray(indices)
     if idx.dtype.kind not in "iu":
-        if idx.size == 0 and idx.dtype.kind == "f" and not isinstance(indices, (np.ndarray, Tensor)):
+        if (
+            idx.size == 0
+            and idx.dtype.kind == "f"
+            and not isinstance(indices, (np.ndarray, Tensor))
+        ):
             return idx.astype(np.int64)  # an empty Python list, as NumPy's intp
         raise TypeError(
             f"{op}: indices must be integers, got dtype {idx.dtype} (cannot cast safely to int64)"

@@ -115,7 +115,9 @@ def permute_dims(x: ArrayLike, /, axes: Sequence[int]) -> Tensor:
     return transpose(x, tuple(axes))
 
 
-def meshgrid(*xi: ArrayLike, indexing: str = "xy", sparse: bool = False, copy: bool = True) -> list[Tensor]:
+def meshgrid(
+    *xi: ArrayLike, indexing: str = "xy", sparse: bool = False, copy: bool = True
+) -> list[Tensor]:
     """Coordinate tensors from coordinate vectors, as ``numpy.meshgrid``.
 
     Each input is flattened, reshaped to be long along its own axis and broadcast (a view) to the
@@ -219,7 +221,9 @@ def repeat(a: ArrayLike, repeats: Any, axis: int | None = None) -> Tensor:
         raise repeats._value_error("repeat", "the output length depends on the counts")
     reps = _host_indices("repeat", repeats)
     if reps.ndim > 1:
-        raise ValueError(f"repeat: repeats must be an integer or a 1-d sequence, got shape {reps.shape}")
+        raise ValueError(
+            f"repeat: repeats must be an integer or a 1-d sequence, got shape {reps.shape}"
+        )
     if (reps < 0).any():
         raise ValueError(f"repeat: negative repeats are not allowed, got {repeats!r}")
     n = x.shape[ax]
@@ -275,9 +279,13 @@ def roll(a: ArrayLike, shift: Any, axis: Any = None) -> Tensor:
     try:
         sh_b, ax_b = np.broadcast_arrays(shifts, axes_arr)
     except ValueError:
-        raise ValueError(f"roll: 'shift' and 'axis' should be scalars or 1D sequences, got {shift!r}, {axis!r}") from None
+        raise ValueError(
+            f"roll: 'shift' and 'axis' should be scalars or 1D sequences, got {shift!r}, {axis!r}"
+        ) from None
     if sh_b.ndim > 1:
-        raise ValueError(f"roll: 'shift' and 'axis' should be scalars or 1D sequences, got {shift!r}, {axis!r}")
+        raise ValueError(
+            f"roll: 'shift' and 'axis' should be scalars or 1D sequences, got {shift!r}, {axis!r}"
+        )
     total = [0] * x.ndim
     for s, ax in zip(sh_b.reshape(-1).tolist(), ax_b.reshape(-1).tolist()):
         (d,) = _normalize_axes("roll", int(ax), x.ndim)
@@ -340,7 +348,9 @@ def tile(A: ArrayLike, reps: Any) -> Tensor:
     return reshape(y, tuple(c * s for c, s in zip(counts, shape)))
 
 
-def diff(a: ArrayLike, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> Tensor:
+def diff(
+    a: ArrayLike, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None
+) -> Tensor:
     """The ``n``-th discrete difference along ``axis``, as ``numpy.diff``: ``out[i] = a[i+1] -
     a[i]``, applied ``n`` times (``!=`` for booleans, as NumPy).
 
@@ -383,6 +393,7 @@ def diff(a: ArrayLike, n: int = 1, axis: int = -1, prepend: Any = None, append: 
     (ax,) = _normalize_axes("diff", axis, x.ndim)
     if n == 0:
         return _unchanged(x)
+
     def joined(extra: Any) -> Tensor:
         e = _as_tensor(extra)
         if e.ndim == 0:
@@ -534,7 +545,9 @@ def take_along_axis(arr: ArrayLike, indices: ArrayLike, axis: int | None = -1) -
         return take(ravel(x), flat, mode="clip")
     bad = (idx < -n) | (idx >= n)
     if bad.any():
-        raise IndexError(f"index {int(idx[bad].flat[0])} is out of bounds for axis {ax} with size {n}")
+        raise IndexError(
+            f"index {int(idx[bad].flat[0])} is out of bounds for axis {ax} with size {n}"
+        )
     idx = np.where(idx < 0, idx + n, idx)
     flat = np.broadcast_to(idx * strides[ax], out_shape) + base
     return take(ravel(x), flat)

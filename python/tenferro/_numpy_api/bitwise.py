@@ -69,7 +69,9 @@ Examples
 """
 
 
-def _integer_operands(op: str, x1: ArrayLike, x2: ArrayLike, *, allow_bool: bool) -> tuple[Any, Any]:
+def _integer_operands(
+    op: str, x1: ArrayLike, x2: ArrayLike, *, allow_bool: bool
+) -> tuple[Any, Any]:
     a, b = _operands(x1, x2)
     dtype = _result_dtype(a, b)
     if dtype.kind not in "bi":
@@ -102,7 +104,9 @@ def _make(
         prim=prim.__name__,
         summary=summary,
         note=f"\n\n{note}" if note else "",
-        operands="Integer or bool operands" if allow_bool else "Integer operands (two bools shift as int64)",
+        operands="Integer or bool operands"
+        if allow_bool
+        else "Integer operands (two bools shift as int64)",
         dtype="the promoted dtype of the operands" if allow_bool else "the promoted integer dtype",
         numpy_name=numpy_name or name,
         example_x1=example[0],

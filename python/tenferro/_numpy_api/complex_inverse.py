@@ -122,7 +122,9 @@ def _atanh_parts(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
 
     ax, ay = _p.abs(x), _p.abs(y)
     finite = _p.compare(ax, _BIG, "LE") & _p.compare(ay, _BIG, "LE")
-    big = _p.compare(_p.maximum(ax, ay), _BIG, "GT") & _p.compare(_p.maximum(ax, ay), math.inf, "LT")
+    big = _p.compare(_p.maximum(ax, ay), _BIG, "GT") & _p.compare(
+        _p.maximum(ax, ay), math.inf, "LT"
+    )
     big = big & _not(_isnan(x)) & _not(_isnan(y))
     # Moderate: FreeBSD's catanh formulas, fed (0, 0) elsewhere.
     xf = _p.select(finite, x, 0.0)
@@ -130,7 +132,9 @@ def _atanh_parts(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
     one_m = _p.sub(1.0, xf)
     den = _p.add(_p.mul(one_m, one_m), _p.mul(yf, yf))
     re_s = _p.mul(_p.log1p(_p.div(_p.mul(xf, 4.0), den)), 0.25)
-    im_s = _p.mul(_atan2(_p.mul(yf, 2.0), _p.sub(_p.mul(one_m, _p.add(xf, 1.0)), _p.mul(yf, yf))), 0.5)
+    im_s = _p.mul(
+        _atan2(_p.mul(yf, 2.0), _p.sub(_p.mul(one_m, _p.add(xf, 1.0)), _p.mul(yf, yf))), 0.5
+    )
     # Large finite: 1/z ± i·pi/2 (the series of atanh(1/z) past its first term is below eps).
     xb = _p.select(big, x, _BIG * 2)
     yb = _p.select(big, y, 0.0)
@@ -146,7 +150,9 @@ def _atanh_parts(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
     zero_x = _copysign(0.0, _p.select(x_nan, 0.0, x))
     nonfinite = x_nan | y_nan | x_inf | y_inf
     re_n = _p.select(y_inf | x_inf, zero_x, _p.select(_p.compare(x, 0.0, "EQ"), x, math.nan))
-    im_n = _p.select(y_inf | (x_inf & _not(y_nan)), _copysign(math.pi / 2, _p.select(y_nan, 0.0, y)), math.nan)
+    im_n = _p.select(
+        y_inf | (x_inf & _not(y_nan)), _copysign(math.pi / 2, _p.select(y_nan, 0.0, y)), math.nan
+    )
     return _p.select(nonfinite, re_n, re), _p.select(nonfinite, im_n, im)
 
 

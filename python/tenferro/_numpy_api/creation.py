@@ -26,7 +26,9 @@ def _check_device(op: str, device: Any) -> None:
         raise ValueError(f"{op}: unsupported device {device!r} (tenferro's devices: ['cpu'])")
 
 
-def _like(op: str, a: ArrayLike, dtype: Any, shape: Any, device: Any) -> tuple[Tensor, tuple[int, ...], np.dtype]:
+def _like(
+    op: str, a: ArrayLike, dtype: Any, shape: Any, device: Any
+) -> tuple[Tensor, tuple[int, ...], np.dtype]:
     _check_device(op, device)
     x = a if isinstance(a, Tensor) else asarray(a)
     out_shape = tuple(x.shape) if shape is None else _shape_tuple(shape)
@@ -77,7 +79,9 @@ def full_like(
     return _full_like("full_like", a, fill_value, dtype, shape, device)
 
 
-def _full_like(op: str, a: ArrayLike, fill_value: Any, dtype: Any, shape: Any, device: Any) -> Tensor:
+def _full_like(
+    op: str, a: ArrayLike, fill_value: Any, dtype: Any, shape: Any, device: Any
+) -> Tensor:
     x, out_shape, out_dtype = _like(op, a, dtype, shape, device)
     if isinstance(fill_value, Tensor) or type(fill_value) not in _PY_SCALARS:
         v = _to_dtype(_as_tensor(fill_value), out_dtype)

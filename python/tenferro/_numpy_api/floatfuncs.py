@@ -112,7 +112,9 @@ def _make_rounding(name: str, prim: Any, summary: str, example: str) -> Any:
     return fn
 
 
-floor = _make_rounding("floor", _p.floor, "Largest integer not above ``x``", "[-2.0, -1.0, 0.0, 1.0]")
+floor = _make_rounding(
+    "floor", _p.floor, "Largest integer not above ``x``", "[-2.0, -1.0, 0.0, 1.0]"
+)
 ceil = _make_rounding("ceil", _p.ceil, "Smallest integer not below ``x``", "[-1.0, -0.0, 1.0, 2.0]")
 trunc = _make_rounding("trunc", _p.trunc, "``x`` rounded toward zero", "[-1.0, -0.0, 0.0, 1.0]")
 

@@ -165,7 +165,9 @@ def take(a: ArrayLike, indices: ArrayLike, axis: int | None = None, mode: str = 
     if mode == "raise":
         bad = (idx < -n) | (idx >= n)
         if bad.any():
-            raise IndexError(f"index {int(idx[bad].flat[0])} is out of bounds for axis {ax} with size {n}")
+            raise IndexError(
+                f"index {int(idx[bad].flat[0])} is out of bounds for axis {ax} with size {n}"
+            )
         idx = np.where(idx < 0, idx + n, idx)
     elif mode in ("wrap", "clip"):
         if n == 0 and idx.size:
@@ -181,7 +183,9 @@ def _take_traced(x: Tensor, idx: Tensor, ax: int, mode: str) -> Tensor:
     itself and ``mode="wrap"`` reduces the indices modulo the axis length first; ``"raise"``
     needs the values for its bounds check and raises ``ConcretizationError``."""
     if idx.dtype.kind not in "iu":
-        raise TypeError(f"take: indices must be integers, got dtype {idx.dtype} (cannot cast safely to int64)")
+        raise TypeError(
+            f"take: indices must be integers, got dtype {idx.dtype} (cannot cast safely to int64)"
+        )
     n = x.shape[ax]
     if mode == "raise":
         raise idx._value_error(

@@ -33,7 +33,9 @@ def _join_operands(op: str, arrays: Any) -> list[Any]:
         for x in arrays
     ]
     if not items:
-        raise ValueError(f"{op}: need at least one array to {'stack' if op == 'stack' else 'concatenate'}")
+        raise ValueError(
+            f"{op}: need at least one array to {'stack' if op == 'stack' else 'concatenate'}"
+        )
     return items
 
 
@@ -165,7 +167,9 @@ def _as_pairs(op: str, name: str, value: Any, ndim: int, *, as_index: bool) -> n
         ) from None
 
 
-def pad(array: ArrayLike, pad_width: Any, mode: str = "constant", *, constant_values: Any = 0) -> Tensor:
+def pad(
+    array: ArrayLike, pad_width: Any, mode: str = "constant", *, constant_values: Any = 0
+) -> Tensor:
     """Pad with a constant, as ``numpy.pad(..., mode="constant")``.
 
     Lowers to the primitive ``prim.pad`` (which fills zeros) and, for nonzero constants, to one

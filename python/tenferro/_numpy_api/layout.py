@@ -87,7 +87,9 @@ def _resolve_shape(shape: Any, size: int) -> tuple[int, ...]:
     if math.prod(s for s in shape if s > 0) > sys.maxsize:
         # As NumPy: too big even with a zero extent; quoted as given (not as the reversed shape
         # the row-major lowering hands to the column-major primitive).
-        raise ShapeError(f"reshape: cannot reshape tensor of size {size} into shape {shape}: more than {sys.maxsize} elements")
+        raise ShapeError(
+            f"reshape: cannot reshape tensor of size {size} into shape {shape}: more than {sys.maxsize} elements"
+        )
     known = math.prod(s for s in shape if s != -1)
     if unknown:
         if known == 0 or size % known:

@@ -142,7 +142,9 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /) -> Tensor:
     # dot_general's axes: [a free (a-only batch, n), b free (b-only batch, m), common batch].
     labels: list[Any] = [p for p in a_kept if kinds[p] == "a"] + ([] if a_vec else ["n"])
     labels += [p for p in b_kept if kinds[p] == "b"] + ([] if b_vec else ["m"]) + common
-    want = [p for p in range(nb) if p in kinds] + ([] if a_vec else ["n"]) + ([] if b_vec else ["m"])
+    want = (
+        [p for p in range(nb) if p in kinds] + ([] if a_vec else ["n"]) + ([] if b_vec else ["m"])
+    )
     perm = tuple(labels.index(label) for label in want)
     if perm != tuple(range(len(perm))):
         out = _p.transpose(out, perm)
@@ -206,11 +208,15 @@ def tensordot(a: ArrayLike, b: ArrayLike, axes: Any = 2) -> Tensor:
         try:
             spec_a, spec_b = axes
         except (TypeError, ValueError):
-            raise ValueError(f"tensordot: axes must be an int or a pair of sequences, got {axes!r}") from None
+            raise ValueError(
+                f"tensordot: axes must be an int or a pair of sequences, got {axes!r}"
+            ) from None
         ax_a = _normalize_axes("tensordot", spec_a, x.ndim)
         ax_b = _normalize_axes("tensordot", spec_b, y.ndim)
         if len(ax_a) != len(ax_b):
-            raise ShapeError(f"tensordot: shape-mismatch for sum: axes {ax_a} and {ax_b} differ in count")
+            raise ShapeError(
+                f"tensordot: shape-mismatch for sum: axes {ax_a} and {ax_b} differ in count"
+            )
     for i, j in zip(ax_a, ax_b):
         if x.shape[i] != y.shape[j]:
             raise ShapeError(
@@ -340,7 +346,9 @@ def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> T
     x = _as_tensor(a)
     offset = operator.index(offset)
     if x.ndim < 2:
-        raise ShapeError(f"diagonal: diag requires an array of at least two dimensions, got shape {tuple(x.shape)}")
+        raise ShapeError(
+            f"diagonal: diag requires an array of at least two dimensions, got shape {tuple(x.shape)}"
+        )
     i, j = _normalize_axes("diagonal", (axis1, axis2), x.ndim, allow_duplicates=True)
     if i == j:
         raise ValueError(f"diagonal: axis1 and axis2 cannot be the same (both are axis {i})")
@@ -353,7 +361,9 @@ def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> T
     return moveaxis(_p.extract_diag(y, 0, 1), 0, -1)
 
 
-def trace(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None) -> Tensor:
+def trace(
+    a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None
+) -> Tensor:
     """Sum along diagonals, as ``numpy.trace``: ``sum(diagonal(a, offset, axis1, axis2), -1)``.
 
     The sum follows :func:`sum`'s NumPy dtype rules (bool and int32 accumulate in int64).

@@ -107,7 +107,9 @@ def _atan2(y: Tensor, x: Tensor) -> Tensor:
     base = _p.select(_p.compare(xs, xs, "NE"), math.nan, base)
     signed = _p.select(_negative_or_minus_zero(ys), _p.neg(base), base)
     signed = _p.cast(signed, y.dtype) if signed.dtype != y.dtype else signed  # pi rounded
-    q = _p.div(_p.select(y_zero, ys, _p.mul(ys, 0.0)), _p.select(_p.compare(xs, 0.0, "EQ"), 1.0, xs))
+    q = _p.div(
+        _p.select(y_zero, ys, _p.mul(ys, 0.0)), _p.select(_p.compare(xs, 0.0, "EQ"), 1.0, xs)
+    )
     fixed = _p.sub(signed, _p.sub(q.detach(), q))  # keeps the sign of a zero `signed`
     return _p.select(y_zero, fixed, r)
 
@@ -362,7 +364,9 @@ def arccosh(x: ArrayLike, /) -> Tensor:
 
     def f(u: Tensor) -> Tensor:
         # NaN below 1 explicitly (for x < -1 the formula can round to a finite value).
-        return _p.select(_p.compare(u, 1.0, "LT"), math.nan, _large_split(u, 2.0**28, small, large, 2.0))
+        return _p.select(
+            _p.compare(u, 1.0, "LT"), math.nan, _large_split(u, 2.0**28, small, large, 2.0)
+        )
 
     return _via_f64(f, t)
 
@@ -493,7 +497,9 @@ def log10(x: ArrayLike, /) -> Tensor:
     return _log_base(x, 10.0)
 
 
-def isclose(a: ArrayLike, b: ArrayLike, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+def isclose(
+    a: ArrayLike, b: ArrayLike, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> Tensor:
     """Element-wise closeness, as ``numpy.isclose`` (NumPy 2's formula):
     ``(|a - b| <= atol + rtol * |b| and b finite) or a == b``, plus ``isnan(a) & isnan(b)`` with
     ``equal_nan``. Not symmetric in ``a``, ``b`` (as NumPy). ``b`` is computed in a floating
@@ -522,7 +528,16 @@ def isclose(a: ArrayLike, b: ArrayLike, rtol: float = 1e-05, atol: float = 1e-08
     >>> tf.isclose(tf.asarray([1.0, 1.1, float("nan")]), 1.0 + 1e-9).tolist()
     [True, False, False]
     """
-    from .elementwise import abs as _abs, add, equal, isfinite, isnan, less_equal, multiply, subtract
+    from .elementwise import (
+        abs as _abs,
+        add,
+        equal,
+        isfinite,
+        isnan,
+        less_equal,
+        multiply,
+        subtract,
+    )
 
     x, y = _operands(a, b)
     if isinstance(y, Tensor):
@@ -537,7 +552,9 @@ def isclose(a: ArrayLike, b: ArrayLike, rtol: float = 1e-05, atol: float = 1e-08
     return result
 
 
-def allclose(a: ArrayLike, b: ArrayLike, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+def allclose(
+    a: ArrayLike, b: ArrayLike, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> bool:
     """Whether every element is close, as ``numpy.allclose``: ``all(isclose(a, b, ...))`` as a
     Python bool.
 

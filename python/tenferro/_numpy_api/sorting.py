@@ -49,7 +49,9 @@ _KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
 
 def _sort_args(op: str, a: ArrayLike, axis: Any, kind: Any, order: Any) -> tuple[Tensor, int]:
     if order is not None:
-        raise ValueError(f"{op}: order= needs a structured dtype; tenferro has none (got order={order!r})")
+        raise ValueError(
+            f"{op}: order= needs a structured dtype; tenferro has none (got order={order!r})"
+        )
     if kind not in _KINDS:
         raise ValueError(f"{op}: kind must be one of {_KINDS[1:]}, got {kind!r}")
     x = _as_tensor(a)
@@ -182,7 +184,9 @@ def _arg_extreme(op: str, prim: Any, a: ArrayLike, axis: Any, out: Any, keepdims
     return expand_dims(r, ax) if keepdims else r
 
 
-def argmax(a: ArrayLike, axis: int | None = None, out: Any = None, *, keepdims: bool = False) -> Tensor:
+def argmax(
+    a: ArrayLike, axis: int | None = None, out: Any = None, *, keepdims: bool = False
+) -> Tensor:
     """Index of the largest element along an axis, as ``numpy.argmax`` (and the Array API's).
 
     Lowers to the primitive ``argmax``: the first occurrence of the maximum; a NaN wins (the
@@ -219,7 +223,9 @@ def argmax(a: ArrayLike, axis: int | None = None, out: Any = None, *, keepdims: 
     return _arg_extreme("argmax", _p.argmax, a, axis, out, keepdims)
 
 
-def argmin(a: ArrayLike, axis: int | None = None, out: Any = None, *, keepdims: bool = False) -> Tensor:
+def argmin(
+    a: ArrayLike, axis: int | None = None, out: Any = None, *, keepdims: bool = False
+) -> Tensor:
     """Index of the smallest element along an axis, as ``numpy.argmin`` (and the Array API's).
 
     Lowers to the primitive ``argmin``: the first occurrence of the minimum; a NaN wins (the
@@ -234,7 +240,9 @@ def argmin(a: ArrayLike, axis: int | None = None, out: Any = None, *, keepdims: 
     return _arg_extreme("argmin", _p.argmin, a, axis, out, keepdims)
 
 
-def searchsorted(a: ArrayLike, v: ArrayLike, side: str = "left", sorter: ArrayLike | None = None) -> Tensor:
+def searchsorted(
+    a: ArrayLike, v: ArrayLike, side: str = "left", sorter: ArrayLike | None = None
+) -> Tensor:
     """Insertion indices into a sorted 1-D tensor, as ``numpy.searchsorted`` (and the Array API's
     ``searchsorted(x1, x2, side=, sorter=)``).
 
@@ -359,7 +367,9 @@ def cumprod(a: ArrayLike, axis: int | None = None, dtype: Any = None, out: Any =
     return _scan("cumprod", _p.cumprod, a, axis, dtype)
 
 
-def _cumulative(op: str, prim: Any, x: ArrayLike, axis: Any, dtype: Any, include_initial: bool, init: int) -> Tensor:
+def _cumulative(
+    op: str, prim: Any, x: ArrayLike, axis: Any, dtype: Any, include_initial: bool, init: int
+) -> Tensor:
     t = _as_tensor(x)
     if axis is None:
         if t.ndim > 1:
@@ -485,7 +495,9 @@ def nonzero(a: ArrayLike) -> tuple[Tensor, ...]:
     """
     x = _host("nonzero", a)
     if x.ndim == 0:
-        raise ValueError("nonzero: calling nonzero on 0d arrays is not allowed; use atleast_1d(a).nonzero() instead")
+        raise ValueError(
+            "nonzero: calling nonzero on 0d arrays is not allowed; use atleast_1d(a).nonzero() instead"
+        )
     return tuple(_out(i.astype(np.int64)) for i in np.nonzero(x))
 
 
@@ -542,7 +554,9 @@ def _i64(v: np.ndarray) -> Tensor:
     return _out(np.asarray(v).astype(np.int64))
 
 
-def _values_at(x: ArrayLike, values: np.ndarray, index: np.ndarray, axis: int | None = None) -> Tensor:
+def _values_at(
+    x: ArrayLike, values: np.ndarray, index: np.ndarray, axis: int | None = None
+) -> Tensor:
     """The unique values as a tensor. For a float or complex tensor ``x`` they are gathered from
     ``x`` at the first-occurrence ``index`` (of the flattened ``x``, or along ``axis``), so they
     stay tracked and differentiable, as ``jax.numpy.unique``'s values; otherwise the host's."""
@@ -606,7 +620,9 @@ def unique_all(x: ArrayLike, /) -> UniqueAllResult:
     v = _host("unique_all", x)
     r = np.unique_all(v)
     values = _values_at(x, r.values, _source_index(v, r.values, r.inverse_indices))
-    return UniqueAllResult(values, _i64(r.indices), _i64(r.inverse_indices.reshape(v.shape)), _i64(r.counts))
+    return UniqueAllResult(
+        values, _i64(r.indices), _i64(r.inverse_indices.reshape(v.shape)), _i64(r.counts)
+    )
 
 
 def unique_counts(x: ArrayLike, /) -> UniqueCountsResult:
@@ -623,7 +639,9 @@ def unique_counts(x: ArrayLike, /) -> UniqueCountsResult:
     v = _host("unique_counts", x)
     r = np.unique_inverse(v)
     counts = np.bincount(r.inverse_indices.reshape(-1), minlength=r.values.shape[0])
-    return UniqueCountsResult(_values_at(x, r.values, _source_index(v, r.values, r.inverse_indices)), _i64(counts))
+    return UniqueCountsResult(
+        _values_at(x, r.values, _source_index(v, r.values, r.inverse_indices)), _i64(counts)
+    )
 
 
 def unique_inverse(x: ArrayLike, /) -> UniqueInverseResult:
@@ -639,7 +657,10 @@ def unique_inverse(x: ArrayLike, /) -> UniqueInverseResult:
     """
     v = _host("unique_inverse", x)
     r = np.unique_inverse(v)
-    return UniqueInverseResult(_values_at(x, r.values, _source_index(v, r.values, r.inverse_indices)), _i64(r.inverse_indices.reshape(v.shape)))
+    return UniqueInverseResult(
+        _values_at(x, r.values, _source_index(v, r.values, r.inverse_indices)),
+        _i64(r.inverse_indices.reshape(v.shape)),
+    )
 
 
 def unique_values(x: ArrayLike, /) -> Tensor:

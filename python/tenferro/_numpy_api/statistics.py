@@ -87,7 +87,9 @@ def var(
         x = _p.convert(x, _F64)
     axes = _normalize_axes("var", axis, x.ndim)
     n = math.prod(x.shape[i] for i in axes)
-    mean = _p.div(_reduce("var", _p.reduce_sum, x, axes, True), float(n))  # 0/0 = NaN for no elements
+    mean = _p.div(
+        _reduce("var", _p.reduce_sum, x, axes, True), float(n)
+    )  # 0/0 = NaN for no elements
     d = _p.sub(x, mean)
     if x.dtype.kind == "c":
         sq = _p.cast(_p.mul(d, _p.conj(d)), _REAL_OF[x.dtype])

@@ -16,7 +16,15 @@ import numpy as np
 
 from .._tenferro import Tensor
 from ..errors import AxisError, DTypeError, ShapeError
-from ._common import _PY_SCALARS, ArrayLike, _as_tensor, _normalize_axes, _operands, _result_dtype, _to_common
+from ._common import (
+    _PY_SCALARS,
+    ArrayLike,
+    _as_tensor,
+    _normalize_axes,
+    _operands,
+    _result_dtype,
+    _to_common,
+)
 from .elementwise import conj, multiply
 from .layout import broadcast_to, moveaxis, squeeze, swapaxes
 from .reductions import sum as _sum
@@ -46,7 +54,9 @@ def _dtype_arg(op: str, x: Any) -> np.dtype:
         except TypeError:
             raise TypeError(f"{op}: expected a dtype or a tensor, got {x!r}") from None
     if dt not in _DTYPES:
-        raise DTypeError(f"{op}: unsupported dtype {dt} (tenferro's dtypes: {', '.join(map(str, _DTYPES))})")
+        raise DTypeError(
+            f"{op}: unsupported dtype {dt} (tenferro's dtypes: {', '.join(map(str, _DTYPES))})"
+        )
     return dt
 
 
@@ -118,7 +128,9 @@ def can_cast(from_: Any, to: Any, /) -> bool:
     >>> tf.can_cast(tf.int32, tf.int64), tf.can_cast(tf.float64, tf.float32)
     (True, False)
     """
-    return bool(np.can_cast(_dtype_arg("can_cast", from_), _dtype_arg("can_cast", to), casting="safe"))
+    return bool(
+        np.can_cast(_dtype_arg("can_cast", from_), _dtype_arg("can_cast", to), casting="safe")
+    )
 
 
 def broadcast_arrays(*arrays: ArrayLike) -> list[Tensor]:
@@ -242,10 +254,14 @@ def vecdot(x1: ArrayLike, x2: ArrayLike, /, *, axis: int = -1) -> Tensor:
     a, b = _operands(x1, x2)
     a, b = _to_common((a, b), _result_dtype(a, b))
     if a.ndim == 0 or b.ndim == 0:
-        raise ShapeError(f"vecdot: expected rank >= 1 operands, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
+        raise ShapeError(
+            f"vecdot: expected rank >= 1 operands, got shapes {tuple(a.shape)} and {tuple(b.shape)}"
+        )
     n = min(a.ndim, b.ndim)
     if axis < -n or (axis >= 0 and axis >= n):
-        raise AxisError(f"vecdot: axis {axis} is out of bounds for operands of ranks {a.ndim} and {b.ndim}")
+        raise AxisError(
+            f"vecdot: axis {axis} is out of bounds for operands of ranks {a.ndim} and {b.ndim}"
+        )
     ax = axis if axis < 0 else axis - n
     if a.shape[ax] != b.shape[ax]:
         raise ShapeError(

@@ -29,12 +29,20 @@ import numpy as np
 
 import tenferro as tf
 
-__all__ = ["load_split", "softmax_objective", "fit_tenferro", "fit_sklearn", "Comparison",
-           "compare", "main"]
+__all__ = [
+    "load_split",
+    "softmax_objective",
+    "fit_tenferro",
+    "fit_sklearn",
+    "Comparison",
+    "compare",
+    "main",
+]
 
 
-def load_split(test_size: float = 0.25, seed: int = 0,
-               max_train: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def load_split(
+    test_size: float = 0.25, seed: int = 0, max_train: int | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The digits, scaled to ``[0, 1]``, split into train and test sets (stratified).
 
     Returns
@@ -48,8 +56,9 @@ def load_split(test_size: float = 0.25, seed: int = 0,
 
     x, y = load_digits(return_X_y=True)
     x = x.astype(np.float64) / 16.0
-    x_tr, x_te, y_tr, y_te = train_test_split(x, y, test_size=test_size, random_state=seed,
-                                              stratify=y)
+    x_tr, x_te, y_tr, y_te = train_test_split(
+        x, y, test_size=test_size, random_state=seed, stratify=y
+    )
     if max_train is not None:
         x_tr, y_tr = x_tr[:max_train], y_tr[:max_train]
     return x_tr, x_te, y_tr.astype(np.int64), y_te.astype(np.int64)
@@ -93,8 +102,14 @@ class Fit:
         return np.argmax(x @ self.w + self.b, axis=1)
 
 
-def fit_tenferro(x: np.ndarray, y: np.ndarray, C: float = 1.0, classes: int = 10,
-                 gtol: float = 1e-7, maxiter: int = 2000) -> Fit:
+def fit_tenferro(
+    x: np.ndarray,
+    y: np.ndarray,
+    C: float = 1.0,
+    classes: int = 10,
+    gtol: float = 1e-7,
+    maxiter: int = 2000,
+) -> Fit:
     """Minimise :func:`softmax_objective` with L-BFGS-B on tenferro gradients."""
     from scipy.optimize import minimize
 
@@ -102,15 +117,23 @@ def fit_tenferro(x: np.ndarray, y: np.ndarray, C: float = 1.0, classes: int = 10
     tx = tf.asarray(x)
     onehot = tf.asarray(np.eye(classes)[y])
     vg = tf.func.value_and_grad(lambda w, b: softmax_objective(w, b, tx, onehot, C), argnums=(0, 1))
+
     def fun(p: np.ndarray) -> tuple[float, np.ndarray]:
         val, (gw, gb) = vg(p[: f * classes].reshape(f, classes), p[f * classes :])
         return val.item(), np.concatenate([np.asarray(gw).ravel(), np.asarray(gb)])
 
     t0 = time.perf_counter()
-    res = minimize(fun, np.zeros(f * classes + classes), method="L-BFGS-B", jac=True,
-                   options=dict(maxiter=maxiter, gtol=gtol, ftol=1e-14))
+    res = minimize(
+        fun,
+        np.zeros(f * classes + classes),
+        method="L-BFGS-B",
+        jac=True,
+        options=dict(maxiter=maxiter, gtol=gtol, ftol=1e-14),
+    )
     seconds = time.perf_counter() - t0
-    return Fit(res.x[: f * classes].reshape(f, classes), res.x[f * classes :], seconds, int(res.nit))
+    return Fit(
+        res.x[: f * classes].reshape(f, classes), res.x[f * classes :], seconds, int(res.nit)
+    )
 
 
 def fit_sklearn(x: np.ndarray, y: np.ndarray, C: float = 1.0) -> Fit:
@@ -147,8 +170,9 @@ class Comparison:
     sklearn: Fit
 
 
-def compare(C: float = 1.0, test_size: float = 0.25, seed: int = 0,
-            max_train: int | None = None) -> Comparison:
+def compare(
+    C: float = 1.0, test_size: float = 0.25, seed: int = 0, max_train: int | None = None
+) -> Comparison:
     """Fit both models on the same split and regularisation; see :class:`Comparison`."""
     from .tfim import _single_threaded_blas  # small BLAS calls: threads only cost, for both
 
@@ -158,18 +182,27 @@ def compare(C: float = 1.0, test_size: float = 0.25, seed: int = 0,
         ref = fit_sklearn(x_tr, y_tr, C)
     p_ours, p_ref = ours.predict(x_te), ref.predict(x_te)
     return Comparison(
-        n_train=len(y_tr), n_test=len(y_te), C=C,
-        acc_tenferro=float(np.mean(p_ours == y_te)), acc_sklearn=float(np.mean(p_ref == y_te)),
+        n_train=len(y_tr),
+        n_test=len(y_te),
+        C=C,
+        acc_tenferro=float(np.mean(p_ours == y_te)),
+        acc_sklearn=float(np.mean(p_ref == y_te)),
         obj_tenferro=objective_numpy(ours, x_tr, y_tr, C),
         obj_sklearn=objective_numpy(ref, x_tr, y_tr, C),
-        agreement=float(np.mean(p_ours == p_ref)), tenferro=ours, sklearn=ref,
+        agreement=float(np.mean(p_ours == p_ref)),
+        tenferro=ours,
+        sklearn=ref,
     )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point; exit status 1 when the accuracies differ by more than 1 point."""
-    p = argparse.ArgumentParser(prog="python -m tenferro.examples.digits", description=__doc__.splitlines()[0])
-    p.add_argument("--C", type=float, default=1.0, help="inverse L2 strength, as sklearn (default 1)")
+    p = argparse.ArgumentParser(
+        prog="python -m tenferro.examples.digits", description=__doc__.splitlines()[0]
+    )
+    p.add_argument(
+        "--C", type=float, default=1.0, help="inverse L2 strength, as sklearn (default 1)"
+    )
     p.add_argument("--test-size", type=float, default=0.25)
     p.add_argument("--seed", type=int, default=0, help="seed of the train/test split")
     p.add_argument("--max-train", type=int, default=None, help="use only this many training rows")
@@ -178,14 +211,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     r = compare(args.C, args.test_size, args.seed, args.max_train)
     print(f"digits: {r.n_train} train / {r.n_test} test images, 64 features, 10 classes, C={r.C:g}")
     print(f"{'':<28}{'test accuracy':>14}{'objective':>14}{'seconds':>9}{'iters':>7}")
-    for name, acc, obj, fit in (("tenferro + L-BFGS-B", r.acc_tenferro, r.obj_tenferro, r.tenferro),
-                                ("sklearn LogisticRegression", r.acc_sklearn, r.obj_sklearn, r.sklearn)):
+    for name, acc, obj, fit in (
+        ("tenferro + L-BFGS-B", r.acc_tenferro, r.obj_tenferro, r.tenferro),
+        ("sklearn LogisticRegression", r.acc_sklearn, r.obj_sklearn, r.sklearn),
+    ):
         print(f"{name:<28}{100 * acc:>13.2f}%{obj:>14.8f}{fit.seconds:>9.2f}{fit.iterations:>7}")
     diff = 100 * abs(r.acc_tenferro - r.acc_sklearn)
     ok = diff <= 1.0
-    print(f"accuracy difference {diff:.2f} percentage points ({'within' if ok else 'MORE than'} 1), "
-          f"same test predictions for {100 * r.agreement:.1f}% of images, "
-          f"total {time.perf_counter() - t0:.1f} s")
+    print(
+        f"accuracy difference {diff:.2f} percentage points ({'within' if ok else 'MORE than'} 1), "
+        f"same test predictions for {100 * r.agreement:.1f}% of images, "
+        f"total {time.perf_counter() - t0:.1f} s"
+    )
     return 0 if ok else 1
 
 

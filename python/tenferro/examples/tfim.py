@@ -97,7 +97,9 @@ def bond_dims(sites: int, bond: int) -> list[tuple[int, int]]:
     [(1, 2), (2, 4), (4, 2), (2, 1)]
     """
     if sites < 1 or bond < 1:
-        raise ValueError(f"bond_dims: need sites >= 1 and bond >= 1, got sites={sites}, bond={bond}")
+        raise ValueError(
+            f"bond_dims: need sites >= 1 and bond >= 1, got sites={sites}, bond={bond}"
+        )
     return [
         (min(bond, 2**i, 2 ** (sites - i)), min(bond, 2 ** (i + 1), 2 ** (sites - i - 1)))
         for i in range(sites)
@@ -284,7 +286,9 @@ class TfimProblem:
     def pack(self, mps: Sequence[np.ndarray]) -> np.ndarray:
         """Site arrays -> the real vector ``x`` (float64, shape ``(size,)``)."""
         flat = np.concatenate([np.asarray(a, dtype=self.dtype).ravel() for a in mps])
-        return np.concatenate([flat.real, flat.imag]) if self.is_complex else flat.astype(np.float64)
+        return (
+            np.concatenate([flat.real, flat.imag]) if self.is_complex else flat.astype(np.float64)
+        )
 
     def unpack(self, x: np.ndarray) -> list[np.ndarray]:
         """The real vector ``x`` -> site arrays (views of one buffer when real)."""
@@ -361,8 +365,13 @@ def _progress_bar(enabled: bool | None) -> Any:
     except ImportError:  # optional dependency
         return None
     # disable=None: shown only when stderr is a terminal (python-api.md).
-    return tqdm(desc="L-BFGS", unit="eval", disable=None if enabled is None else not enabled,
-                mininterval=0.2, leave=False)
+    return tqdm(
+        desc="L-BFGS",
+        unit="eval",
+        disable=None if enabled is None else not enabled,
+        mininterval=0.2,
+        leave=False,
+    )
 
 
 def _single_threaded_blas() -> Any:
@@ -455,8 +464,13 @@ def ground_state(
 
     with rt.session(engine), _single_threaded_blas():
         try:
-            minimize(fun, x0, method="L-BFGS-B", jac=True,
-                     options=dict(maxiter=5000, maxfun=20000, gtol=1e-12, ftol=1e-15))
+            minimize(
+                fun,
+                x0,
+                method="L-BFGS-B",
+                jac=True,
+                options=dict(maxiter=5000, maxfun=20000, gtol=1e-12, ftol=1e-15),
+            )
         except _Converged:
             pass
         finally:
@@ -466,9 +480,21 @@ def ground_state(
     e = best["e"]
     rel = abs(e - e0) / abs(e0)
     return Result(
-        sites=sites, bond=bond, dtype=dtype.name, g=g, J=J, tol=tol, energy=e, exact=e0,
-        rel_error=rel, evals=len(rel_errors), seconds=t_end - t_first[0], converged=rel <= tol,
-        rel_errors=rel_errors, grad_norms=grad_norms, x=best["x"],
+        sites=sites,
+        bond=bond,
+        dtype=dtype.name,
+        g=g,
+        J=J,
+        tol=tol,
+        energy=e,
+        exact=e0,
+        rel_error=rel,
+        evals=len(rel_errors),
+        seconds=t_end - t_first[0],
+        converged=rel <= tol,
+        rel_errors=rel_errors,
+        grad_norms=grad_norms,
+        x=best["x"],
     )
 
 
@@ -490,13 +516,20 @@ def save_plot(result: Result, path: str) -> None:
     ax.set_xlabel("energy + gradient evaluation")
     ax.set_title(
         f"TFIM ground state, L-BFGS on tenferro gradients: {result.sites} sites, bond {result.bond}, "
-        f"{result.dtype}", fontsize=10,
+        f"{result.dtype}",
+        fontsize=10,
     )
-    ax.text(0.98, 0.97,
-            f"g = {result.g:g}, J = {result.J:g}\n{result.evals} evals, {result.ms_per_eval:.2f} ms/eval\n"
-            f"final rel. error {result.rel_error:.1e}",
-            transform=ax.transAxes, ha="right", va="top", fontsize=9,
-            bbox=dict(boxstyle="round", fc="white", ec="0.8"))
+    ax.text(
+        0.98,
+        0.97,
+        f"g = {result.g:g}, J = {result.J:g}\n{result.evals} evals, {result.ms_per_eval:.2f} ms/eval\n"
+        f"final rel. error {result.rel_error:.1e}",
+        transform=ax.transAxes,
+        ha="right",
+        va="top",
+        fontsize=9,
+        bbox=dict(boxstyle="round", fc="white", ec="0.8"),
+    )
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(loc="lower left", fontsize=9)
     fig.savefig(path, dpi=120)
@@ -512,17 +545,32 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--bond", type=int, default=8, help="MPS bond dimension D (default 8)")
     p.add_argument("--g", type=float, default=1.0, help="transverse field g (default 1.0)")
     p.add_argument("--J", type=float, default=1.0, help="Ising coupling J (default 1.0)")
-    p.add_argument("--tol", type=float, default=1e-6,
-                   help="stop at this relative error against the exact energy (default 1e-6)")
+    p.add_argument(
+        "--tol",
+        type=float,
+        default=1e-6,
+        help="stop at this relative error against the exact energy (default 1e-6)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the random start (default 0)")
     p.add_argument("--dtype", choices=("float64", "complex128"), default="float64")
-    p.add_argument("--engine-threads", type=int, default=None,
-                   help="worker threads of the CPU engine (default 1: serial, fastest here)")
-    p.add_argument("--plot", metavar="PATH", default=None,
-                   help="save a log-scale convergence plot (matplotlib) to PATH")
+    p.add_argument(
+        "--engine-threads",
+        type=int,
+        default=None,
+        help="worker threads of the CPU engine (default 1: serial, fastest here)",
+    )
+    p.add_argument(
+        "--plot",
+        metavar="PATH",
+        default=None,
+        help="save a log-scale convergence plot (matplotlib) to PATH",
+    )
     p.add_argument("--no-progress", action="store_true", help="no tqdm progress bar")
-    p.add_argument("--jit", action="store_true",
-                   help="graph mode: energy and gradient as one traced program (tf.jit)")
+    p.add_argument(
+        "--jit",
+        action="store_true",
+        help="graph mode: energy and gradient as one traced program (tf.jit)",
+    )
     return p
 
 
@@ -530,16 +578,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point; returns the exit status (0 when ``--tol`` was reached)."""
     args = _parser().parse_args(argv)
     result = ground_state(
-        sites=args.sites, bond=args.bond, g=args.g, J=args.J, tol=args.tol, seed=args.seed,
-        dtype=args.dtype, engine_threads=args.engine_threads,
-        progress=False if args.no_progress else None, jit=args.jit,
+        sites=args.sites,
+        bond=args.bond,
+        g=args.g,
+        J=args.J,
+        tol=args.tol,
+        seed=args.seed,
+        dtype=args.dtype,
+        engine_threads=args.engine_threads,
+        progress=False if args.no_progress else None,
+        jit=args.jit,
     )
     if args.plot:
         save_plot(result, args.plot)
         print(f"convergence plot written to {args.plot}")
     if not result.converged:
-        print(f"tolerance {args.tol:g} NOT reached (best relative error {result.rel_error:.2e})",
-              file=sys.stderr)
+        print(
+            f"tolerance {args.tol:g} NOT reached (best relative error {result.rel_error:.2e})",
+            file=sys.stderr,
+        )
     print(result.summary(), flush=True)
     return 0 if result.converged else 1
 

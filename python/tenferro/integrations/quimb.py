@@ -54,7 +54,9 @@ class TenferroHandler:
 
     def __init__(self, jit_fn: bool = False, device: Any = None) -> None:
         if device not in (None, "cpu"):
-            raise ValueError(f"TenferroHandler: device={device!r}: tenferro tensors live on the CPU")
+            raise ValueError(
+                f"TenferroHandler: device={device!r}: tenferro tensors live on the CPU"
+            )
         self.jit_fn = jit_fn
 
     def to_variable(self, x: Any) -> Any:
