@@ -185,3 +185,12 @@ def test_sign_of_minus_zero_and_expm1_at_complex_zero() -> None:
     np.testing.assert_array_equal(np.signbit(got.real), [False, False, False, False])
     np.testing.assert_array_equal(np.signbit(got.imag), [False, False, True, True])
     assert np.signbit(np.asarray(tf.expm1(tf.asarray([-0.0])))[0])
+
+
+def test_atanh_and_atan_near_minus_one_keep_precision() -> None:
+    """atanh is odd: a negative real part is folded, so log1p never cancels near -1 (and atan
+    near -i, through atan z = -i atanh(iz)). NumPy as the oracle, to 1e-13."""
+    zs = np.array([-0.99999999999 + 0j, -0.9999999 + 0j, -1 + 1e-10j, -0.9 - 1e-3j, -2 - 0.0j])
+    np.testing.assert_allclose(tf.atanh(tf.asarray(zs)).tolist(), np.arctanh(zs), rtol=1e-13)
+    ws = np.array([1e-10 - 1j, 1e-12 - 0.9999999j])
+    np.testing.assert_allclose(tf.atan(tf.asarray(ws)).tolist(), np.arctan(ws), rtol=1e-13)

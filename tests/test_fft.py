@@ -325,3 +325,17 @@ def test_jit_equals_eager() -> None:
     # Gradients through the compiled call.
     gf = tf.func.grad(lambda v: tf.sum(tf.abs(tf.fft.rfftn(v, s=(4, 7))) ** 2))
     _close(tf.jit(gf)(r), np.asarray(gf(r)))
+
+
+def test_minus_one_in_s_keeps_the_input_size_on_the_real_axis_too() -> None:
+    """numpy.fft: ``-1`` in ``s`` is the input's size on every axis, the real one of irfftn too."""
+    z = np.arange(12.0).reshape(3, 4) + 1j
+    for got, want in [
+        (
+            tf.fft.irfftn(tf.asarray(z), s=(-1, -1), axes=(0, 1)),
+            np.fft.irfftn(z, s=(-1, -1), axes=(0, 1)),
+        ),
+        (tf.fft.irfft2(tf.asarray(z), s=(-1, -1)), np.fft.irfft2(z, s=(-1, -1))),
+    ]:
+        assert got.shape == want.shape
+        np.testing.assert_allclose(np.asarray(got), want, atol=1e-12)

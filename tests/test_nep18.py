@@ -491,3 +491,15 @@ def test_traced_tensors_dispatch_to_tenferro_and_name_the_function_otherwise() -
     assert seen == {"shape": (3, 3), "rt": np.float64}
     with pytest.raises(tf.errors.ConcretizationError, match="numpy.median"):
         tf.jit(lambda x: tf.asarray(np.median(x)))(tf.asarray(np.eye(3)))
+
+
+def test_like_a_tracked_tensor_never_returns_an_ndarray() -> None:
+    """NEP 35 (like=tensor): NumPy strips ``like`` from the arguments; the result is a tensor."""
+    x = tf.default_runtime().variable(np.ones(3))
+    for made, want in [
+        (np.identity(3, like=x), np.identity(3)),
+        (np.zeros((2, 3), order="F", like=x), np.zeros((2, 3))),
+        (np.asarray([1, 2], order="F", like=x), np.asarray([1, 2])),
+    ]:
+        assert isinstance(made, tf.Tensor), type(made)
+        np.testing.assert_array_equal(np.asarray(made), want)

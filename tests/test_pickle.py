@@ -246,3 +246,19 @@ def test_format_and_round_of_0d_tensors_follow_numpy_scalars() -> None:
     assert format(tf.asarray([1.0, 2.0]), "") == str(np.asarray([1.0, 2.0]))
     # a tracked 0-d tensor rounds to a number (a value request, as float(t))
     assert round(tf.default_runtime().variable(np.float64(2.345)), 2) == round(np.float64(2.345), 2)
+
+
+def test_copies_inside_a_transform_keep_the_derivative_or_refuse() -> None:
+    """Inside tf.func transforms a tensor being differentiated is not cut from the graph:
+    deepcopy returns it (its derivative flows, checked against the closed form 2x), pickle
+    raises TypeError (a copy would have a silent zero derivative)."""
+    x0 = tf.asarray(np.array([1.0, 2.0, 3.0]))
+    g = tf.func.grad(lambda x: tf.sum(copy.deepcopy(x) ** 2))(x0)
+    np.testing.assert_allclose(np.asarray(g), [2.0, 4.0, 6.0])
+    _, t = tf.func.jvp(lambda x: tf.sum(copy.deepcopy(x) ** 2), (x0,), (tf.asarray(np.ones(3)),))
+    assert float(t) == 12.0
+    with pytest.raises(TypeError, match="transform"):
+        tf.func.grad(lambda x: tf.sum(pickle.loads(pickle.dumps(x)) ** 2))(x0)
+    # The detached value pickles (no derivative through it, by request).
+    g = tf.func.grad(lambda x: tf.sum(pickle.loads(pickle.dumps(x.detach())) * x))(x0)
+    np.testing.assert_allclose(np.asarray(g), [1.0, 2.0, 3.0])

@@ -369,4 +369,11 @@ def _array_function(
             "arguments it takes), or .detach() the tensor (or work under tf.no_grad()) to compute "
             "it in NumPy without a gradient"
         ) from (reason if not isinstance(reason, _Unsupported) else None)
-    return _host_call(plan, func, args, kwargs)
+    out = _host_call(plan, func, args, kwargs)
+    if isinstance(out, np.ndarray) and not any(True for _ in (*_tensors(args), *_tensors(kwargs))):
+        # Reached through NEP 35's ``like=tensor`` (NumPy strips ``like`` from the arguments):
+        # the array NumPy made, as an (untracked) tensor, never an ndarray.
+        from ._factories import asarray
+
+        return asarray(out)
+    return out

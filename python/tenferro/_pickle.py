@@ -9,7 +9,11 @@ runtime (a tracked leaf stays a tracked leaf, with its own gradient slot).
 
 A tracked non-leaf (a value computed from tracked leaves) has no independent existence: pickling
 or deep-copying it would silently cut it from its leaves, so both raise ``TypeError`` pointing to
-``detach()``. A tensor traced by ``tf.jit`` has no values: ``ConcretizationError``.
+``detach()``. A tensor traced by ``tf.jit`` has no values: ``ConcretizationError``. Inside a
+``tf.func`` transform, the tensors it differentiates (its inputs are leaves of a private
+runtime) are not copied: ``copy.deepcopy`` returns the tensor itself (it is immutable, and a
+copy would be a new leaf the transform cannot see: a silent zero derivative), and ``pickle``
+raises ``TypeError``.
 """
 
 from __future__ import annotations
@@ -54,8 +58,22 @@ def _reduce_ex(self: Tensor, protocol: int) -> tuple[Any, ...]:
     tenferro.errors.ConcretizationError
         For a tensor traced by ``tf.jit``.
     """
+    if self.requires_grad and _in_transform():
+        raise TypeError(
+            f"pickle: cannot serialise a tensor that a tf.func transform differentiates (shape "
+            f"{self.shape}, dtype {self.dtype}): the unpickled tensor would be cut from the "
+            "transform and its derivative would silently be zero. Pickle t.detach() (no derivative) "
+            "or pickle outside the transform"
+        )
     arr, tracked = _host_value(self, "pickle")
     return (_rebuild, (arr, tracked))
+
+
+def _in_transform() -> bool:
+    """Whether a ``tf.func`` transform is running in this context."""
+    from .func import _ACTIVE
+
+    return _ACTIVE.get() > 0
 
 
 def _rebuild(arr: np.ndarray, requires_grad: bool) -> Tensor:
@@ -92,7 +110,8 @@ def _copy(self: Tensor) -> Tensor:
 def _deepcopy(self: Tensor, memo: dict[int, Any]) -> Tensor:
     """``copy.deepcopy(t)``: a tensor of the same runtime, value, dtype, shape and memory order
     (C or F; other strides become C) with storage of its own; a tracked leaf gives a new
-    tracked leaf (its own gradient slot, no gradient yet).
+    tracked leaf (its own gradient slot, no gradient yet). Inside a ``tf.func`` transform, a
+    tensor the transform differentiates is returned itself (module docstring).
 
     Raises
     ------
@@ -101,6 +120,11 @@ def _deepcopy(self: Tensor, memo: dict[int, Any]) -> Tensor:
     tenferro.errors.ConcretizationError
         For a tensor traced by ``tf.jit``.
     """
+    if self.requires_grad and _in_transform():
+        # Immutable, and differentiated by the running transform: the tensor itself (a copy
+        # would be a new leaf outside the transform's graph, with a silent zero derivative).
+        memo[id(self)] = self
+        return self
     arr, tracked = _host_value(self, "copy.deepcopy")
     out = _in_runtime(self.runtime, np.array(arr, order="K", copy=True), tracked)
     memo[id(self)] = out

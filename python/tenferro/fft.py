@@ -161,7 +161,8 @@ def _axes_and_lengths(
 ) -> tuple[list[int], list[int]]:
     """NumPy 2's rules for ``s`` and ``axes`` of the n-dimensional transforms: ``axes=None`` means
     every axis (the last ``len(s)`` ones when ``s`` is given); ``s=None`` the input's sizes (for
-    ``irfftn`` the last one is ``2·(m − 1)``); an entry ``-1`` of ``s`` keeps the input's size."""
+    ``irfftn`` the last one is ``2·(m − 1)``); an entry ``-1`` of ``s`` keeps the input's size (also on the real axis of
+    ``irfftn``, as NumPy)."""
     nd = x.ndim
     if s is not None:
         s = [operator.index(v) for v in s]
@@ -184,9 +185,9 @@ def _axes_and_lengths(
                 f"fft.{op}: s {tuple(s)} and axes {tuple(ax)} must have the same length"
             )
         lengths = []
-        for i, (v, a) in enumerate(zip(s, ax)):
+        for v, a in zip(s, ax):
             if v == -1:
-                v = 2 * (x.shape[a] - 1) if (inverse_real and i == len(ax) - 1) else x.shape[a]
+                v = x.shape[a]  # NumPy: -1 is the input size, also on the real axis
             lengths.append(v)
     for v in lengths:
         _length(op, "the transform length", v)

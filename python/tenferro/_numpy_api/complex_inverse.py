@@ -117,7 +117,18 @@ def _asinh_parts(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
 
 
 def _atanh_parts(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
-    """Real and imaginary parts of ``atanh(x + iy)`` (float64 parts)."""
+    """Real and imaginary parts of ``atanh(x + iy)`` (float64 parts).
+
+    ``atanh`` is odd, so a negative real part is folded to a positive one first (as FreeBSD's
+    ``catanh`` does with ``|x|``): the ``log1p`` of the real part then never cancels near
+    ``x = -1``."""
+    neg = _p.compare(x, 0.0, "LT")
+    re, im = _atanh_parts_right(_p.select(neg, _p.neg(x), x), _p.select(neg, _p.neg(y), y))
+    return _p.select(neg, _p.neg(re), re), _p.select(neg, _p.neg(im), im)
+
+
+def _atanh_parts_right(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
+    """:func:`_atanh_parts` for ``x >= 0`` or NaN (the formulas below)."""
     from .mathfuncs import _atan2
 
     ax, ay = _p.abs(x), _p.abs(y)
