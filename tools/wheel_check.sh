@@ -17,7 +17,7 @@ trap 'rm -rf "$WORK"' EXIT
 "$PYTHON" -m venv "$WORK/venv"
 "$WORK/venv/bin/python" -m pip install -q --upgrade pip
 # The wheel with its declared dependencies, and what its doctests and examples import.
-"$WORK/venv/bin/python" -m pip install -q "$WHEEL" pytest scipy
+"$WORK/venv/bin/python" -m pip install -q "$WHEEL" pytest scipy autoray
 cd "$WORK"   # nothing of the checkout is importable from here
 echo "wheel: $(basename "$WHEEL") ($(du -h "$WHEEL" | cut -f1))"
 "$WORK/venv/bin/python" "$ROOT/tools/wheel_smoke.py"
