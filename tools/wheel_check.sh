@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Install the running interpreter's wheel of target/wheels into a fresh virtual environment outside the source tree and
+# Install the running interpreter's wheel of the directory given (default target/wheels) into a fresh virtual environment outside the source tree and
 # run the smoke test and the installed package's doctests there (`make wheel-check`).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 PYTHON="${PYTHON:-python3}"
 shopt -s nullglob
 TAG="$("$PYTHON" -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")')"
-wheels=("$ROOT"/target/wheels/tenferro-*-"$TAG"-*.whl)
+DIR="$(cd "${1:-$ROOT/target/wheels}" && pwd)"
+wheels=("$DIR"/tenferro-*-"$TAG"-*.whl)
 if [ "${#wheels[@]}" -ne 1 ]; then
-    echo "wheel_check: expected one $TAG wheel in target/wheels, found ${#wheels[@]}" >&2
+    echo "wheel_check: expected one $TAG wheel in $DIR, found ${#wheels[@]}" >&2
     exit 1
 fi
 WHEEL="${wheels[0]}"
