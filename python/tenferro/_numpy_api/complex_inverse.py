@@ -34,6 +34,11 @@ _C128 = np.dtype(np.complex128)
 _F64 = np.dtype(np.float64)
 _BIG = 2.0**28
 _LN2 = math.log(2.0)
+_EPS = 2.0**-52
+_TINY = math.sqrt(6.0 * _EPS) / 4  # FreeBSD's SQRT_6_EPSILON / 4
+_FOUR_SQRT_MIN = 2.0**-509
+_A_CROSSOVER = 10.0
+_B_CROSSOVER = 0.6417
 
 
 def _re(z: Tensor) -> Tensor:
@@ -82,6 +87,84 @@ def _not(m: Tensor) -> Tensor:
     return logical_not(m)
 
 
+def _hull_f(a: Tensor, b: Tensor, h: Tensor) -> Tensor:
+    """Hull et al.'s ``f(a, b) = (hypot(a, b) - b)/2`` without cancellation, ``h = hypot(a, b)``:
+    ``(h - b)/2`` for ``b <= 0`` and ``a**2/(h + b)/2`` for ``b > 0`` (the second fed
+    ``b = h = 1`` where the first is taken)."""
+    pos = _p.compare(b, 0.0, "GT")
+    bp, hp = _p.select(pos, b, 1.0), _p.select(pos, h, 1.0)
+    q = _p.div(_p.mul(a, a), _p.mul(_p.add(hp, bp), 2.0))
+    return _p.select(pos, q, _p.mul(_p.sub(h, b), 0.5))
+
+
+def _asinh_hft(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
+    """``asinh(x + iy)`` for ``x, y >= 0``, finite, ``max(x, y) <= 2**28`` and not both below
+    ``sqrt(6 eps)/4``: Hull, Fairgrieve & Tang (ACM TOMS 23, 1997) as FreeBSD's ``catrig.c``
+    (``do_hard_work``): ``Re = log(A + sqrt(A**2 - 1))``, ``Im = asin(y/A)`` with
+    ``A = (|z + i| + |z - i|)/2``, rewritten without cancellation where ``A`` is near 1 or
+    ``y/A`` near 1. Every branch is fed values it is valid for, so the derivative is the
+    branch formula's (which equals the function's to rounding)."""
+    from .mathfuncs import _atan2
+
+    eps = _EPS
+    r = _p.abs(_mk(x, _p.add(y, 1.0)))  # |z + i|
+    s = _p.abs(_mk(x, _p.sub(y, 1.0)))  # |z - i|
+    a0 = _p.mul(_p.add(r, s), 0.5)
+    a = _p.select(_p.compare(a0, 1.0, "LT"), 1.0, a0)  # A >= 1 (rounding)
+    y_is1 = _p.compare(y, 1.0, "EQ")
+    x_big = _p.compare(x, _p.mul(_p.abs(_p.sub(y, 1.0)), eps), "GE")  # x >= eps|y - 1|
+    y_lt1 = _p.compare(y, 1.0, "LT")
+
+    # Real part.
+    r1 = y_is1 & _p.compare(x, eps * eps / 128, "LT")
+    r2 = _not(r1) & x_big
+    r3 = _not(r1) & _not(x_big) & y_lt1
+    rx1 = _p.sqrt(_p.select(r1, x, 1.0))
+    x2, y2 = _p.select(r2, x, 1.0), _p.select(r2, y, 1.0)
+    rr2, s2 = _p.select(r2, r, math.sqrt(5.0)), _p.select(r2, s, 1.0)
+    a2 = _p.select(r2, a, (math.sqrt(5.0) + 1.0) / 2)
+    am1 = _p.add(_hull_f(x2, _p.add(y2, 1.0), rr2), _hull_f(x2, _p.sub(1.0, y2), s2))
+    rx2 = _p.log1p(_p.add(am1, _p.sqrt(_p.mul(am1, _p.add(a2, 1.0)))))
+    y3 = _p.select(r3, y, 0.0)
+    rx3 = _p.div(x, _p.sqrt(_p.mul(_p.sub(1.0, y3), _p.add(y3, 1.0))))
+    y4 = _p.select(r1 | r2 | r3, 2.0, y)  # y > 1 in the last case
+    y4m1 = _p.sub(y4, 1.0)
+    rx4 = _p.log1p(_p.add(y4m1, _p.sqrt(_p.mul(y4m1, _p.add(y4, 1.0)))))
+    small_a = _p.compare(a, _A_CROSSOVER, "LT")
+    a5 = _p.select(small_a, _A_CROSSOVER, a)
+    rx5 = _p.log(_p.add(a5, _p.sqrt(_p.sub(_p.mul(a5, a5), 1.0))))
+    rx = _p.select(r1, rx1, _p.select(r2, rx2, _p.select(r3, rx3, rx4)))
+    rx = _p.select(small_a, rx, rx5)
+
+    # Imaginary part.
+    q0 = _p.compare(y, _FOUR_SQRT_MIN, "LT")  # y/A could underflow: scaled atan2
+    ry0 = _atan2(_p.mul(y, 2.0 / eps), _p.mul(a, 2.0 / eps))
+    b = _p.div(y, a)
+    q1 = _not(q0) & _p.compare(b, _B_CROSSOVER, "LE")
+    b1 = _p.select(q1, b, 0.0)
+    ry1 = _atan2(b1, _p.sqrt(_p.mul(_p.sub(1.0, b1), _p.add(b1, 1.0))))  # asin(B)
+    # B near 1: Im = atan2(y, sqrt(A**2 - y**2)), the root from f as above.
+    q2a = y_is1 & _p.compare(x, eps / 128, "LT")
+    q2b = _not(q2a) & x_big
+    q2c = _not(q2a) & _not(x_big) & _not(y_lt1)
+    sa = _p.mul(_p.sqrt(_p.select(q2a, x, 1.0)), _p.sqrt(_p.mul(_p.add(a, y), 0.5)))
+    xb, yb = _p.select(q2b, x, 1.0), _p.select(q2b, y, 1.0)
+    rb, sb = _p.select(q2b, r, math.sqrt(5.0)), _p.select(q2b, s, 1.0)
+    ab = _p.select(q2b, a, (math.sqrt(5.0) + 1.0) / 2)
+    amy = _p.add(_hull_f(xb, _p.add(yb, 1.0), rb), _hull_f(xb, _p.sub(yb, 1.0), sb))
+    s_b = _p.sqrt(_p.mul(amy, _p.add(ab, yb)))
+    yc = _p.select(q2c, y, 2.0)
+    k = 4.0 / eps / eps
+    s_c = _p.div(_p.mul(_p.mul(x, k), yc), _p.sqrt(_p.mul(_p.add(yc, 1.0), _p.sub(yc, 1.0))))
+    yd = _p.select(q2a | q2b | q2c, 0.0, y)  # y < 1 in the last case
+    s_d = _p.sqrt(_p.mul(_p.sub(1.0, yd), _p.add(yd, 1.0)))
+    root = _p.select(q2a, sa, _p.select(q2b, s_b, _p.select(q2c, s_c, s_d)))
+    new_y = _p.select(q2c, _p.mul(yc, k), y)
+    ry2 = _atan2(new_y, root)
+    ry = _p.select(q0, ry0, _p.select(q1, ry1, ry2))
+    return rx, ry
+
+
 def _asinh_parts(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
     """Real and imaginary parts of ``asinh(x + iy)`` (float64 parts)."""
     neg = _neg_or_minus_zero(x)
@@ -89,18 +172,21 @@ def _asinh_parts(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
     ys = _p.select(neg, _p.neg(y), y)
     ax, ay = _p.abs(xs), _p.abs(ys)
     finite = _p.compare(ax, _BIG, "LE") & _p.compare(ay, _BIG, "LE")  # false for NaN and inf
-    # Small: log1p(w + w²/(1 + sqrt(1 + w²))), fed (0, 0) elsewhere.
-    w = _mk(_p.select(finite, xs, 0.0), _p.select(finite, ys, 0.0))
-    w2 = _p.mul(w, w)
-    # ``+ (1 - 0i)``: adding ``1 + 0i`` would turn an imaginary -0 into +0 (the wrong side of
-    # the cut of sqrt).
-    one = complex(1.0, -0.0)
-    small = _p.log1p(_p.add(w, _p.div(w2, _p.add(_p.sqrt(_p.add(w2, one)), one))))
+    # |z| < sqrt(6 eps)/4: asinh z = z (the cubic term is below half an ulp).
+    tiny = _p.compare(ax, _TINY, "LT") & _p.compare(ay, _TINY, "LT")
+    hard = finite & _not(tiny)
+    # Hull et al. on the first quadrant (y folded by its sign), fed (1/2, 1/2) elsewhere.
+    yneg = _neg_or_minus_zero(ys)
+    yq = _p.select(yneg, _p.neg(ys), ys)
+    rx, ry = _asinh_hft(_p.select(hard, xs, 0.5), _p.select(hard, yq, 0.5))
+    ry = _p.select(yneg, _p.neg(ry), ry)
+    u = _p.select(tiny, xs, rx)
+    v = _p.select(tiny, ys, ry)
     # Large and non-finite: log(2w) = log(w) + log 2 (C99's values of log at infinities).
     wl = _mk(_p.select(finite, _BIG * 2, xs), _p.select(finite, 0.0, ys))
     large = _p.log(wl)
-    u = _p.select(finite, _re(small), _p.add(_re(large), _LN2))
-    v = _p.select(finite, _im(small), _im(large))
+    u = _p.select(finite, u, _p.add(_re(large), _LN2))
+    v = _p.select(finite, v, _im(large))
     u = _p.select(neg, _p.neg(u), u)
     v = _p.select(neg, _p.neg(v), v)
     # Exact values the roundings above can miss (values only; the derivative stays the

@@ -294,15 +294,26 @@ cos = _make_unary(
 )
 
 
+def _tan(x: Tensor) -> Tensor:
+    """``sin(x)/cos(x)`` for real ``x``; ``-i·tanh(i·x)`` for complex ``x`` (C99's definition of
+    ``ctan``; the products with ``±i`` are ``scale_complex``, exact for infinite and NaN parts),
+    so ``|Im x| > 710``, where ``sin`` and ``cos`` overflow, gives ``±0 ± 1i`` as NumPy."""
+    if x.dtype.kind == "c":
+        return _p.scale_complex(_p.tanh(_p.scale_complex(x, 1j)), -1j)
+    return _p.div(_p.sin(x), _p.cos(x))
+
+
 tan = _make_unary(
     "tan",
-    lambda x: _p.div(_p.sin(x), _p.cos(x)),
-    "``prim.div(prim.sin(x), prim.cos(x))`` (there is no tangent primitive)",
+    _tan,
+    "``prim.div(prim.sin(x), prim.cos(x))`` (there is no tangent primitive); for complex "
+    "``x``, ``-i·prim.tanh(i·x)``",
     "Tangent (argument in radians), element-wise.",
     "[0.0, 1.0]",
     "[0.0, 1.557408]",
     note="The quotient adds up to about one ulp to the errors of ``sin`` and ``cos``; close to the "
-    "poles ``pi/2 + k*pi`` the relative error grows like that of ``cos``.",
+    "poles ``pi/2 + k*pi`` the relative error grows like that of ``cos``. Complex inputs take "
+    "C99's ``ctan(z) = -i·ctanh(i·z)`` with its special values (NumPy's).",
 )
 
 

@@ -29,7 +29,7 @@ from ._common import (
     _unchanged,
 )
 from .elementwise import _make_unary
-from .mathfuncs import _one_like, _via_f64, _with_values_of
+from .mathfuncs import _one_like, _via_f64
 
 __all__ = [
     "cbrt",
@@ -367,8 +367,9 @@ def cbrt(x: ArrayLike, /) -> Tensor:
     ``y0 = sign(x)·|x|**(1/3)`` (``prim.pow``) refined by one Newton step
     ``y0 - (y0 - x/y0**2)/3`` in float64 (float32 inputs are computed in float64 and rounded
     once), which brings it within an ulp of the correctly rounded root (exact for perfect cubes).
-    The Newton correction is detached, so the derivative is that of ``y0``,
-    ``|x|**(-2/3)/3``. Zeros (signed), infinities and NaN are returned as they are.
+    Zeros (signed), infinities and NaN are returned as they are. The derivative is
+    ``1/(3·cbrt(x)**2)`` (a custom JVP rule, as JAX's): ``+inf`` at ``±0``, ``0`` at ``±inf``,
+    NaN at NaN; higher derivatives follow from the rule.
 
     Parameters
     ----------
@@ -396,17 +397,45 @@ def cbrt(x: ArrayLike, /) -> Tensor:
     [3.0, -2.0, 1.259921]
     """
     t = _real_float_input("cbrt", x)
+    return _via_f64(_cbrt_f64(), t)
 
-    def f(u: Tensor) -> Tensor:
-        special = _p.compare(u, 0.0, "EQ") | ~_p.compare(_p.abs(u), math.inf, "LT")
-        safe = _p.select(special, _one_like(u), u)
-        a = _p.abs(safe)
-        y0 = _p.mul(_p.sign(safe), _p.pow(a, 1.0 / 3.0))
-        y1 = _p.sub(y0, _p.div(_p.sub(y0, _p.div(safe, _p.mul(y0, y0))), 3.0))
-        y = _with_values_of(y0, ~special, y1)
-        return _p.select(special, u, y)
 
-    return _via_f64(f, t)
+def _cbrt_values(u: Tensor) -> Tensor:
+    """The values of ``cbrt(u)`` (float64; see :func:`cbrt`); its own derivative is not used."""
+    special = _p.compare(u, 0.0, "EQ") | ~_p.compare(_p.abs(u), math.inf, "LT")
+    safe = _p.select(special, _one_like(u), u)
+    a = _p.abs(safe)
+    y0 = _p.mul(_p.sign(safe), _p.pow(a, 1.0 / 3.0))
+    y1 = _p.sub(y0, _p.div(_p.sub(y0, _p.div(safe, _p.mul(y0, y0))), 3.0))
+    return _p.select(special, u, y1)
+
+
+_CBRT: list[Any] = []
+
+
+def _cbrt_f64() -> Any:
+    """``cbrt`` of float64 tensors with the derivative ``1/(3·cbrt(x)**2)`` as a custom JVP
+    (JAX's rule): ``+inf`` at ``±0``, ``0`` at ``±inf``, NaN at NaN, and higher derivatives by
+    differentiating the rule. No composition of primitives has these: the chain rule through
+    ``sign(x)·|x|**(1/3)`` gives ``0·inf`` at 0 and a ``select`` on the special values gives 1."""
+    if not _CBRT:
+        from .._custom import custom_jvp
+
+        @custom_jvp
+        def cbrt_f64(u: Tensor) -> Tensor:
+            return _cbrt_values(u)
+
+        @cbrt_f64.defjvp
+        def _cbrt_jvp(primals: Any, tangents: Any) -> Any:
+            (u,), (du,) = primals, tangents
+            # The composition, not cbrt_f64 (whose node would differentiate this rule again):
+            # its derivative equals 1/(3·y**2) away from the special values, so the second
+            # derivative is -2/(9·y**5) there.
+            y = _cbrt_values(u)
+            return y, _p.div(du, _p.mul(_p.mul(y, y), 3.0))
+
+        _CBRT.append(cbrt_f64)
+    return _CBRT[0]
 
 
 # ----------------------------------------------------------------------------------------------

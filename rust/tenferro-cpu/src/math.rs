@@ -259,7 +259,44 @@ pub fn clog<T: Float>(z: Complex<T>) -> Complex<T> {
         let scaled = Complex::new(z.re * s, z.im * s);
         return Complex::new(scaled.norm().ln() - s.ln(), arg);
     }
-    Complex::new(z.norm().ln(), arg)
+    let h = z.norm();
+    let near_one = |v: f64| T::from(v).unwrap_or_else(T::one);
+    if h >= near_one(0.71) && h <= near_one(1.73) {
+        // |z| near 1: ln|z| = log1p(x² + y² - 1)/2 with x² + y² - 1 summed exactly
+        // ([`x2y2m1`]): ln(hypot) would round |z| to 1 first, e.g. log(1 + 1e-10i) is
+        // 5e-21 + 1e-10i, not 0 + 1e-10i (glibc's clog; NumPy calls it).
+        let two = T::one() + T::one();
+        return Complex::new(x2y2m1(z.re, z.im).ln_1p() / two, arg);
+    }
+    Complex::new(h.ln(), arg)
+}
+
+/// `x² + y² - 1` to within a few ulps even where the terms cancel (glibc's `__x2y2m1`): the
+/// squares split exactly into `hi + lo` by FMA, then the five terms summed by error-free
+/// two-sums, smallest first, re-sorting after each step.
+fn x2y2m1<T: Float>(x: T, y: T) -> T {
+    let split = |a: T| {
+        let hi = a * a;
+        (hi, a.mul_add(a, -hi))
+    };
+    let (xh, xl) = split(x);
+    let (yh, yl) = split(y);
+    let mut v = [xl, xh, yl, yh, -T::one()];
+    let by_magnitude = |a: &T, b: &T| {
+        a.abs()
+            .partial_cmp(&b.abs())
+            .unwrap_or(std::cmp::Ordering::Equal)
+    };
+    v.sort_by(by_magnitude);
+    for i in 0..4 {
+        // Fast two-sum: |v[i+1]| >= |v[i]|.
+        let hi = v[i + 1] + v[i];
+        let lo = v[i] - (hi - v[i + 1]);
+        v[i + 1] = hi;
+        v[i] = lo;
+        v[i + 1..].sort_by(by_magnitude);
+    }
+    v[4] + v[3] + v[2] + v[1] + v[0]
 }
 
 /// Complex `tanh`, stable for large real parts, with C99's special values (Annex G, `ctanh`).
@@ -463,6 +500,17 @@ mod tests {
         assert_eq!(csqrt(z), Complex::new(0.0, -2.0));
         assert_eq!(csqrt(Complex::new(-4.0f64, 0.0)), Complex::new(0.0, 2.0));
         assert!(clog(Complex::new(-1.0f64, -0.0)).im < 0.0);
+        // |z| near 1: the real part log|z| is not rounded away (log1p form).
+        let l = clog(Complex::new(1.0f64, 1e-10));
+        assert!((l.re - 5e-21).abs() <= 1e-36 && l.im == 1e-10, "{l}");
+        // 1 - 2^-30 + 2^-20 i: ln|z| = -9.308678276974260946e-10 (mpmath, 200 bits); ln(hypot)
+        // keeps only ~7 digits.
+        let l = clog(Complex::new(1.0f64 - 2f64.powi(-30), 2f64.powi(-20)));
+        assert!(
+            (l.re / -9.308_678_276_974_261e-10 - 1.0).abs() < 4e-16,
+            "{l}"
+        );
+        assert_eq!(clog(Complex::new(1.0f64, 0.0)), Complex::new(0.0, 0.0));
         let q = cdiv(Complex::new(1e300f64, 1e300), Complex::new(1e300, 1e300));
         assert!((q.re - 1.0).abs() < 1e-15 && q.im.abs() < 1e-15);
         assert_eq!(

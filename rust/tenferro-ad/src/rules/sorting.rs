@@ -3,17 +3,21 @@
 //!
 //! `sort` permutes its input along an axis, so its JVP gathers the tangent through the stable
 //! permutation (`argsort`, recomputed) and its VJP scatters the cotangent back (JAX
-//! `_sort_jvp`). `cumsum` is linear: its VJP is the reversed cumulative sum. `cumprod` is exact
-//! at zeros without dividing by a zero (PyTorch `cumprod_backward`, FunctionsManual.cpp): with
-//! `z` the first zero of a line, the partial `∂y_k/∂x_j = Π_{i≤k, i≠j} x_i` is
-//! `y_k / x_j` before `z` (no zero yet), `E_z · Q_k` at `j = z` (`E_z` the product before `z`,
-//! `Q_k = Π_{z<i≤k} x_i`, itself zero past a second zero) and 0 past `z`. The three regions
-//! are selected by the running count of zeros, so the rules are differentiable primitives and
-//! the Hessian comes from differentiating them.
+//! `_sort_jvp`). `cumsum` is linear: its VJP is the reversed cumulative sum. `cumprod`'s partial
+//! `∂y_k/∂x_j = Π_{i≤k, i≠j} x_i = E_j·Π_{j<i≤k} x_i` (`E_j = Π_{i<j} x_i`, the exclusive
+//! prefix product) is written without dividing and without branching on zeros: the JVP is the
+//! linear recurrence `ẏ_k = x_k·ẏ_{k-1} + E_k·ẋ_k` and the VJP its transpose, both evaluated by
+//! a Hillis–Steele scan of `mul`/`add`/`slice`/`concatenate` (JAX differentiates `cumprod`
+//! through an associative scan the same way). The rules are thus polynomials in `x` and the
+//! tangent, exact at any number of zeros and without the overflow of `y_k / x_j`, and their own
+//! derivatives (Hessians, forward-over-reverse) are exact too. PyTorch's `cumprod_backward`
+//! split at the first zero (which the rule here replaced) has the right first derivative but
+//! takes the partials past the first zero as constant zeros: a wrong second derivative there.
+//! The cost is `⌈log₂ n⌉` rounds over a line of length `n`.
 
-use super::ops::{cast, compare, conj, div, mul, reshape, scalar, select, zeros_like};
+use super::ops::{conj, mul, reshape, scalar, zeros_like};
 use crate::{Ctx, Var};
-use tenferro_ops::{CompareDir, GatherConfig, Op, ScatterConfig};
+use tenferro_ops::{GatherConfig, Op, ScatterConfig, SliceConfig};
 use tenferro_tensor::{DType, Result, Tensor};
 
 /// Flat column-major positions (int64, `x`'s shape) of `idx`, indices along `axis`.
@@ -139,86 +143,113 @@ pub fn cumsum_vjp(
     Ok(vec![Some(rev_cumsum(ctx, ct, *axis)?)])
 }
 
-/// The pieces of `cumprod`'s partials (module docs): `(before, first, x_safe, e, q)` with
-/// `before` = no zero up to here, `first` = the first zero, `x_safe` = `x` with zeros → 1,
-/// `e` = product before the first zero (at `first`), `q_k = Π_{z<i≤k} x_i`.
-struct ProdParts {
-    before: Var,
-    first: Var,
-    x_safe: Var,
-    e: Var,
-    q: Var,
+/// `v[lo..hi]` along `axis`.
+fn slice_axis(ctx: &Ctx<'_>, v: &Var, axis: usize, lo: usize, hi: usize) -> Result<Var> {
+    let shape = v.value.shape();
+    let mut starts = vec![0; shape.len()];
+    let mut limits = shape.to_vec();
+    starts[axis] = lo;
+    limits[axis] = hi;
+    let strides = vec![1; shape.len()];
+    ctx.apply(
+        Op::Slice(SliceConfig {
+            starts,
+            limits,
+            strides,
+        }),
+        &[v],
+    )
 }
 
-fn prod_parts(ctx: &Ctx<'_>, x: &Var, axis: usize) -> Result<ProdParts> {
-    let dt = x.value.dtype();
-    let zero = scalar(0.0, 0.0, dt)?;
-    let one = super::ops::full(ctx, 1.0, dt, x.value.shape())?;
-    let is0 = compare(ctx, CompareDir::Eq, x, &zero)?;
-    let count = cumsum(ctx, &cast(ctx, &is0, DType::I64)?, axis)?;
-    let c0 = scalar(0.0, 0.0, DType::I64)?;
-    let c1 = scalar(1.0, 0.0, DType::I64)?;
-    let before = compare(ctx, CompareDir::Eq, &count, &c0)?;
-    let at1 = compare(ctx, CompareDir::Eq, &count, &c1)?;
-    // first zero: a zero with count 1 (select(is0, at1, false)).
-    let ff = super::ops::full(ctx, 0.0, DType::Bool, x.value.shape())?;
-    let first = select(ctx, &is0, &at1, &ff)?;
-    let x_safe = select(ctx, &is0, &one, x)?;
-    let e = cumprod(ctx, &select(ctx, &before, x, &one)?, axis)?;
-    // positions up to and including the first zero → 1 (no zero before: all of them).
-    let upto = select(ctx, &before, &before, &first)?;
-    let q = cumprod(ctx, &select(ctx, &upto, &one, x)?, axis)?;
-    Ok(ProdParts {
-        before,
-        first,
-        x_safe,
-        e,
-        q,
-    })
+fn concat(ctx: &Ctx<'_>, a: &Var, b: &Var, axis: usize) -> Result<Var> {
+    ctx.apply(Op::Concatenate { axis }, &[a, b])
 }
 
-/// JVP of `cumprod`, exact at zeros: `y·cumsum(ẋ/x)` before the first zero, `Q·cumsum(E·ẋ at
-/// the first zero)` from it on.
+fn reverse(ctx: &Ctx<'_>, v: &Var, axis: usize) -> Result<Var> {
+    ctx.apply(Op::Reverse(vec![axis]), &[v])
+}
+
+/// `v` shifted one place forward along `axis`: `[first, v_0, …, v_{n-2}]` (`n ≥ 1`).
+fn shift_in(ctx: &Ctx<'_>, v: &Var, first: &Var, axis: usize) -> Result<Var> {
+    let n = v.value.shape()[axis];
+    concat(ctx, first, &slice_axis(ctx, v, axis, 0, n - 1)?, axis)
+}
+
+/// The linear recurrence `s_k = b_k + a_k·s_{k-1}` (`s_{-1} = 0`) along `axis`, i.e.
+/// `s_k = Σ_{j≤k} b_j·Π_{j<i≤k} a_i` (`a_0` is not read), by a Hillis–Steele scan of the
+/// affine maps: ⌈log₂ n⌉ rounds of `B_k += A_k·B_{k-d}`, `A_k *= A_{k-d}` (`k ≥ d`). Only
+/// `mul`, `add`, `slice` and `concatenate`: a polynomial in `a` and `b`, so its derivatives of
+/// every order are exact (no division, no value-dependent branch).
+fn linear_recurrence(ctx: &Ctx<'_>, a: &Var, b: &Var, axis: usize) -> Result<Var> {
+    let n = b.value.shape()[axis];
+    let (mut a, mut b) = (a.clone(), b.clone());
+    let mut d = 1;
+    while d < n {
+        let a_hi = slice_axis(ctx, &a, axis, d, n)?;
+        let b_lo = slice_axis(ctx, &b, axis, 0, n - d)?;
+        let b_hi = slice_axis(ctx, &b, axis, d, n)?;
+        let b_new = super::ops::add(ctx, &b_hi, &mul(ctx, &a_hi, &b_lo)?)?;
+        let b_keep = slice_axis(ctx, &b, axis, 0, d)?;
+        b = concat(ctx, &b_keep, &b_new, axis)?;
+        if 2 * d < n {
+            let a_lo = slice_axis(ctx, &a, axis, 0, n - d)?;
+            let a_keep = slice_axis(ctx, &a, axis, 0, d)?;
+            a = concat(ctx, &a_keep, &mul(ctx, &a_hi, &a_lo)?, axis)?;
+        }
+        d *= 2;
+    }
+    Ok(b)
+}
+
+/// The exclusive prefix products `E_k = Π_{i<k} x_i` along `axis` (`n ≥ 1`): `cumprod` of `x`
+/// shifted in behind a one.
+fn exclusive_cumprod(ctx: &Ctx<'_>, x: &Var, axis: usize) -> Result<Var> {
+    let mut shape = x.value.shape().to_vec();
+    shape[axis] = 1;
+    let one = super::ops::full(ctx, 1.0, x.value.dtype(), &shape)?;
+    cumprod(ctx, &shift_in(ctx, x, &one, axis)?, axis)
+}
+
+/// JVP of `cumprod`: `ẏ_k = Σ_{j≤k} ẋ_j·E_j·Π_{j<i≤k} x_i`, the recurrence
+/// `ẏ_k = x_k·ẏ_{k-1} + E_k·ẋ_k` (module docs).
 pub fn cumprod_jvp(
     ctx: &Ctx<'_>,
     op: &Op,
     inputs: &[Var],
-    out: &Var,
+    _out: &Var,
     ts: &[Option<Var>],
 ) -> Result<Option<Var>> {
     let Some(t) = &ts[0] else { return Ok(None) };
     unpack!(op, Op::Cumprod(axis));
-    let x = &inputs[0];
-    let p = prod_parts(ctx, x, *axis)?;
-    let zeros = zeros_like(ctx, x)?;
-    let a = mul(ctx, out, &cumsum(ctx, &div(ctx, t, &p.x_safe)?, *axis)?)?;
-    let at_z = select(ctx, &p.first, &mul(ctx, &p.e, t)?, &zeros)?;
-    let b = mul(ctx, &p.q, &cumsum(ctx, &at_z, *axis)?)?;
-    Ok(Some(select(ctx, &p.before, &a, &b)?))
+    let (x, axis) = (&inputs[0], *axis);
+    if x.value.shape()[axis] <= 1 {
+        return Ok(Some(t.clone()));
+    }
+    let e = exclusive_cumprod(ctx, x, axis)?;
+    Ok(Some(linear_recurrence(ctx, x, &mul(ctx, &e, t)?, axis)?))
 }
 
-/// VJP of `cumprod`, exact at zeros (Hermitian convention: conjugated partials).
+/// VJP of `cumprod` (Hermitian convention: conjugated partials): `x̄_j = conj(E_j)·S_j` with
+/// `S_j = Σ_{k≥j} ȳ_k·conj(Π_{j<i≤k} x_i)`, the reversed recurrence
+/// `S_j = ȳ_j + conj(x_{j+1})·S_{j+1}`.
 pub fn cumprod_vjp(
     ctx: &Ctx<'_>,
     op: &Op,
     inputs: &[Var],
-    out: &Var,
+    _out: &Var,
     ct: &Var,
 ) -> Result<Vec<Option<Var>>> {
     unpack!(op, Op::Cumprod(axis));
-    let x = &inputs[0];
-    let p = prod_parts(ctx, x, *axis)?;
-    let zeros = zeros_like(ctx, x)?;
-    let a = div(
-        ctx,
-        &rev_cumsum(ctx, &mul(ctx, ct, &conj(ctx, out)?)?, *axis)?,
-        &conj(ctx, &p.x_safe)?,
-    )?;
-    let b = mul(
-        ctx,
-        &conj(ctx, &p.e)?,
-        &rev_cumsum(ctx, &mul(ctx, ct, &conj(ctx, &p.q)?)?, *axis)?,
-    )?;
-    let b = select(ctx, &p.first, &b, &zeros)?;
-    Ok(vec![Some(select(ctx, &p.before, &a, &b)?)])
+    let (x, axis) = (&inputs[0], *axis);
+    if x.value.shape()[axis] <= 1 {
+        return Ok(vec![Some(ct.clone())]);
+    }
+    let e = exclusive_cumprod(ctx, x, axis)?;
+    // Reversed, position m = n-1-j: a_m = conj(x_{j+1}) = conj(xr_{m-1}) (a_0 is not read).
+    let xr = conj(ctx, &reverse(ctx, x, axis)?)?;
+    let first = slice_axis(ctx, &xr, axis, 0, 1)?;
+    let a = shift_in(ctx, &xr, &first, axis)?;
+    let s = linear_recurrence(ctx, &a, &reverse(ctx, ct, axis)?, axis)?;
+    let s = reverse(ctx, &s, axis)?;
+    Ok(vec![Some(mul(ctx, &conj(ctx, &e)?, &s)?)])
 }
