@@ -407,3 +407,48 @@ def test_c_ordered_multi_axis_groups_read_in_place(
     np.testing.assert_allclose(
         np.asarray(got), np.einsum(subscripts, *arrays), rtol=1e-12, atol=1e-12
     )
+
+
+def test_contracting_pairs_are_reordered_to_read_an_operand_in_place() -> None:
+    """The TFIM step ``bctv,btd->cvd``: a column-major intermediate (copied either way: its
+    contracted axes ``b, t`` are not adjacent) and a C-ordered site tensor, whose ``(b, t)``
+    chain in the order ``(t, b)``. The pairs are listed in that order: one operand copy, not
+    two; values as NumPy's."""
+    rng = np.random.default_rng(16)
+    y = rng.normal(size=(4, 5, 2, 3))
+    a = rng.normal(size=(4, 2, 6))
+    engine = tf.CpuEngine(threads=1)
+    rt = tf.Runtime()
+    ty = rt.constant(np.asfortranarray(y))  # column-major
+    with rt.session(engine):
+        # C order: the axis-reversed view of a column-major tensor
+        ta = tf.prim.transpose(rt.constant(a.transpose(2, 1, 0)), (2, 1, 0))
+        assert np.asarray(ta).flags.c_contiguous and not np.asarray(ta).flags.f_contiguous
+        before = engine.operand_copies
+        got = tf.einsum("bctv,btd->cvd", ty, ta)
+        assert engine.operand_copies - before == 1
+    np.testing.assert_allclose(
+        np.asarray(got), np.einsum("bctv,btd->cvd", y, a), rtol=1e-13, atol=1e-13
+    )
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex64, np.int64, np.bool_], ids=str)
+def test_copies_of_broadcast_reversed_and_single_element_views_match_numpy(dtype: Any) -> None:
+    """Small views of any strides (broadcast axes of stride 0, negative steps, size-1 axes,
+    rank 0) materialise as NumPy's values in column-major order."""
+    rng = np.random.default_rng(17)
+    a = (rng.normal(size=(3, 1, 4)) * 10).astype(dtype)
+    t = tf.asarray(a, copy=False)
+    views = [
+        (tf.broadcast_to(t, (3, 5, 4)), np.broadcast_to(a, (3, 5, 4))),
+        (tf.prim.transpose(tf.broadcast_to(t, (3, 5, 4)), (2, 0, 1))[::-1], None),
+        (t[::-1, :, ::-2], a[::-1, :, ::-2]),
+        (t[1:2, :, 2:3], a[1:2, :, 2:3]),
+        (t[1, 0, 2], a[1, 0, 2]),
+    ]
+    views[1] = (views[1][0], np.broadcast_to(a, (3, 5, 4)).transpose(2, 0, 1)[::-1])
+    for v, want in views:
+        got = np.asarray(tf.asarray(v, copy=True))
+        assert got.shape == np.shape(want) and got.dtype == np.dtype(dtype)
+        assert got.ndim == 0 or got.flags.f_contiguous
+        np.testing.assert_array_equal(got, want)

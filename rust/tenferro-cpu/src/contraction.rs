@@ -3,9 +3,10 @@
 //! Each batch of a `dot_general` is one GEMM `[M×K]·[K×N]` where `M`/`N` merge the free axes and
 //! `K` the contracting axes of each operand. When an operand's axes chain (column-major merge),
 //! faer reads it in place through its strides — transposed, F- or C-ordered, negative steps —
-//! without a copy; only operands whose axes cannot merge, or whose matrices have no unit-stride
-//! direction (batch-innermost layouts), are copied once into a compact layout (counted in
-//! `CpuEngine::operand_copies`). The output is compact with batch axes last, so each
+//! without a copy; the contracting axis pairs are listed in the order that lets the most
+//! operands merge (`contracting_order`: the GEMM's summation order is free); only operands whose
+//! axes cannot merge, or whose matrices have no unit-stride direction (batch-innermost layouts),
+//! are copied once into a compact layout (counted in `CpuEngine::operand_copies`). The output is compact with batch axes last, so each
 //! batch is a contiguous `M×N` column-major block. Layout decisions are cached in the engine's
 //! plan cache. Floats go through faer's GEMM (explicit `Par` inside the engine's pool); integer
 //! and bool contractions use a plain strided loop.
@@ -110,6 +111,20 @@ fn plan_layout(
 struct GemmPlan {
     lhs: Layout,
     rhs: Layout,
+}
+
+/// The cached decision of one `dot_general` call site (its operands' shapes, strides, dtype,
+/// dimension numbers and conjugation flags): which of the routes of [`dot_general`] it takes.
+/// Deciding costs a few `plan_layout`s and views; a compiled program's contractions meet the
+/// same layouts on every run, so it is taken once.
+#[derive(Debug)]
+enum Route {
+    /// Computed on the axis-reversed views ([`reversed_axes`]).
+    Reversed,
+    /// Both operands row-major: computed as the swapped product.
+    Swapped,
+    /// One GEMM per batch on the operands as planned (or the batch-innermost kernel).
+    Gemm(GemmPlan),
 }
 
 /// An operand ready for GEMM: `(tensor, rows (M or K), cols (K or N), row stride, col stride,
@@ -403,35 +418,69 @@ pub(crate) fn dot_general(
     if out.numel() == 0 || k == 0 {
         return Ok(out);
     }
-    // C-ordered operands whose multi-axis groups do not merge in axis order (NumPy arrays read
-    // in place): compute on the axis-reversed views, which are column-major, and permute the
-    // result back — no operand copy where the reversed views read in place.
-    if let Some(t) = reversed_axes(e, name, cfg, lhs, rhs, conj, out_shape, (&lfree, &rfree))? {
-        return Ok(t);
-    }
-    // Both operands row-major (C-ordered NumPy memory, transposed views): compute the swapped
-    // product Bᵀ·Aᵀ per batch, whose operands are column-major, into a compact buffer and return
-    // its axes permuted back — row-major result blocks, as NumPy gives for C-ordered operands.
-    if row_major(lhs, &lfree, &cfg.lhs_contracting_dims)
-        && row_major(rhs, &cfg.rhs_contracting_dims, &rfree)
-    {
-        let swapped = DotGeneralConfig {
-            lhs_contracting_dims: cfg.rhs_contracting_dims.clone(),
-            rhs_contracting_dims: cfg.lhs_contracting_dims.clone(),
-            lhs_batch_dims: cfg.rhs_batch_dims.clone(),
-            rhs_batch_dims: cfg.lhs_batch_dims.clone(),
-        };
-        let (nl, nr) = (lfree.len(), rfree.len());
-        let mut t_shape: Vec<usize> = out_shape[nl..nl + nr].to_vec();
-        t_shape.extend_from_slice(&out_shape[..nl]);
-        t_shape.extend_from_slice(&out_shape[nl + nr..]);
-        let t = dot_general(e, name, &swapped, rhs, lhs, (conj.1, conj.0), &t_shape)?;
-        let perm: Vec<usize> = (nr..nr + nl)
-            .chain(0..nr)
-            .chain(nl + nr..out_shape.len())
-            .collect();
-        return t.transpose_view(&perm);
-    }
+    let extra = i64::from(conj.0) + 2 * i64::from(conj.1);
+    let route = e.plan_cache.get_or_build(
+        plan_key(1, cfg, lhs, rhs, extra),
+        |r: &Route| {
+            std::mem::size_of::<Route>()
+                + match r {
+                    Route::Gemm(p) => {
+                        8 * (p.lhs.rows.len()
+                            + p.rhs.rows.len()
+                            + p.lhs.cols.len()
+                            + p.rhs.cols.len())
+                    }
+                    Route::Reversed | Route::Swapped => 0,
+                }
+        },
+        || {
+            // C-ordered operands whose multi-axis groups do not merge in axis order (NumPy
+            // arrays read in place): computed on the axis-reversed views, which are
+            // column-major, and the result permuted back — no operand copy where the reversed
+            // views read in place.
+            if reversed_applies(cfg, lhs, rhs, (&lfree, &rfree)) {
+                return Route::Reversed;
+            }
+            // Both operands row-major (C-ordered NumPy memory, transposed views): the swapped
+            // product Bᵀ·Aᵀ per batch, whose operands are column-major, into a compact buffer
+            // returned with its axes permuted back — row-major result blocks, as NumPy gives
+            // for C-ordered operands.
+            if row_major(lhs, &lfree, &cfg.lhs_contracting_dims)
+                && row_major(rhs, &cfg.rhs_contracting_dims, &rfree)
+            {
+                return Route::Swapped;
+            }
+            let (lk, rk) = contracting_order(cfg, lhs, rhs, &lfree, &rfree);
+            Route::Gemm(GemmPlan {
+                lhs: plan_layout(lhs.shape(), lhs.strides(), &lfree, &lk, &cfg.lhs_batch_dims),
+                rhs: plan_layout(rhs.shape(), rhs.strides(), &rk, &rfree, &cfg.rhs_batch_dims),
+            })
+        },
+    );
+    let plan = match &*route {
+        Route::Reversed => {
+            return reversed_axes(e, name, cfg, lhs, rhs, conj, out_shape, (&lfree, &rfree))
+        }
+        Route::Swapped => {
+            let swapped = DotGeneralConfig {
+                lhs_contracting_dims: cfg.rhs_contracting_dims.clone(),
+                rhs_contracting_dims: cfg.lhs_contracting_dims.clone(),
+                lhs_batch_dims: cfg.rhs_batch_dims.clone(),
+                rhs_batch_dims: cfg.lhs_batch_dims.clone(),
+            };
+            let (nl, nr) = (lfree.len(), rfree.len());
+            let mut t_shape: Vec<usize> = out_shape[nl..nl + nr].to_vec();
+            t_shape.extend_from_slice(&out_shape[..nl]);
+            t_shape.extend_from_slice(&out_shape[nl + nr..]);
+            let t = dot_general(e, name, &swapped, rhs, lhs, (conj.1, conj.0), &t_shape)?;
+            let perm: Vec<usize> = (nr..nr + nl)
+                .chain(0..nr)
+                .chain(nl + nr..out_shape.len())
+                .collect();
+            return t.transpose_view(&perm);
+        }
+        Route::Gemm(plan) => plan,
+    };
     if let Some(t) = batch_inner(
         e,
         name,
@@ -445,30 +494,6 @@ pub(crate) fn dot_general(
     )? {
         return Ok(t);
     }
-    let extra = i64::from(conj.0) + 2 * i64::from(conj.1);
-    let plan = e.plan_cache.get_or_build(
-        plan_key(1, cfg, lhs, rhs, extra),
-        |p: &GemmPlan| {
-            std::mem::size_of::<GemmPlan>()
-                + 8 * (p.lhs.rows.len() + p.rhs.rows.len() + p.lhs.cols.len() + p.rhs.cols.len())
-        },
-        || GemmPlan {
-            lhs: plan_layout(
-                lhs.shape(),
-                lhs.strides(),
-                &lfree,
-                &cfg.lhs_contracting_dims,
-                &cfg.lhs_batch_dims,
-            ),
-            rhs: plan_layout(
-                rhs.shape(),
-                rhs.strides(),
-                &cfg.rhs_contracting_dims,
-                &rfree,
-                &cfg.rhs_batch_dims,
-            ),
-        },
-    );
     let l = prepare(e, name, lhs, &plan.lhs)?;
     let r = prepare(e, name, rhs, &plan.rhs)?;
     match lhs.dtype() {
@@ -483,6 +508,47 @@ pub(crate) fn dot_general(
     Ok(out)
 }
 
+/// The contracting axis pairs `(lhs, rhs)` in the order that leaves the fewest operands to copy:
+/// the pairs may be listed in any order (the same for both operands; only the summation order
+/// of the GEMM changes), and an operand whose contracting axes do not chain in the given order
+/// may chain in the order of its strides — e.g. a C-ordered site tensor `A[b, t, d]` contracted
+/// over `(b, t)` reads in place as `(t, b)`. The given order wins ties; an operand copied anyway
+/// is copied in the chosen order.
+fn contracting_order(
+    cfg: &DotGeneralConfig,
+    lhs: &Tensor,
+    rhs: &Tensor,
+    lfree: &[usize],
+    rfree: &[usize],
+) -> (Vec<usize>, Vec<usize>) {
+    let (lk, rk) = (&cfg.lhs_contracting_dims, &cfg.rhs_contracting_dims);
+    let copies = |order: &[usize]| {
+        let l: Vec<usize> = order.iter().map(|&i| lk[i]).collect();
+        let r: Vec<usize> = order.iter().map(|&i| rk[i]).collect();
+        let lc = plan_layout(lhs.shape(), lhs.strides(), lfree, &l, &cfg.lhs_batch_dims);
+        let rc = plan_layout(rhs.shape(), rhs.strides(), &r, rfree, &cfg.rhs_batch_dims);
+        (
+            usize::from(lc.copy_perm.is_some()) + usize::from(rc.copy_perm.is_some()),
+            l,
+            r,
+        )
+    };
+    let given: Vec<usize> = (0..lk.len()).collect();
+    let mut best = copies(&given);
+    if lk.len() < 2 || best.0 == 0 {
+        return (best.1, best.2);
+    }
+    for (t, axes) in [(lhs, lk), (rhs, rk)] {
+        let mut order = given.clone();
+        order.sort_by_key(|&i| t.strides()[axes[i]].unsigned_abs());
+        let c = copies(&order);
+        if c.0 < best.0 {
+            best = c;
+        }
+    }
+    (best.1, best.2)
+}
+
 /// Whether reading `t` as a `rows × cols` matrix (batch axes apart) needs a compacting copy.
 fn needs_copy(t: &Tensor, rows: &[usize], cols: &[usize]) -> bool {
     plan_layout(t.shape(), t.strides(), rows, cols, &[])
@@ -490,8 +556,55 @@ fn needs_copy(t: &Tensor, rows: &[usize], cols: &[usize]) -> bool {
         .is_some()
 }
 
-/// The axis-reversal path of [`dot_general`]: `None` unless some operand would be copied as
-/// given but neither is after reversing both operands' axes (C-ordered → column-major views).
+/// The dimension numbers of `dot_general` on both operands with their axes reversed (ranks
+/// `lr`, `rr`): contracting pairs listed in reverse, so that groups contiguous in C order chain.
+fn reversed_cfg(cfg: &DotGeneralConfig, lr: usize, rr: usize) -> DotGeneralConfig {
+    let flip =
+        |r: usize, dims: &[usize]| -> Vec<usize> { dims.iter().map(|&d| r - 1 - d).collect() };
+    DotGeneralConfig {
+        lhs_contracting_dims: flip(lr, &cfg.lhs_contracting_dims)
+            .into_iter()
+            .rev()
+            .collect(),
+        rhs_contracting_dims: flip(rr, &cfg.rhs_contracting_dims)
+            .into_iter()
+            .rev()
+            .collect(),
+        lhs_batch_dims: flip(lr, &cfg.lhs_batch_dims),
+        rhs_batch_dims: flip(rr, &cfg.rhs_batch_dims),
+    }
+}
+
+/// `t` with its axes reversed (a view).
+fn reversed(t: &Tensor) -> Result<Tensor> {
+    t.transpose_view(&(0..t.ndim()).rev().collect::<Vec<_>>())
+}
+
+/// Whether [`dot_general`] takes the axis-reversal route ([`reversed_axes`]): some operand would
+/// be copied as given but neither is after reversing both operands' axes (C-ordered →
+/// column-major views).
+fn reversed_applies(
+    cfg: &DotGeneralConfig,
+    lhs: &Tensor,
+    rhs: &Tensor,
+    (lfree, rfree): (&[usize], &[usize]),
+) -> bool {
+    let (lc, rc) = (&cfg.lhs_contracting_dims, &cfg.rhs_contracting_dims);
+    if !needs_copy(lhs, lfree, lc) && !needs_copy(rhs, rc, rfree) {
+        return false;
+    }
+    let (lr, rr) = (lhs.ndim(), rhs.ndim());
+    let rev_cfg = reversed_cfg(cfg, lr, rr);
+    let (Ok(l2), Ok(r2)) = (reversed(lhs), reversed(rhs)) else {
+        return false;
+    };
+    let (lf2, rf2) = (rev_cfg.lhs_free(lr), rev_cfg.rhs_free(rr));
+    !needs_copy(&l2, &lf2, &rev_cfg.lhs_contracting_dims)
+        && !needs_copy(&r2, &rev_cfg.rhs_contracting_dims, &rf2)
+}
+
+/// The axis-reversal route of [`dot_general`] (taken where [`reversed_applies`]): the product
+/// of the reversed views, whose operands read in place, with its result's axes permuted back.
 #[allow(clippy::too_many_arguments)]
 fn reversed_axes(
     e: &CpuEngine,
@@ -502,29 +615,9 @@ fn reversed_axes(
     conj: (bool, bool),
     out_shape: &[usize],
     (lfree, rfree): (&[usize], &[usize]),
-) -> Result<Option<Tensor>> {
-    let (lc, rc) = (&cfg.lhs_contracting_dims, &cfg.rhs_contracting_dims);
-    if !needs_copy(lhs, lfree, lc) && !needs_copy(rhs, rc, rfree) {
-        return Ok(None);
-    }
-    let (lr, rr) = (lhs.ndim(), rhs.ndim());
-    let flip =
-        |r: usize, dims: &[usize]| -> Vec<usize> { dims.iter().map(|&d| r - 1 - d).collect() };
-    // Contracting pairs listed in reverse, so that groups contiguous in C order chain.
-    let rev_cfg = DotGeneralConfig {
-        lhs_contracting_dims: flip(lr, lc).into_iter().rev().collect(),
-        rhs_contracting_dims: flip(rr, rc).into_iter().rev().collect(),
-        lhs_batch_dims: flip(lr, &cfg.lhs_batch_dims),
-        rhs_batch_dims: flip(rr, &cfg.rhs_batch_dims),
-    };
-    let rev = |t: &Tensor| t.transpose_view(&(0..t.ndim()).rev().collect::<Vec<_>>());
-    let (l2, r2) = (rev(lhs)?, rev(rhs)?);
-    let (lf2, rf2) = (rev_cfg.lhs_free(lr), rev_cfg.rhs_free(rr));
-    if needs_copy(&l2, &lf2, &rev_cfg.lhs_contracting_dims)
-        || needs_copy(&r2, &rev_cfg.rhs_contracting_dims, &rf2)
-    {
-        return Ok(None);
-    }
+) -> Result<Tensor> {
+    let rev_cfg = reversed_cfg(cfg, lhs.ndim(), rhs.ndim());
+    let (l2, r2) = (reversed(lhs)?, reversed(rhs)?);
     let (nl, nr) = (lfree.len(), rfree.len());
     let mut shape2: Vec<usize> = out_shape[..nl].iter().rev().copied().collect();
     shape2.extend(out_shape[nl..nl + nr].iter().rev());
@@ -535,7 +628,7 @@ fn reversed_axes(
         .chain((nl..nl + nr).rev())
         .chain(nl + nr..out_shape.len())
         .collect();
-    Ok(Some(t.transpose_view(&perm)?))
+    t.transpose_view(&perm)
 }
 
 /// `scale_real(x, r)`: floats and complex multiply; integers round the product; bool keeps
