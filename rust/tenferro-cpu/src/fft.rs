@@ -12,6 +12,11 @@
 //! Plans come from one RustFFT / realfft planner per precision, kept for the process behind a
 //! lock (`planners`): a planner caches the plans of every length it made, and a plan is an `Arc`
 //! shared by every worker; the lock is held only to look a plan up.
+//!
+//! Each worker's buffers (the plans' scratch, gathered lines) are taken once per pass from the
+//! engine's buffer pool, uninitialised (every element is written before it is read): no
+//! zero-filling per chunk, and no fresh pages per call for the large scratch of a long
+//! transform (2^20 points: 16 MB).
 
 use crate::cancel::Cancel;
 use crate::CpuEngine;
@@ -37,13 +42,18 @@ struct Planners<T: FftNum> {
 
 /// A float type RustFFT transforms, with its process-wide planners.
 trait Real: FftNum {
+    /// The tensor dtypes of `Self` and `Complex<Self>`.
+    const REAL: DType;
+    const COMPLEX: DType;
     fn planners() -> &'static Mutex<Planners<Self>>;
     fn of(x: f64) -> Self;
 }
 
 macro_rules! real {
-    ($t:ty) => {
+    ($t:ty, $r:expr, $c:expr) => {
         impl Real for $t {
+            const REAL: DType = $r;
+            const COMPLEX: DType = $c;
             fn planners() -> &'static Mutex<Planners<$t>> {
                 static P: OnceLock<Mutex<Planners<$t>>> = OnceLock::new();
                 P.get_or_init(|| {
@@ -59,8 +69,8 @@ macro_rules! real {
         }
     };
 }
-real!(f32);
-real!(f64);
+real!(f32, DType::F32, DType::C32);
+real!(f64, DType::F64, DType::C64);
 
 fn lock<T: Real>() -> std::sync::MutexGuard<'static, Planners<T>> {
     T::planners().lock().unwrap_or_else(|e| e.into_inner())
@@ -94,6 +104,49 @@ unsafe impl<E> Sync for Ptr<E> {}
 fn base<E>(t: &Tensor) -> *mut E {
     // SAFETY: `offset` is in bounds of the storage (or the tensor is empty and never read).
     unsafe { (t.storage().as_mut_ptr() as *mut E).add(t.offset()) }
+}
+
+/// A worker's buffer of `len` elements of `E` (dtype `dtype`), from the engine's pool and not
+/// zeroed: callers write every element before reading it.
+struct Buf<E> {
+    _storage: Tensor,
+    ptr: *mut E,
+    len: usize,
+}
+
+impl<E> Buf<E> {
+    fn new(e: &CpuEngine, name: &str, dtype: DType, len: usize) -> Result<Buf<E>> {
+        let t = Tensor::empty(name, dtype, &[len.max(1)], Some(&e.buffer_pool), false)?;
+        Ok(Buf {
+            ptr: base::<E>(&t),
+            _storage: t,
+            len,
+        })
+    }
+
+    fn get(&mut self) -> &mut [E] {
+        // SAFETY: the pooled storage holds `len` elements, owned by this worker alone.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+}
+
+/// The complex buffer of `len` elements.
+fn cbuf<T: Real>(e: &CpuEngine, name: &str, len: usize) -> Result<Buf<Complex<T>>> {
+    Buf::new(e, name, T::COMPLEX, len)
+}
+
+/// A worker's state: its buffers, or the error of allocating them (returned by its first chunk).
+type State<S> = Result<S>;
+
+fn state<'a, S>(st: &'a mut State<S>, name: &str) -> Result<&'a mut S> {
+    if st.is_err() {
+        let placeholder = Err(Error::internal(name, "fft: worker buffers unavailable"));
+        if let Err(err) = std::mem::replace(st, placeholder) {
+            return Err(err);
+        }
+    }
+    st.as_mut()
+        .map_err(|_| Error::internal(name, "fft: worker buffers unavailable"))
 }
 
 /// The lines along `axis` of a shape: line `l` is the column-major multi-index `l` over the
@@ -139,29 +192,34 @@ impl Lines {
     }
 }
 
-/// Run `chunk(first_line, line_count)` over every chunk of `lines` lines, on the engine's
-/// workers when the pass holds at least [`PARALLEL_MIN_WORK`] elements; the first error wins.
-fn for_chunks(
+/// Run `chunk(state, first_line, line_count)` over every chunk of `lines` lines, on the
+/// engine's workers when the pass holds at least [`PARALLEL_MIN_WORK`] elements; the first error
+/// wins. `init` makes a worker's state (its buffers), once per worker task rather than per chunk.
+fn for_chunks<S>(
     e: &CpuEngine,
     name: &str,
     lines: usize,
     len: usize,
     per: usize,
-    chunk: impl Fn(usize, usize) -> Result<()> + Sync,
+    init: impl Fn() -> State<S> + Sync + Send,
+    chunk: impl Fn(&mut S, usize, usize) -> Result<()> + Sync + Send,
 ) -> Result<()> {
     let per = per.max(1);
     let chunks = lines.div_ceil(per);
     let cancel = Cancel::current();
-    let run = |c: usize| -> Result<()> {
+    let run = |st: &mut State<S>, c: usize| -> Result<()> {
         cancel.check(name)?;
         let l0 = c * per;
-        chunk(l0, per.min(lines - l0))
+        chunk(state(st, name)?, l0, per.min(lines - l0))
     };
     match e.parallel_pool() {
         Some(pool) if chunks >= 2 && lines.saturating_mul(len) >= PARALLEL_MIN_WORK => {
-            pool.install(|| (0..chunks).into_par_iter().try_for_each(run))
+            pool.install(|| (0..chunks).into_par_iter().try_for_each_init(&init, run))
         }
-        _ => (0..chunks).try_for_each(run),
+        _ => {
+            let mut st = init();
+            (0..chunks).try_for_each(|c| run(&mut st, c))
+        }
     }
 }
 
@@ -192,8 +250,16 @@ fn c2c_pass<T: Real>(
     } else {
         LINES_PER_CHUNK
     };
-    for_chunks(e, name, lines.count, n, per, |l0, k| {
-        let mut scratch = vec![Complex::new(T::zero(), T::zero()); scratch_len];
+    let init = || -> State<(Buf<Complex<T>>, Option<Buf<Complex<T>>>)> {
+        let buf = if in_place_ok {
+            None
+        } else {
+            Some(cbuf::<T>(e, name, per.min(lines.count) * n)?)
+        };
+        Ok((cbuf::<T>(e, name, scratch_len)?, buf))
+    };
+    for_chunks(e, name, lines.count, n, per, init, |(scratch, buf), l0, k| {
+        let scratch = scratch.get();
         let (sp, dp) = (sp, dp);
         if in_place_ok {
             // SAFETY: lines l0..l0+k of the compact destination are this chunk's alone.
@@ -201,19 +267,30 @@ fn c2c_pass<T: Real>(
             if sp.0 != dp.0 || lines.src_step != 1 {
                 for b in 0..k {
                     let (so, _) = lines.offsets(l0 + b);
-                    for (j, v) in block[b * n..(b + 1) * n].iter_mut().enumerate() {
+                    let line = &mut block[b * n..(b + 1) * n];
+                    if lines.src_step == 1 {
+                        // SAFETY: a contiguous line of the source view.
+                        line.copy_from_slice(unsafe {
+                            std::slice::from_raw_parts(sp.0.offset(so), n)
+                        });
+                        continue;
+                    }
+                    for (j, v) in line.iter_mut().enumerate() {
                         // SAFETY: in bounds of the source view.
                         *v = unsafe { *sp.0.offset(so + j as isize * lines.src_step) };
                     }
                 }
             }
-            plan.process_with_scratch(block, &mut scratch);
+            plan.process_with_scratch(block, scratch);
             if let Some(s) = scale {
                 block.iter_mut().for_each(|v| *v = *v * s);
             }
             return Ok(());
         }
-        let mut buf = vec![Complex::new(T::zero(), T::zero()); k * n];
+        let Some(buf) = buf.as_mut() else {
+            return Err(Error::internal(name, "fft: strided pass without its line buffer"));
+        };
+        let buf = &mut buf.get()[..k * n];
         let offs: Vec<(isize, isize)> = (0..k).map(|b| lines.offsets(l0 + b)).collect();
         for j in 0..n {
             for (b, &(so, _)) in offs.iter().enumerate() {
@@ -221,7 +298,7 @@ fn c2c_pass<T: Real>(
                 buf[b * n + j] = unsafe { *sp.0.offset(so + j as isize * lines.src_step) };
             }
         }
-        plan.process_with_scratch(&mut buf, &mut scratch);
+        plan.process_with_scratch(buf, scratch);
         for j in 0..n {
             for (b, &(_, d)) in offs.iter().enumerate() {
                 let v = buf[b * n + j];
@@ -302,18 +379,29 @@ fn rfft<T: Real>(e: &CpuEngine, name: &str, x: &Tensor, out: &Tensor, c: &FftCon
     let scratch_len = plan.get_scratch_len();
     let lines = Lines::new(x.shape(), ax, x.strides(), out.strides());
     let (sp, dp) = (Ptr(base::<T>(x)), Ptr(base::<Complex<T>>(out)));
-    for_chunks(e, name, lines.count, n, LINES_PER_CHUNK, |l0, cnt| {
+    let per = LINES_PER_CHUNK.min(lines.count);
+    let init = || -> State<(Buf<Complex<T>>, Buf<T>, Buf<Complex<T>>)> {
+        Ok((
+            cbuf::<T>(e, name, scratch_len)?,
+            Buf::new(e, name, T::REAL, n)?,
+            cbuf::<T>(e, name, per * h)?,
+        ))
+    };
+    for_chunks(e, name, lines.count, n, per, init, |bufs, l0, cnt| {
         let (sp, dp) = (sp, dp);
-        let mut scratch = vec![Complex::new(T::zero(), T::zero()); scratch_len];
-        let mut input = vec![T::zero(); n];
-        let mut output = vec![Complex::new(T::zero(), T::zero()); cnt * h];
+        let (scratch, input, output) = (bufs.0.get(), bufs.1.get(), bufs.2.get());
         let offs: Vec<(isize, isize)> = (0..cnt).map(|b| lines.offsets(l0 + b)).collect();
         for (b, &(so, _)) in offs.iter().enumerate() {
-            for (j, v) in input.iter_mut().enumerate() {
-                // SAFETY: in bounds of the source view.
-                *v = unsafe { *sp.0.offset(so + j as isize * lines.src_step) };
+            if lines.src_step == 1 {
+                // SAFETY: a contiguous line of the source view.
+                input.copy_from_slice(unsafe { std::slice::from_raw_parts(sp.0.offset(so), n) });
+            } else {
+                for (j, v) in input.iter_mut().enumerate() {
+                    // SAFETY: in bounds of the source view.
+                    *v = unsafe { *sp.0.offset(so + j as isize * lines.src_step) };
+                }
             }
-            plan.process_with_scratch(&mut input, &mut output[b * h..(b + 1) * h], &mut scratch)
+            plan.process_with_scratch(input, &mut output[b * h..(b + 1) * h], scratch)
                 .map_err(|err| Error::internal(name, format!("realfft: {err}")))?;
         }
         // Frequency-major: neighbouring lines are neighbours in the compact output.
@@ -376,11 +464,17 @@ fn irfft<T: Real>(
     let lines = Lines::new(src.shape(), ax, src.strides(), out.strides());
     let (sp, dp) = (Ptr(base::<Complex<T>>(src)), Ptr(base::<T>(out)));
     let s = T::of(scale);
-    for_chunks(e, name, lines.count, n, LINES_PER_CHUNK, |l0, cnt| {
+    let per = LINES_PER_CHUNK.min(lines.count);
+    let init = || -> State<(Buf<Complex<T>>, Buf<Complex<T>>, Buf<T>)> {
+        Ok((
+            cbuf::<T>(e, name, scratch_len)?,
+            cbuf::<T>(e, name, per * h)?,
+            Buf::new(e, name, T::REAL, n)?,
+        ))
+    };
+    for_chunks(e, name, lines.count, n, per, init, |bufs, l0, cnt| {
         let (sp, dp) = (sp, dp);
-        let mut scratch = vec![Complex::new(T::zero(), T::zero()); scratch_len];
-        let mut input = vec![Complex::new(T::zero(), T::zero()); cnt * h];
-        let mut output = vec![T::zero(); n];
+        let (scratch, input, output) = (bufs.0.get(), bufs.1.get(), bufs.2.get());
         let offs: Vec<(isize, isize)> = (0..cnt).map(|b| lines.offsets(l0 + b)).collect();
         // Frequency-major: neighbouring lines are neighbours in a compact source.
         for j in 0..h {
@@ -397,7 +491,7 @@ fn irfft<T: Real>(
             if n.is_multiple_of(2) {
                 line[h - 1].im = T::zero();
             }
-            plan.process_with_scratch(line, &mut output, &mut scratch)
+            plan.process_with_scratch(line, output, scratch)
                 .map_err(|err| Error::internal(name, format!("realfft: {err}")))?;
             for (j, v) in output.iter().enumerate() {
                 // SAFETY: each destination line belongs to this chunk only.
