@@ -192,6 +192,33 @@ impl Lines {
     }
 }
 
+/// Copy the lines starting at `offs[b].0` (element step `step`) of `src` into `dst[b·n..]`.
+/// Strided lines are read across the lines, element `j` of every line in turn: the lines of a
+/// chunk are neighbours in a compact source, so each cache line is read once, whatever the
+/// stride (a 512-long column-major row steps 4 KB, which maps every element to one L1 set).
+fn gather_lines<E: Copy>(
+    src: *mut E,
+    step: isize,
+    offs: &[(isize, isize)],
+    n: usize,
+    dst: &mut [E],
+) {
+    if step == 1 {
+        for (b, &(so, _)) in offs.iter().enumerate() {
+            // SAFETY: a contiguous line of the source view.
+            dst[b * n..(b + 1) * n]
+                .copy_from_slice(unsafe { std::slice::from_raw_parts(src.offset(so), n) });
+        }
+        return;
+    }
+    for j in 0..n {
+        for (b, &(so, _)) in offs.iter().enumerate() {
+            // SAFETY: in bounds of the source view.
+            dst[b * n + j] = unsafe { *src.offset(so + j as isize * step) };
+        }
+    }
+}
+
 /// Run `chunk(state, first_line, line_count)` over every chunk of `lines` lines, on the
 /// engine's workers when the pass holds at least [`PARALLEL_MIN_WORK`] elements; the first error
 /// wins. `init` makes a worker's state (its buffers), once per worker task rather than per chunk.
@@ -258,57 +285,63 @@ fn c2c_pass<T: Real>(
         };
         Ok((cbuf::<T>(e, name, scratch_len)?, buf))
     };
-    for_chunks(e, name, lines.count, n, per, init, |(scratch, buf), l0, k| {
-        let scratch = scratch.get();
-        let (sp, dp) = (sp, dp);
-        if in_place_ok {
-            // SAFETY: lines l0..l0+k of the compact destination are this chunk's alone.
-            let block = unsafe { std::slice::from_raw_parts_mut(dp.0.add(l0 * n), k * n) };
-            if sp.0 != dp.0 || lines.src_step != 1 {
-                for b in 0..k {
-                    let (so, _) = lines.offsets(l0 + b);
-                    let line = &mut block[b * n..(b + 1) * n];
-                    if lines.src_step == 1 {
-                        // SAFETY: a contiguous line of the source view.
-                        line.copy_from_slice(unsafe {
-                            std::slice::from_raw_parts(sp.0.offset(so), n)
-                        });
-                        continue;
-                    }
-                    for (j, v) in line.iter_mut().enumerate() {
-                        // SAFETY: in bounds of the source view.
-                        *v = unsafe { *sp.0.offset(so + j as isize * lines.src_step) };
+    for_chunks(
+        e,
+        name,
+        lines.count,
+        n,
+        per,
+        init,
+        |(scratch, buf), l0, k| {
+            let scratch = scratch.get();
+            let (sp, dp) = (sp, dp);
+            if in_place_ok {
+                // SAFETY: lines l0..l0+k of the compact destination are this chunk's alone.
+                let block = unsafe { std::slice::from_raw_parts_mut(dp.0.add(l0 * n), k * n) };
+                if sp.0 != dp.0 || lines.src_step != 1 {
+                    for b in 0..k {
+                        let (so, _) = lines.offsets(l0 + b);
+                        let line = &mut block[b * n..(b + 1) * n];
+                        if lines.src_step == 1 {
+                            // SAFETY: a contiguous line of the source view.
+                            line.copy_from_slice(unsafe {
+                                std::slice::from_raw_parts(sp.0.offset(so), n)
+                            });
+                            continue;
+                        }
+                        for (j, v) in line.iter_mut().enumerate() {
+                            // SAFETY: in bounds of the source view.
+                            *v = unsafe { *sp.0.offset(so + j as isize * lines.src_step) };
+                        }
                     }
                 }
+                plan.process_with_scratch(block, scratch);
+                if let Some(s) = scale {
+                    block.iter_mut().for_each(|v| *v = *v * s);
+                }
+                return Ok(());
             }
-            plan.process_with_scratch(block, scratch);
-            if let Some(s) = scale {
-                block.iter_mut().for_each(|v| *v = *v * s);
+            let Some(buf) = buf.as_mut() else {
+                return Err(Error::internal(
+                    name,
+                    "fft: strided pass without its line buffer",
+                ));
+            };
+            let buf = &mut buf.get()[..k * n];
+            let offs: Vec<(isize, isize)> = (0..k).map(|b| lines.offsets(l0 + b)).collect();
+            gather_lines(sp.0, lines.src_step, &offs, n, buf);
+            plan.process_with_scratch(buf, scratch);
+            for j in 0..n {
+                for (b, &(_, d)) in offs.iter().enumerate() {
+                    let v = buf[b * n + j];
+                    let v = scale.map_or(v, |s| v * s);
+                    // SAFETY: each destination line belongs to this chunk only.
+                    unsafe { *dp.0.offset(d + j as isize * lines.dst_step) = v };
+                }
             }
-            return Ok(());
-        }
-        let Some(buf) = buf.as_mut() else {
-            return Err(Error::internal(name, "fft: strided pass without its line buffer"));
-        };
-        let buf = &mut buf.get()[..k * n];
-        let offs: Vec<(isize, isize)> = (0..k).map(|b| lines.offsets(l0 + b)).collect();
-        for j in 0..n {
-            for (b, &(so, _)) in offs.iter().enumerate() {
-                // SAFETY: in bounds of the source view.
-                buf[b * n + j] = unsafe { *sp.0.offset(so + j as isize * lines.src_step) };
-            }
-        }
-        plan.process_with_scratch(buf, scratch);
-        for j in 0..n {
-            for (b, &(_, d)) in offs.iter().enumerate() {
-                let v = buf[b * n + j];
-                let v = scale.map_or(v, |s| v * s);
-                // SAFETY: each destination line belongs to this chunk only.
-                unsafe { *dp.0.offset(d + j as isize * lines.dst_step) = v };
-            }
-        }
-        Ok(())
-    })
+            Ok(())
+        },
+    )
 }
 
 /// Execute `fft` with the output metadata already inferred.
@@ -383,7 +416,7 @@ fn rfft<T: Real>(e: &CpuEngine, name: &str, x: &Tensor, out: &Tensor, c: &FftCon
     let init = || -> State<(Buf<Complex<T>>, Buf<T>, Buf<Complex<T>>)> {
         Ok((
             cbuf::<T>(e, name, scratch_len)?,
-            Buf::new(e, name, T::REAL, n)?,
+            Buf::new(e, name, T::REAL, per * n)?,
             cbuf::<T>(e, name, per * h)?,
         ))
     };
@@ -391,17 +424,10 @@ fn rfft<T: Real>(e: &CpuEngine, name: &str, x: &Tensor, out: &Tensor, c: &FftCon
         let (sp, dp) = (sp, dp);
         let (scratch, input, output) = (bufs.0.get(), bufs.1.get(), bufs.2.get());
         let offs: Vec<(isize, isize)> = (0..cnt).map(|b| lines.offsets(l0 + b)).collect();
-        for (b, &(so, _)) in offs.iter().enumerate() {
-            if lines.src_step == 1 {
-                // SAFETY: a contiguous line of the source view.
-                input.copy_from_slice(unsafe { std::slice::from_raw_parts(sp.0.offset(so), n) });
-            } else {
-                for (j, v) in input.iter_mut().enumerate() {
-                    // SAFETY: in bounds of the source view.
-                    *v = unsafe { *sp.0.offset(so + j as isize * lines.src_step) };
-                }
-            }
-            plan.process_with_scratch(input, &mut output[b * h..(b + 1) * h], scratch)
+        gather_lines(sp.0, lines.src_step, &offs, n, input);
+        for b in 0..cnt {
+            let line = &mut input[b * n..(b + 1) * n];
+            plan.process_with_scratch(line, &mut output[b * h..(b + 1) * h], scratch)
                 .map_err(|err| Error::internal(name, format!("realfft: {err}")))?;
         }
         // Frequency-major: neighbouring lines are neighbours in the compact output.
@@ -469,21 +495,15 @@ fn irfft<T: Real>(
         Ok((
             cbuf::<T>(e, name, scratch_len)?,
             cbuf::<T>(e, name, per * h)?,
-            Buf::new(e, name, T::REAL, n)?,
+            Buf::new(e, name, T::REAL, per * n)?,
         ))
     };
     for_chunks(e, name, lines.count, n, per, init, |bufs, l0, cnt| {
         let (sp, dp) = (sp, dp);
         let (scratch, input, output) = (bufs.0.get(), bufs.1.get(), bufs.2.get());
         let offs: Vec<(isize, isize)> = (0..cnt).map(|b| lines.offsets(l0 + b)).collect();
-        // Frequency-major: neighbouring lines are neighbours in a compact source.
-        for j in 0..h {
-            for (b, &(so, _)) in offs.iter().enumerate() {
-                // SAFETY: in bounds of the source view.
-                input[b * h + j] = unsafe { *sp.0.offset(so + j as isize * lines.src_step) };
-            }
-        }
-        for (b, &(_, d)) in offs.iter().enumerate() {
+        gather_lines(sp.0, lines.src_step, &offs, h, input);
+        for b in 0..cnt {
             let line = &mut input[b * h..(b + 1) * h];
             // The imaginary parts of the zero and Nyquist frequencies do not enter a real
             // signal's spectrum: ignored, as NumPy's (pocketfft's) c2r does.
@@ -491,11 +511,14 @@ fn irfft<T: Real>(
             if n.is_multiple_of(2) {
                 line[h - 1].im = T::zero();
             }
-            plan.process_with_scratch(line, output, scratch)
+            plan.process_with_scratch(line, &mut output[b * n..(b + 1) * n], scratch)
                 .map_err(|err| Error::internal(name, format!("realfft: {err}")))?;
-            for (j, v) in output.iter().enumerate() {
+        }
+        // Sample-major: neighbouring lines are neighbours in the compact output.
+        for j in 0..n {
+            for (b, &(_, d)) in offs.iter().enumerate() {
                 // SAFETY: each destination line belongs to this chunk only.
-                unsafe { *dp.0.offset(d + j as isize * lines.dst_step) = *v * s };
+                unsafe { *dp.0.offset(d + j as isize * lines.dst_step) = output[b * n + j] * s };
             }
         }
         Ok(())
