@@ -192,31 +192,60 @@ impl Lines {
     }
 }
 
-/// Copy the lines starting at `offs[b].0` (element step `step`) of `src` into `dst[b·n..]`.
-/// Strided lines are read across the lines, element `j` of every line in turn: the lines of a
-/// chunk are neighbours in a compact source, so each cache line is read once, whatever the
-/// stride (a 512-long column-major row steps 4 KB, which maps every element to one L1 set).
+/// Elements of `E` in a cache line: the padding of a worker's line buffers.
+fn pad<E>() -> usize {
+    64 / std::mem::size_of::<E>().max(1)
+}
+
+/// The line stride of a worker's buffer of lines of length `n`: one cache line more, so that
+/// neighbouring lines never share an L1 set when `n` elements span a multiple of 4 KB.
+fn padded<E>(n: usize) -> usize {
+    n + pad::<E>()
+}
+
+/// Elements per line read in one tile of [`gather_lines`].
+const GATHER_TILE: usize = 8;
+
+/// Copy the lines starting at `offs[b].0` (element step `step`) of `src` into
+/// `dst[b·ld..b·ld + n]`. Strided lines are read in tiles of [`GATHER_TILE`] elements across all
+/// the lines of the chunk: the lines are neighbours in a compact source, so each cache line read
+/// serves every line it holds (a 512-long column-major row steps 4 KB: read one line at a time,
+/// every element of it lands in one L1 set and is evicted before its neighbours are used).
 fn gather_lines<E: Copy>(
+    name: &str,
     src: *mut E,
     step: isize,
     offs: &[(isize, isize)],
     n: usize,
+    ld: usize,
     dst: &mut [E],
-) {
+) -> Result<()> {
+    // The buffers hold `per` padded lines and a chunk has at most `per` lines.
+    if !offs.is_empty() && (offs.len() - 1) * ld + n > dst.len() {
+        return Err(Error::internal(
+            name,
+            "fft: a chunk larger than its line buffer",
+        ));
+    }
     if step == 1 {
         for (b, &(so, _)) in offs.iter().enumerate() {
             // SAFETY: a contiguous line of the source view.
-            dst[b * n..(b + 1) * n]
+            dst[b * ld..b * ld + n]
                 .copy_from_slice(unsafe { std::slice::from_raw_parts(src.offset(so), n) });
         }
-        return;
+        return Ok(());
     }
-    for j in 0..n {
+    let d = dst.as_mut_ptr();
+    for j0 in (0..n).step_by(GATHER_TILE) {
+        let j1 = (j0 + GATHER_TILE).min(n);
         for (b, &(so, _)) in offs.iter().enumerate() {
-            // SAFETY: in bounds of the source view.
-            dst[b * n + j] = unsafe { *src.offset(so + j as isize * step) };
+            for j in j0..j1 {
+                // SAFETY: in bounds of the source view; `b·ld + j < dst.len()` (checked above).
+                unsafe { *d.add(b * ld + j) = *src.offset(so + j as isize * step) };
+            }
         }
     }
+    Ok(())
 }
 
 /// Run `chunk(state, first_line, line_count)` over every chunk of `lines` lines, on the
@@ -281,7 +310,11 @@ fn c2c_pass<T: Real>(
         let buf = if in_place_ok {
             None
         } else {
-            Some(cbuf::<T>(e, name, per.min(lines.count) * n)?)
+            Some(cbuf::<T>(
+                e,
+                name,
+                per.min(lines.count) * padded::<Complex<T>>(n),
+            )?)
         };
         Ok((cbuf::<T>(e, name, scratch_len)?, buf))
     };
@@ -299,21 +332,8 @@ fn c2c_pass<T: Real>(
                 // SAFETY: lines l0..l0+k of the compact destination are this chunk's alone.
                 let block = unsafe { std::slice::from_raw_parts_mut(dp.0.add(l0 * n), k * n) };
                 if sp.0 != dp.0 || lines.src_step != 1 {
-                    for b in 0..k {
-                        let (so, _) = lines.offsets(l0 + b);
-                        let line = &mut block[b * n..(b + 1) * n];
-                        if lines.src_step == 1 {
-                            // SAFETY: a contiguous line of the source view.
-                            line.copy_from_slice(unsafe {
-                                std::slice::from_raw_parts(sp.0.offset(so), n)
-                            });
-                            continue;
-                        }
-                        for (j, v) in line.iter_mut().enumerate() {
-                            // SAFETY: in bounds of the source view.
-                            *v = unsafe { *sp.0.offset(so + j as isize * lines.src_step) };
-                        }
-                    }
+                    let offs: Vec<(isize, isize)> = (0..k).map(|b| lines.offsets(l0 + b)).collect();
+                    gather_lines(name, sp.0, lines.src_step, &offs, n, n, block)?;
                 }
                 plan.process_with_scratch(block, scratch);
                 if let Some(s) = scale {
@@ -327,13 +347,16 @@ fn c2c_pass<T: Real>(
                     "fft: strided pass without its line buffer",
                 ));
             };
-            let buf = &mut buf.get()[..k * n];
+            let buf = buf.get();
+            let ld = padded::<Complex<T>>(n);
             let offs: Vec<(isize, isize)> = (0..k).map(|b| lines.offsets(l0 + b)).collect();
-            gather_lines(sp.0, lines.src_step, &offs, n, buf);
-            plan.process_with_scratch(buf, scratch);
+            gather_lines(name, sp.0, lines.src_step, &offs, n, ld, buf)?;
+            for b in 0..k {
+                plan.process_with_scratch(&mut buf[b * ld..b * ld + n], scratch);
+            }
             for j in 0..n {
                 for (b, &(_, d)) in offs.iter().enumerate() {
-                    let v = buf[b * n + j];
+                    let v = buf[b * ld + j];
                     let v = scale.map_or(v, |s| v * s);
                     // SAFETY: each destination line belongs to this chunk only.
                     unsafe { *dp.0.offset(d + j as isize * lines.dst_step) = v };
@@ -416,7 +439,7 @@ fn rfft<T: Real>(e: &CpuEngine, name: &str, x: &Tensor, out: &Tensor, c: &FftCon
     let init = || -> State<(Buf<Complex<T>>, Buf<T>, Buf<Complex<T>>)> {
         Ok((
             cbuf::<T>(e, name, scratch_len)?,
-            Buf::new(e, name, T::REAL, per * n)?,
+            Buf::new(e, name, T::REAL, per * padded::<T>(n))?,
             cbuf::<T>(e, name, per * h)?,
         ))
     };
@@ -424,9 +447,10 @@ fn rfft<T: Real>(e: &CpuEngine, name: &str, x: &Tensor, out: &Tensor, c: &FftCon
         let (sp, dp) = (sp, dp);
         let (scratch, input, output) = (bufs.0.get(), bufs.1.get(), bufs.2.get());
         let offs: Vec<(isize, isize)> = (0..cnt).map(|b| lines.offsets(l0 + b)).collect();
-        gather_lines(sp.0, lines.src_step, &offs, n, input);
+        let ld = padded::<T>(n);
+        gather_lines(name, sp.0, lines.src_step, &offs, n, ld, input)?;
         for b in 0..cnt {
-            let line = &mut input[b * n..(b + 1) * n];
+            let line = &mut input[b * ld..b * ld + n];
             plan.process_with_scratch(line, &mut output[b * h..(b + 1) * h], scratch)
                 .map_err(|err| Error::internal(name, format!("realfft: {err}")))?;
         }
@@ -494,31 +518,32 @@ fn irfft<T: Real>(
     let init = || -> State<(Buf<Complex<T>>, Buf<Complex<T>>, Buf<T>)> {
         Ok((
             cbuf::<T>(e, name, scratch_len)?,
-            cbuf::<T>(e, name, per * h)?,
-            Buf::new(e, name, T::REAL, per * n)?,
+            cbuf::<T>(e, name, per * padded::<Complex<T>>(h))?,
+            Buf::new(e, name, T::REAL, per * padded::<T>(n))?,
         ))
     };
     for_chunks(e, name, lines.count, n, per, init, |bufs, l0, cnt| {
         let (sp, dp) = (sp, dp);
         let (scratch, input, output) = (bufs.0.get(), bufs.1.get(), bufs.2.get());
         let offs: Vec<(isize, isize)> = (0..cnt).map(|b| lines.offsets(l0 + b)).collect();
-        gather_lines(sp.0, lines.src_step, &offs, h, input);
+        let (ldh, ldn) = (padded::<Complex<T>>(h), padded::<T>(n));
+        gather_lines(name, sp.0, lines.src_step, &offs, h, ldh, input)?;
         for b in 0..cnt {
-            let line = &mut input[b * h..(b + 1) * h];
+            let line = &mut input[b * ldh..b * ldh + h];
             // The imaginary parts of the zero and Nyquist frequencies do not enter a real
             // signal's spectrum: ignored, as NumPy's (pocketfft's) c2r does.
             line[0].im = T::zero();
             if n.is_multiple_of(2) {
                 line[h - 1].im = T::zero();
             }
-            plan.process_with_scratch(line, &mut output[b * n..(b + 1) * n], scratch)
+            plan.process_with_scratch(line, &mut output[b * ldn..b * ldn + n], scratch)
                 .map_err(|err| Error::internal(name, format!("realfft: {err}")))?;
         }
         // Sample-major: neighbouring lines are neighbours in the compact output.
         for j in 0..n {
             for (b, &(_, d)) in offs.iter().enumerate() {
                 // SAFETY: each destination line belongs to this chunk only.
-                unsafe { *dp.0.offset(d + j as isize * lines.dst_step) = output[b * n + j] * s };
+                unsafe { *dp.0.offset(d + j as isize * lines.dst_step) = output[b * ldn + j] * s };
             }
         }
         Ok(())
