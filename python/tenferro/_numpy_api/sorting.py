@@ -329,9 +329,7 @@ def _sorter(op: str, sorter: Any, x: Tensor) -> Any:
         raise ShapeError(f"{op}: a must be 1-D, got shape {tuple(x.shape)}")
     n = x.shape[0]
     if len(shape) != 1 or shape[0] != n:
-        raise ShapeError(
-            f"{op}: sorter must be 1-D of the length of a ({n}), got shape {shape}"
-        )
+        raise ShapeError(f"{op}: sorter must be 1-D of the length of a ({n}), got shape {shape}")
     if traced:
         return sorter
     bad = (host < 0) | (host >= n)
