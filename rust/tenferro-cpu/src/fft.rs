@@ -138,12 +138,17 @@ fn cbuf<T: Real>(e: &CpuEngine, name: &str, len: usize) -> Result<Buf<Complex<T>
 /// A worker's state: its buffers, or the error of allocating them (returned by its first chunk).
 type State<S> = Result<S>;
 
+/// A complex pass's worker buffers: the plan's scratch, and the gathered lines of a strided pass.
+type C2cBufs<T> = (Buf<Complex<T>>, Option<Buf<Complex<T>>>);
+/// The real-to-complex pass's: scratch, gathered real lines, transformed lines.
+type R2cBufs<T> = (Buf<Complex<T>>, Buf<T>, Buf<Complex<T>>);
+/// The complex-to-real pass's: scratch, gathered half spectra, transformed real lines.
+type C2rBufs<T> = (Buf<Complex<T>>, Buf<Complex<T>>, Buf<T>);
+
 fn state<'a, S>(st: &'a mut State<S>, name: &str) -> Result<&'a mut S> {
     if st.is_err() {
         let placeholder = Err(Error::internal(name, "fft: worker buffers unavailable"));
-        if let Err(err) = std::mem::replace(st, placeholder) {
-            return Err(err);
-        }
+        std::mem::replace(st, placeholder)?;
     }
     st.as_mut()
         .map_err(|_| Error::internal(name, "fft: worker buffers unavailable"))
@@ -306,7 +311,7 @@ fn c2c_pass<T: Real>(
     } else {
         LINES_PER_CHUNK
     };
-    let init = || -> State<(Buf<Complex<T>>, Option<Buf<Complex<T>>>)> {
+    let init = || -> State<C2cBufs<T>> {
         let buf = if in_place_ok {
             None
         } else {
@@ -436,7 +441,7 @@ fn rfft<T: Real>(e: &CpuEngine, name: &str, x: &Tensor, out: &Tensor, c: &FftCon
     let lines = Lines::new(x.shape(), ax, x.strides(), out.strides());
     let (sp, dp) = (Ptr(base::<T>(x)), Ptr(base::<Complex<T>>(out)));
     let per = LINES_PER_CHUNK.min(lines.count);
-    let init = || -> State<(Buf<Complex<T>>, Buf<T>, Buf<Complex<T>>)> {
+    let init = || -> State<R2cBufs<T>> {
         Ok((
             cbuf::<T>(e, name, scratch_len)?,
             Buf::new(e, name, T::REAL, per * padded::<T>(n))?,
@@ -515,7 +520,7 @@ fn irfft<T: Real>(
     let (sp, dp) = (Ptr(base::<Complex<T>>(src)), Ptr(base::<T>(out)));
     let s = T::of(scale);
     let per = LINES_PER_CHUNK.min(lines.count);
-    let init = || -> State<(Buf<Complex<T>>, Buf<Complex<T>>, Buf<T>)> {
+    let init = || -> State<C2rBufs<T>> {
         Ok((
             cbuf::<T>(e, name, scratch_len)?,
             cbuf::<T>(e, name, per * padded::<Complex<T>>(h))?,
