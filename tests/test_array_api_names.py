@@ -774,3 +774,29 @@ def test_allclose_needs_values_under_jit() -> None:
     with pytest.raises(ConcretizationError):
         tf.jit(lambda a: tf.asarray(1.0) if tf.allclose(a, a) else a)(tf.asarray([1.0]))
     assert tf.allclose([1.0, 2.0], [1.0, 2.0 + 1e-9]) is True
+
+
+def test_ndarray_operands_join_a_tensors_non_default_runtime() -> None:
+    """An ndarray beside a tensor of a non-default runtime becomes a constant of that runtime
+    (python-api.md), in the joining and product functions too (they raised
+    ContextMismatchError when the ndarray became a default-runtime constant first)."""
+    rt = tf.Runtime()
+    a = np.arange(3.0)
+    v = rt.constant(np.array([4.0, 5.0, 6.0]))
+    vv = np.asarray(v)
+    cases = [
+        (lambda: np.stack([a, v]), np.stack([a, vv])),
+        (lambda: tf.stack([a, v]), np.stack([a, vv])),
+        (lambda: tf.stack([a, v], axis=1, dtype="float32"), np.stack([a, vv], 1, dtype="float32")),
+        (lambda: tf.concatenate([a, v], dtype="complex128"), np.concatenate([a, vv]) + 0j),
+        (lambda: tf.kron(a, v), np.kron(a, vv)),
+        (lambda: tf.kron(v, a), np.kron(vv, a)),
+        (lambda: tf.outer(a, v), np.outer(a, vv)),
+        (lambda: tf.diff(v, prepend=a), np.diff(vv, prepend=a)),
+        (lambda: tf.diff(a, append=v), np.diff(a, append=vv)),
+        (lambda: tf.diff(a, prepend=v[:1]), np.diff(a, prepend=vv[:1])),
+    ]
+    for f, want in cases:
+        got = f()
+        assert isinstance(got, tf.Tensor) and got.runtime.id == rt.id
+        same(got, want)

@@ -119,7 +119,7 @@ def test_gradient_and_hessp_match_finite_differences_in_quimbs_packing(case: str
     )
 
 
-def test_autoray_svd_is_reduced_and_import_registers_only_when_autoray_is_loaded() -> None:
+def test_autoray_svd_is_reduced_whatever_the_import_order_and_tenferro_never_imports_it() -> None:
     tf.integrations.autoray.register()
     u, s, vh = autoray.do("linalg.svd", tf.asarray(np.ones((4, 2))))
     assert (u.shape, s.shape, vh.shape) == ((4, 2), (2,), (2, 2))
@@ -131,5 +131,15 @@ def test_autoray_svd_is_reduced_and_import_registers_only_when_autoray_is_loaded
     subprocess.run([sys.executable, "-c", code], check=True)
     code = (
         "import sys, tenferro\nassert 'autoray' not in sys.modules and 'quimb' not in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+    # tenferro imported first: registered when autoray is imported later (the finder then goes).
+    code = (
+        "import sys, tenferro as tf, numpy as np\n"
+        "assert 'autoray' not in sys.modules\n"
+        "import autoray\n"
+        "u, s, vh = autoray.do('linalg.svd', tf.asarray(np.ones((5, 3))))\n"
+        "assert u.shape == (5, 3), u.shape\n"
+        "assert not any(type(f).__name__ == '_RegisterOnImport' for f in sys.meta_path)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

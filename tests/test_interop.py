@@ -245,6 +245,25 @@ def test_dlpack_round_trips() -> None:
     np.testing.assert_array_equal(back, sample("int64", (2, 3)))
 
 
+def test_dlpack_copy_false_needs_a_versioned_capsule() -> None:
+    """An unversioned capsule cannot mark memory read-only: the legacy export copies (as NumPy
+    refuses to export a read-only array unversioned), so ``copy=False`` there is a BufferError
+    (the 2024.12 standard: "must never copy, and raise a BufferError in case a copy is deemed
+    necessary"); a versioned request shares memory with the READ_ONLY flag."""
+    t = tf.tensor(sample("float64", (3, 4)))
+    ro = np.asarray(sample("float64", (3, 4)))
+    ro.flags.writeable = False
+    for kw in ({"copy": False}, {"copy": False, "max_version": (0, 9)}):
+        with pytest.raises(BufferError, match="max_version=\\(1, 0\\)"):
+            t.__dlpack__(**kw)
+        with pytest.raises(BufferError):  # NumPy does the same for a read-only array
+            ro.__dlpack__(**kw)
+    assert "dltensor" in repr(t.__dlpack__()) and "versioned" not in repr(t.__dlpack__())
+    assert "dltensor_versioned" in repr(t.__dlpack__(copy=False, max_version=(1, 0)))
+    a = np.from_dlpack(t, copy=False)
+    assert np.shares_memory(a, np.asarray(t)) and not a.flags.writeable
+
+
 # ----------------------------------------------------------------------------------------------
 # Mixed arithmetic and ufuncs
 # ----------------------------------------------------------------------------------------------

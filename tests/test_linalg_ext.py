@@ -218,3 +218,15 @@ def test_extension_traces_under_jit() -> None:
         + np.linalg.cross(a, a[::-1]).sum()
     )
     np.testing.assert_allclose(f(tf.asarray(a)).item(), want, rtol=1e-12)
+
+
+def test_vector_norm_ord_none_is_the_2_norm() -> None:
+    """``ord=None`` is ``2``, as ``numpy.linalg.vector_norm`` (and ``norm``) and
+    ``array_api_strict``; a string order stays an error."""
+    a = np.random.default_rng(4).normal(size=(3, 4)) + 1j
+    for axis in (None, 1, (0, 1)):
+        want = np.linalg.vector_norm(a, axis=axis, ord=None)
+        close(L.vector_norm(tf.asarray(a), axis=axis, ord=None), want)
+        close(L.vector_norm(tf.asarray(a), axis=axis), want)
+    with pytest.raises(ValueError, match="linalg.vector_norm: invalid norm order 'fro'"):
+        L.vector_norm(tf.asarray(a), ord="fro")

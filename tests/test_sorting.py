@@ -205,6 +205,43 @@ def test_searchsorted_scalars_empty_and_errors() -> None:
         tf.searchsorted(tf.asarray(a), 1.0, side="middle")
 
 
+def test_searchsorted_validates_sorter_as_numpy() -> None:
+    a = np.array([3.0, 1.0, 2.0])
+    good = np.argsort(a)
+    same_bits(
+        tf.searchsorted(tf.asarray(a), tf.asarray([2.5]), sorter=tf.asarray(good.astype(np.int32))),
+        np.searchsorted(a, [2.5], sorter=good).astype(np.int64),
+    )
+    # (sorter, tenferro's error, NumPy's error): the same builtin class, the op named.
+    cases = [
+        ([0, 1], ShapeError, ValueError),  # wrong length
+        ([[0, 1, 2]], ShapeError, (TypeError, ValueError)),  # not 1-D
+        ([0.0, 1.0, 2.0], DTypeError, TypeError),  # float
+        ([True, False, True], DTypeError, TypeError),  # bool
+        ([0, 1, 3], ValueError, ValueError),  # out of range
+        ([-1, 0, 1], ValueError, ValueError),  # negative: out of range, not wrapped
+    ]
+    for sorter, ours, theirs in cases:
+        with pytest.raises(theirs):
+            np.searchsorted(a, [2.5], sorter=sorter)
+        for s in (sorter, tf.asarray(np.asarray(sorter))):
+            with pytest.raises(ours, match="searchsorted: sorter"):
+                tf.searchsorted(tf.asarray(a), tf.asarray([2.5]), sorter=s)
+    with pytest.raises(ShapeError, match="searchsorted: a must be 1-D"):
+        tf.searchsorted(tf.zeros((2, 2)), 1.0, sorter=[0, 1, 2, 3])
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin", "sort", "argsort", "cumsum"])
+def test_tuple_or_float_axis_is_a_type_error_as_numpy(name: str) -> None:
+    x = np.arange(6.0).reshape(2, 3)
+    for axis in ((0, 1), (1,), 1.0):
+        with pytest.raises(TypeError):
+            getattr(np, name)(x, axis=axis)
+        with pytest.raises(TypeError, match=f"{name}: axis must be an integer"):
+            getattr(tf, name)(tf.asarray(x), axis=axis)
+    same_bits(getattr(tf, name)(tf.asarray(x), axis=np.int64(1)), getattr(np, name)(x, axis=1))
+
+
 def test_sort_errors() -> None:
     with pytest.raises(AxisError, match="sort"):
         tf.sort(tf.asarray(1.0))

@@ -88,8 +88,9 @@ _tensor_methods.install()
 
 from . import integrations  # noqa: E402
 
-if "autoray" in _sys.modules:  # quimb/cotengra already imported it: teach it tenferro's svd
-    integrations.autoray.register()
+# Teach autoray (quimb, cotengra) tenferro's reduced svd: now when it is already imported, else
+# when it is (never importing it here).
+integrations.autoray._register_now_or_on_import()
 
 bool_ = _np.dtype("bool")
 int32 = _np.dtype("int32")

@@ -64,7 +64,8 @@ def vector_norm(
         ``None``: the whole tensor as one vector; a tuple: those axes as one vector.
     keepdims : bool
         Keep the reduced axes with length 1.
-    ord : int, float, inf or -inf
+    ord : int, float, inf, -inf or None
+        ``None`` is ``2``, as ``numpy.linalg.vector_norm``.
 
     Returns
     -------
@@ -85,7 +86,9 @@ def vector_norm(
     >>> tf.linalg.vector_norm(x).item(), tf.linalg.vector_norm(x, axis=1, ord=1).tolist()
     (5.0990195135927845, [7.0, 1.0])
     """
-    if isinstance(ord, str) or ord is None:
+    if ord is None:  # NumPy's linalg.norm / vector_norm and array_api_strict: the 2-norm
+        ord = 2
+    if isinstance(ord, str):
         raise ValueError(f"linalg.vector_norm: invalid norm order {ord!r} (a number, inf or -inf)")
     t = _float_tensor(x)
     nd = t.ndim

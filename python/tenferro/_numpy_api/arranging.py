@@ -19,7 +19,14 @@ import numpy as np
 
 from .._tenferro import Tensor
 from ..errors import ShapeError
-from ._common import ArrayLike, _as_tensor, _host_indices, _normalize_axes, _unchanged
+from ._common import (
+    ArrayLike,
+    _adopt,
+    _as_tensor,
+    _host_indices,
+    _normalize_axes,
+    _unchanged,
+)
 from .elementwise import multiply, not_equal, remainder, subtract
 from .indexing import take
 from .joining import concatenate
@@ -387,7 +394,7 @@ def diff(
     n = _host_int("diff", "n", n)
     if n < 0:
         raise ValueError(f"diff: order must be non-negative but got {n}")
-    x = _as_tensor(a)
+    x = _as_tensor(_adopt(a, (a, prepend, append)))
     if x.ndim == 0:
         raise ValueError("diff: diff requires input that is at least one dimensional")
     (ax,) = _normalize_axes("diff", axis, x.ndim)
@@ -395,7 +402,7 @@ def diff(
         return _unchanged(x)
 
     def joined(extra: Any) -> Tensor:
-        e = _as_tensor(extra)
+        e = _as_tensor(_adopt(extra, (x,)))
         if e.ndim == 0:
             e = broadcast_to(e, tuple(1 if i == ax else s for i, s in enumerate(x.shape)))
         return e
@@ -575,7 +582,7 @@ def kron(a: ArrayLike, b: ArrayLike) -> Tensor:
     >>> tf.kron(tf.asarray([1, 10]), tf.asarray([1, 2, 3])).tolist()
     [1, 2, 3, 10, 20, 30]
     """
-    x, y = _as_tensor(a), _as_tensor(b)
+    x, y = _as_tensor(_adopt(a, (a, b))), _as_tensor(_adopt(b, (a, b)))
     d = _b.max(x.ndim, y.ndim)
     xs = (1,) * (d - x.ndim) + tuple(x.shape)
     ys = (1,) * (d - y.ndim) + tuple(y.shape)
@@ -604,5 +611,5 @@ def outer(a: ArrayLike, b: ArrayLike) -> Tensor:
     >>> tf.outer(tf.asarray([1, 2]), tf.asarray([1, 10, 100])).tolist()
     [[1, 10, 100], [2, 20, 200]]
     """
-    x, y = ravel(_as_tensor(a)), ravel(_as_tensor(b))
+    x, y = ravel(_as_tensor(_adopt(a, (a, b)))), ravel(_as_tensor(_adopt(b, (a, b))))
     return multiply(reshape(x, (x.shape[0], 1)), reshape(y, (1, y.shape[0])))

@@ -14,7 +14,7 @@ from .._factories import _tracked_in, asarray
 from .._tenferro import Tensor
 from .._types import PadConfig
 from ..errors import ShapeError, UnsupportedError
-from ._common import ArrayLike, _as_tensor, _normalize_axes, _to_dtype, _unchanged
+from ._common import ArrayLike, _adopt, _as_tensor, _normalize_axes, _to_dtype, _unchanged
 from .layout import broadcast_to, expand_dims, ravel
 
 __all__ = [
@@ -81,7 +81,7 @@ def concatenate(arrays: Sequence[ArrayLike], axis: int | None = 0, dtype: Any = 
         items = [ravel(x) for x in items]
         axis = 0
     if dtype is not None:
-        items = [_to_dtype(_as_tensor(x), dtype) for x in items]
+        items = [_to_dtype(_as_tensor(_adopt(x, items)), dtype) for x in items]
     ndim = items[0].ndim
     if _b.any(x.ndim == 0 for x in items):
         raise ShapeError("concatenate: zero-dimensional arrays cannot be concatenated")
@@ -145,7 +145,9 @@ def stack(arrays: Sequence[ArrayLike], axis: int = 0, dtype: Any = None) -> Tens
     if len(shapes) != 1:
         raise ShapeError(f"stack: all input arrays must have the same shape, got {sorted(shapes)}")
     (ax,) = _normalize_axes("stack", axis, items[0].ndim + 1)
-    return concatenate([expand_dims(_as_tensor(x), ax) for x in items], axis=ax, dtype=dtype)
+    # An ndarray beside a tensor becomes a constant of that tensor's runtime (python-api.md).
+    parts = [expand_dims(_as_tensor(_adopt(x, items)), ax) for x in items]
+    return concatenate(parts, axis=ax, dtype=dtype)
 
 
 def _as_pairs(op: str, name: str, value: Any, ndim: int, *, as_index: bool) -> np.ndarray:

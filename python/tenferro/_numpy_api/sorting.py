@@ -14,12 +14,14 @@ the host with NumPy and raise ``ConcretizationError`` on a tensor traced by ``tf
 
 from __future__ import annotations
 
+import operator
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from .. import prim as _p
 from .._tenferro import Tensor
+from ..errors import DTypeError, ShapeError
 from ._common import ArrayLike, _BOOL, _I64, _as_tensor, _normalize_axes, _to_dtype
 from .indexing import take
 from .layout import expand_dims, ravel
@@ -47,6 +49,19 @@ __all__ = [
 _KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
 
 
+def _one_axis(op: str, axis: Any, ndim: int) -> int:
+    """One axis, normalised: an integer (``operator.index``), as NumPy's sort, argmax and scans
+    take it; a tuple or a float raises ``TypeError``, as there."""
+    try:
+        a = operator.index(axis)
+    except TypeError:
+        raise TypeError(
+            f"{op}: axis must be an integer or None, got {axis!r} ({type(axis).__name__})"
+        ) from None
+    (ax,) = _normalize_axes(op, a, ndim)
+    return ax
+
+
 def _sort_args(op: str, a: ArrayLike, axis: Any, kind: Any, order: Any) -> tuple[Tensor, int]:
     if order is not None:
         raise ValueError(
@@ -57,8 +72,7 @@ def _sort_args(op: str, a: ArrayLike, axis: Any, kind: Any, order: Any) -> tuple
     x = _as_tensor(a)
     if axis is None:
         return ravel(x), 0
-    (ax,) = _normalize_axes(op, axis, x.ndim)
-    return x, ax
+    return x, _one_axis(op, axis, x.ndim)
 
 
 def sort(
@@ -172,6 +186,8 @@ def _arg_extreme(op: str, prim: Any, a: ArrayLike, axis: Any, out: Any, keepdims
     if out is not None:
         raise TypeError(f"{op}: out= is not supported (tensors are immutable)")
     x = _as_tensor(a)
+    if axis is not None:
+        _one_axis(op, axis, x.ndim)  # a tuple or float axis: TypeError first, as NumPy
     if x.size == 0:
         raise ValueError(f"{op}: attempt to get {op} of an empty sequence (shape {tuple(x.shape)})")
     if axis is None:
@@ -179,7 +195,7 @@ def _arg_extreme(op: str, prim: Any, a: ArrayLike, axis: Any, out: Any, keepdims
         if keepdims:
             r = _p.reshape(r, (1,) * x.ndim)
         return r
-    (ax,) = _normalize_axes(op, axis, x.ndim)
+    ax = _one_axis(op, axis, x.ndim)
     r = prim(x, ax)
     return expand_dims(r, ax) if keepdims else r
 
@@ -213,6 +229,8 @@ def argmax(
         For an empty tensor.
     AxisError
         If ``axis`` is out of range.
+    TypeError
+        If ``axis`` is not an integer (a tuple, as NumPy).
 
     Examples
     --------
@@ -260,7 +278,9 @@ def searchsorted(
         ``'left'``: the first suitable index (``a[i-1] < v <= a[i]``); ``'right'``: the last
         (``a[i-1] <= v < a[i]``).
     sorter : Tensor or array_like of int, optional
-        Indices that sort ``a``.
+        Indices that sort ``a``: 1-D, integer, ``a``'s length, each in ``[0, len(a))`` (no
+        negative indices, as NumPy); checked on its values (a sorter traced by ``tf.jit`` has
+        none: ``ConcretizationError``, as :func:`take` with ``mode="raise"``).
 
     Returns
     -------
@@ -270,9 +290,11 @@ def searchsorted(
     Raises
     ------
     ValueError
-        If ``side`` is not ``'left'`` or ``'right'``.
+        If ``side`` is not ``'left'`` or ``'right'``, or a ``sorter`` index is out of range.
     ShapeError
-        If ``a`` is not 1-D.
+        If ``a`` is not 1-D, or ``sorter`` is not 1-D of ``a``'s length (a ``ValueError``).
+    DTypeError
+        If ``sorter`` is not of an integer dtype (a ``TypeError``, as NumPy).
 
     Examples
     --------
@@ -286,12 +308,37 @@ def searchsorted(
         raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
     x = _as_tensor(a)
     if sorter is not None:
-        from .indexing import take
-
-        x = take(x, sorter)
+        x = take(x, _sorter("searchsorted", sorter, x))
     if not isinstance(v, Tensor) and not isinstance(v, (bool, int, float, complex)):
         v = _as_tensor(v)
     return _p.searchsorted(x, v, side == "right")
+
+
+def _sorter(op: str, sorter: Any, x: Tensor) -> Any:
+    """``sorter`` checked as NumPy checks it (dtype, rank, length, range), as host indices; a
+    sorter traced by ``tf.jit`` is checked on its dtype and shape only (``take`` then asks for
+    its values)."""
+    traced = isinstance(sorter, Tensor) and sorter._traced
+    dtype, shape = (sorter.dtype, tuple(sorter.shape)) if traced else (None, None)
+    if not traced:
+        host = np.asarray(sorter)
+        dtype, shape = host.dtype, host.shape
+    if dtype.kind not in "iu":
+        raise DTypeError(f"{op}: sorter must only contain integers, got dtype {dtype}")
+    if x.ndim != 1:
+        raise ShapeError(f"{op}: a must be 1-D, got shape {tuple(x.shape)}")
+    n = x.shape[0]
+    if len(shape) != 1 or shape[0] != n:
+        raise ShapeError(f"{op}: sorter must be 1-D of the length of a ({n}), got shape {shape}")
+    if traced:
+        return sorter
+    bad = (host < 0) | (host >= n)
+    if bad.any():
+        raise ValueError(
+            f"{op}: sorter index {int(host[bad][0])} out of range for a of length {n} "
+            "(sorter indices are in [0, len(a)))"
+        )
+    return host
 
 
 def _accumulate_dtype(x: Tensor, dtype: Any) -> Any:
@@ -307,7 +354,7 @@ def _scan(op: str, prim: Any, a: ArrayLike, axis: Any, dtype: Any) -> Tensor:
     if axis is None:
         x, ax = ravel(x), 0
     else:
-        (ax,) = _normalize_axes(op, axis, x.ndim)
+        ax = _one_axis(op, axis, x.ndim)
     x = _to_dtype(x, _accumulate_dtype(x, dtype))
     return prim(x, ax)
 
@@ -378,7 +425,7 @@ def _cumulative(
             t = _p.reshape(t, (1,))
         ax = 0
     else:
-        (ax,) = _normalize_axes(op, axis, t.ndim)
+        ax = _one_axis(op, axis, t.ndim)
     t = _to_dtype(t, _accumulate_dtype(t, dtype))
     r = prim(t, ax)
     if include_initial:

@@ -12,6 +12,11 @@
 //! Plans come from one RustFFT / realfft planner per precision, kept for the process behind a
 //! lock (`planners`): a planner caches the plans of every length it made, and a plan is an `Arc`
 //! shared by every worker; the lock is held only to look a plan up.
+//!
+//! Each worker's buffers (the plans' scratch, gathered lines) are taken once per pass from the
+//! engine's buffer pool, uninitialised (every element is written before it is read): no
+//! zero-filling per chunk, and no fresh pages per call for the large scratch of a long
+//! transform (2^20 points: 16 MB).
 
 use crate::cancel::Cancel;
 use crate::CpuEngine;
@@ -37,13 +42,18 @@ struct Planners<T: FftNum> {
 
 /// A float type RustFFT transforms, with its process-wide planners.
 trait Real: FftNum {
+    /// The tensor dtypes of `Self` and `Complex<Self>`.
+    const REAL: DType;
+    const COMPLEX: DType;
     fn planners() -> &'static Mutex<Planners<Self>>;
     fn of(x: f64) -> Self;
 }
 
 macro_rules! real {
-    ($t:ty) => {
+    ($t:ty, $r:expr, $c:expr) => {
         impl Real for $t {
+            const REAL: DType = $r;
+            const COMPLEX: DType = $c;
             fn planners() -> &'static Mutex<Planners<$t>> {
                 static P: OnceLock<Mutex<Planners<$t>>> = OnceLock::new();
                 P.get_or_init(|| {
@@ -59,8 +69,8 @@ macro_rules! real {
         }
     };
 }
-real!(f32);
-real!(f64);
+real!(f32, DType::F32, DType::C32);
+real!(f64, DType::F64, DType::C64);
 
 fn lock<T: Real>() -> std::sync::MutexGuard<'static, Planners<T>> {
     T::planners().lock().unwrap_or_else(|e| e.into_inner())
@@ -94,6 +104,54 @@ unsafe impl<E> Sync for Ptr<E> {}
 fn base<E>(t: &Tensor) -> *mut E {
     // SAFETY: `offset` is in bounds of the storage (or the tensor is empty and never read).
     unsafe { (t.storage().as_mut_ptr() as *mut E).add(t.offset()) }
+}
+
+/// A worker's buffer of `len` elements of `E` (dtype `dtype`), from the engine's pool and not
+/// zeroed: callers write every element before reading it.
+struct Buf<E> {
+    _storage: Tensor,
+    ptr: *mut E,
+    len: usize,
+}
+
+impl<E> Buf<E> {
+    fn new(e: &CpuEngine, name: &str, dtype: DType, len: usize) -> Result<Buf<E>> {
+        let t = Tensor::empty(name, dtype, &[len.max(1)], Some(&e.buffer_pool), false)?;
+        Ok(Buf {
+            ptr: base::<E>(&t),
+            _storage: t,
+            len,
+        })
+    }
+
+    fn get(&mut self) -> &mut [E] {
+        // SAFETY: the pooled storage holds `len` elements, owned by this worker alone.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+}
+
+/// The complex buffer of `len` elements.
+fn cbuf<T: Real>(e: &CpuEngine, name: &str, len: usize) -> Result<Buf<Complex<T>>> {
+    Buf::new(e, name, T::COMPLEX, len)
+}
+
+/// A worker's state: its buffers, or the error of allocating them (returned by its first chunk).
+type State<S> = Result<S>;
+
+/// A complex pass's worker buffers: the plan's scratch, and the gathered lines of a strided pass.
+type C2cBufs<T> = (Buf<Complex<T>>, Option<Buf<Complex<T>>>);
+/// The real-to-complex pass's: scratch, gathered real lines, transformed lines.
+type R2cBufs<T> = (Buf<Complex<T>>, Buf<T>, Buf<Complex<T>>);
+/// The complex-to-real pass's: scratch, gathered half spectra, transformed real lines.
+type C2rBufs<T> = (Buf<Complex<T>>, Buf<Complex<T>>, Buf<T>);
+
+fn state<'a, S>(st: &'a mut State<S>, name: &str) -> Result<&'a mut S> {
+    if st.is_err() {
+        let placeholder = Err(Error::internal(name, "fft: worker buffers unavailable"));
+        std::mem::replace(st, placeholder)?;
+    }
+    st.as_mut()
+        .map_err(|_| Error::internal(name, "fft: worker buffers unavailable"))
 }
 
 /// The lines along `axis` of a shape: line `l` is the column-major multi-index `l` over the
@@ -139,29 +197,90 @@ impl Lines {
     }
 }
 
-/// Run `chunk(first_line, line_count)` over every chunk of `lines` lines, on the engine's
-/// workers when the pass holds at least [`PARALLEL_MIN_WORK`] elements; the first error wins.
-fn for_chunks(
+/// Elements of `E` in a cache line: the padding of a worker's line buffers.
+fn pad<E>() -> usize {
+    64 / std::mem::size_of::<E>().max(1)
+}
+
+/// The line stride of a worker's buffer of lines of length `n`: one cache line more, so that
+/// neighbouring lines never share an L1 set when `n` elements span a multiple of 4 KB.
+fn padded<E>(n: usize) -> usize {
+    n + pad::<E>()
+}
+
+/// Elements per line read in one tile of [`gather_lines`].
+const GATHER_TILE: usize = 8;
+
+/// Copy the lines starting at `offs[b].0` (element step `step`) of `src` into
+/// `dst[b·ld..b·ld + n]`. Strided lines are read in tiles of [`GATHER_TILE`] elements across all
+/// the lines of the chunk: the lines are neighbours in a compact source, so each cache line read
+/// serves every line it holds (a 512-long column-major row steps 4 KB: read one line at a time,
+/// every element of it lands in one L1 set and is evicted before its neighbours are used).
+fn gather_lines<E: Copy>(
+    name: &str,
+    src: *mut E,
+    step: isize,
+    offs: &[(isize, isize)],
+    n: usize,
+    ld: usize,
+    dst: &mut [E],
+) -> Result<()> {
+    // The buffers hold `per` padded lines and a chunk has at most `per` lines.
+    if !offs.is_empty() && (offs.len() - 1) * ld + n > dst.len() {
+        return Err(Error::internal(
+            name,
+            "fft: a chunk larger than its line buffer",
+        ));
+    }
+    if step == 1 {
+        for (b, &(so, _)) in offs.iter().enumerate() {
+            // SAFETY: a contiguous line of the source view.
+            dst[b * ld..b * ld + n]
+                .copy_from_slice(unsafe { std::slice::from_raw_parts(src.offset(so), n) });
+        }
+        return Ok(());
+    }
+    let d = dst.as_mut_ptr();
+    for j0 in (0..n).step_by(GATHER_TILE) {
+        let j1 = (j0 + GATHER_TILE).min(n);
+        for (b, &(so, _)) in offs.iter().enumerate() {
+            for j in j0..j1 {
+                // SAFETY: in bounds of the source view; `b·ld + j < dst.len()` (checked above).
+                unsafe { *d.add(b * ld + j) = *src.offset(so + j as isize * step) };
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Run `chunk(state, first_line, line_count)` over every chunk of `lines` lines, on the
+/// engine's workers when the pass holds at least [`PARALLEL_MIN_WORK`] elements; the first error
+/// wins. `init` makes a worker's state (its buffers), once per worker task rather than per chunk.
+fn for_chunks<S>(
     e: &CpuEngine,
     name: &str,
     lines: usize,
     len: usize,
     per: usize,
-    chunk: impl Fn(usize, usize) -> Result<()> + Sync,
+    init: impl Fn() -> State<S> + Sync + Send,
+    chunk: impl Fn(&mut S, usize, usize) -> Result<()> + Sync + Send,
 ) -> Result<()> {
     let per = per.max(1);
     let chunks = lines.div_ceil(per);
     let cancel = Cancel::current();
-    let run = |c: usize| -> Result<()> {
+    let run = |st: &mut State<S>, c: usize| -> Result<()> {
         cancel.check(name)?;
         let l0 = c * per;
-        chunk(l0, per.min(lines - l0))
+        chunk(state(st, name)?, l0, per.min(lines - l0))
     };
     match e.parallel_pool() {
         Some(pool) if chunks >= 2 && lines.saturating_mul(len) >= PARALLEL_MIN_WORK => {
-            pool.install(|| (0..chunks).into_par_iter().try_for_each(run))
+            pool.install(|| (0..chunks).into_par_iter().try_for_each_init(&init, run))
         }
-        _ => (0..chunks).try_for_each(run),
+        _ => {
+            let mut st = init();
+            (0..chunks).try_for_each(|c| run(&mut st, c))
+        }
     }
 }
 
@@ -192,46 +311,65 @@ fn c2c_pass<T: Real>(
     } else {
         LINES_PER_CHUNK
     };
-    for_chunks(e, name, lines.count, n, per, |l0, k| {
-        let mut scratch = vec![Complex::new(T::zero(), T::zero()); scratch_len];
-        let (sp, dp) = (sp, dp);
-        if in_place_ok {
-            // SAFETY: lines l0..l0+k of the compact destination are this chunk's alone.
-            let block = unsafe { std::slice::from_raw_parts_mut(dp.0.add(l0 * n), k * n) };
-            if sp.0 != dp.0 || lines.src_step != 1 {
-                for b in 0..k {
-                    let (so, _) = lines.offsets(l0 + b);
-                    for (j, v) in block[b * n..(b + 1) * n].iter_mut().enumerate() {
-                        // SAFETY: in bounds of the source view.
-                        *v = unsafe { *sp.0.offset(so + j as isize * lines.src_step) };
-                    }
+    let init = || -> State<C2cBufs<T>> {
+        let buf = if in_place_ok {
+            None
+        } else {
+            Some(cbuf::<T>(
+                e,
+                name,
+                per.min(lines.count) * padded::<Complex<T>>(n),
+            )?)
+        };
+        Ok((cbuf::<T>(e, name, scratch_len)?, buf))
+    };
+    for_chunks(
+        e,
+        name,
+        lines.count,
+        n,
+        per,
+        init,
+        |(scratch, buf), l0, k| {
+            let scratch = scratch.get();
+            let (sp, dp) = (sp, dp);
+            if in_place_ok {
+                // SAFETY: lines l0..l0+k of the compact destination are this chunk's alone.
+                let block = unsafe { std::slice::from_raw_parts_mut(dp.0.add(l0 * n), k * n) };
+                if sp.0 != dp.0 || lines.src_step != 1 {
+                    let offs: Vec<(isize, isize)> = (0..k).map(|b| lines.offsets(l0 + b)).collect();
+                    gather_lines(name, sp.0, lines.src_step, &offs, n, n, block)?;
+                }
+                plan.process_with_scratch(block, scratch);
+                if let Some(s) = scale {
+                    block.iter_mut().for_each(|v| *v = *v * s);
+                }
+                return Ok(());
+            }
+            let Some(buf) = buf.as_mut() else {
+                return Err(Error::internal(
+                    name,
+                    "fft: strided pass without its line buffer",
+                ));
+            };
+            let buf = buf.get();
+            let ld = padded::<Complex<T>>(n);
+            let offs: Vec<(isize, isize)> = (0..k).map(|b| lines.offsets(l0 + b)).collect();
+            gather_lines(name, sp.0, lines.src_step, &offs, n, ld, buf)?;
+            for b in 0..k {
+                plan.process_with_scratch(&mut buf[b * ld..b * ld + n], scratch);
+            }
+            for j in 0..n {
+                for (b, &(_, d)) in offs.iter().enumerate() {
+                    let v = buf[b * ld + j];
+                    let v = scale.map_or(v, |s| v * s);
+                    // SAFETY: each destination line belongs to this chunk only.
+                    unsafe { *dp.0.offset(d + j as isize * lines.dst_step) = v };
                 }
             }
-            plan.process_with_scratch(block, &mut scratch);
-            if let Some(s) = scale {
-                block.iter_mut().for_each(|v| *v = *v * s);
-            }
-            return Ok(());
-        }
-        let mut buf = vec![Complex::new(T::zero(), T::zero()); k * n];
-        let offs: Vec<(isize, isize)> = (0..k).map(|b| lines.offsets(l0 + b)).collect();
-        for j in 0..n {
-            for (b, &(so, _)) in offs.iter().enumerate() {
-                // SAFETY: in bounds of the source view.
-                buf[b * n + j] = unsafe { *sp.0.offset(so + j as isize * lines.src_step) };
-            }
-        }
-        plan.process_with_scratch(&mut buf, &mut scratch);
-        for j in 0..n {
-            for (b, &(_, d)) in offs.iter().enumerate() {
-                let v = buf[b * n + j];
-                let v = scale.map_or(v, |s| v * s);
-                // SAFETY: each destination line belongs to this chunk only.
-                unsafe { *dp.0.offset(d + j as isize * lines.dst_step) = v };
-            }
-        }
-        Ok(())
-    })
+            Ok(())
+        },
+    )
 }
 
 /// Execute `fft` with the output metadata already inferred.
@@ -302,18 +440,23 @@ fn rfft<T: Real>(e: &CpuEngine, name: &str, x: &Tensor, out: &Tensor, c: &FftCon
     let scratch_len = plan.get_scratch_len();
     let lines = Lines::new(x.shape(), ax, x.strides(), out.strides());
     let (sp, dp) = (Ptr(base::<T>(x)), Ptr(base::<Complex<T>>(out)));
-    for_chunks(e, name, lines.count, n, LINES_PER_CHUNK, |l0, cnt| {
+    let per = LINES_PER_CHUNK.min(lines.count);
+    let init = || -> State<R2cBufs<T>> {
+        Ok((
+            cbuf::<T>(e, name, scratch_len)?,
+            Buf::new(e, name, T::REAL, per * padded::<T>(n))?,
+            cbuf::<T>(e, name, per * h)?,
+        ))
+    };
+    for_chunks(e, name, lines.count, n, per, init, |bufs, l0, cnt| {
         let (sp, dp) = (sp, dp);
-        let mut scratch = vec![Complex::new(T::zero(), T::zero()); scratch_len];
-        let mut input = vec![T::zero(); n];
-        let mut output = vec![Complex::new(T::zero(), T::zero()); cnt * h];
+        let (scratch, input, output) = (bufs.0.get(), bufs.1.get(), bufs.2.get());
         let offs: Vec<(isize, isize)> = (0..cnt).map(|b| lines.offsets(l0 + b)).collect();
-        for (b, &(so, _)) in offs.iter().enumerate() {
-            for (j, v) in input.iter_mut().enumerate() {
-                // SAFETY: in bounds of the source view.
-                *v = unsafe { *sp.0.offset(so + j as isize * lines.src_step) };
-            }
-            plan.process_with_scratch(&mut input, &mut output[b * h..(b + 1) * h], &mut scratch)
+        let ld = padded::<T>(n);
+        gather_lines(name, sp.0, lines.src_step, &offs, n, ld, input)?;
+        for b in 0..cnt {
+            let line = &mut input[b * ld..b * ld + n];
+            plan.process_with_scratch(line, &mut output[b * h..(b + 1) * h], scratch)
                 .map_err(|err| Error::internal(name, format!("realfft: {err}")))?;
         }
         // Frequency-major: neighbouring lines are neighbours in the compact output.
@@ -376,32 +519,36 @@ fn irfft<T: Real>(
     let lines = Lines::new(src.shape(), ax, src.strides(), out.strides());
     let (sp, dp) = (Ptr(base::<Complex<T>>(src)), Ptr(base::<T>(out)));
     let s = T::of(scale);
-    for_chunks(e, name, lines.count, n, LINES_PER_CHUNK, |l0, cnt| {
+    let per = LINES_PER_CHUNK.min(lines.count);
+    let init = || -> State<C2rBufs<T>> {
+        Ok((
+            cbuf::<T>(e, name, scratch_len)?,
+            cbuf::<T>(e, name, per * padded::<Complex<T>>(h))?,
+            Buf::new(e, name, T::REAL, per * padded::<T>(n))?,
+        ))
+    };
+    for_chunks(e, name, lines.count, n, per, init, |bufs, l0, cnt| {
         let (sp, dp) = (sp, dp);
-        let mut scratch = vec![Complex::new(T::zero(), T::zero()); scratch_len];
-        let mut input = vec![Complex::new(T::zero(), T::zero()); cnt * h];
-        let mut output = vec![T::zero(); n];
+        let (scratch, input, output) = (bufs.0.get(), bufs.1.get(), bufs.2.get());
         let offs: Vec<(isize, isize)> = (0..cnt).map(|b| lines.offsets(l0 + b)).collect();
-        // Frequency-major: neighbouring lines are neighbours in a compact source.
-        for j in 0..h {
-            for (b, &(so, _)) in offs.iter().enumerate() {
-                // SAFETY: in bounds of the source view.
-                input[b * h + j] = unsafe { *sp.0.offset(so + j as isize * lines.src_step) };
-            }
-        }
-        for (b, &(_, d)) in offs.iter().enumerate() {
-            let line = &mut input[b * h..(b + 1) * h];
+        let (ldh, ldn) = (padded::<Complex<T>>(h), padded::<T>(n));
+        gather_lines(name, sp.0, lines.src_step, &offs, h, ldh, input)?;
+        for b in 0..cnt {
+            let line = &mut input[b * ldh..b * ldh + h];
             // The imaginary parts of the zero and Nyquist frequencies do not enter a real
             // signal's spectrum: ignored, as NumPy's (pocketfft's) c2r does.
             line[0].im = T::zero();
             if n.is_multiple_of(2) {
                 line[h - 1].im = T::zero();
             }
-            plan.process_with_scratch(line, &mut output, &mut scratch)
+            plan.process_with_scratch(line, &mut output[b * ldn..b * ldn + n], scratch)
                 .map_err(|err| Error::internal(name, format!("realfft: {err}")))?;
-            for (j, v) in output.iter().enumerate() {
+        }
+        // Sample-major: neighbouring lines are neighbours in the compact output.
+        for j in 0..n {
+            for (b, &(_, d)) in offs.iter().enumerate() {
                 // SAFETY: each destination line belongs to this chunk only.
-                unsafe { *dp.0.offset(d + j as isize * lines.dst_step) = *v * s };
+                unsafe { *dp.0.offset(d + j as isize * lines.dst_step) = output[b * ldn + j] * s };
             }
         }
         Ok(())

@@ -159,9 +159,19 @@ pub(crate) fn export<'py>(
     let has_negative = t.strides().iter().any(|&s| s < 0);
     let must_copy = copy == Some(true) || !versioned || has_negative;
     if must_copy && copy == Some(false) {
-        return Err(PyBufferError::new_err(
-            "__dlpack__: copy=False is impossible for this request (unversioned or negative strides)",
-        ));
+        // An unversioned (DLPack 0.x) capsule cannot carry the READ_ONLY flag, and a consumer
+        // could write through it into an immutable tensor: the legacy export always copies, as
+        // NumPy refuses to export a read-only array unversioned (the 2024.12 standard allows a
+        // BufferError for `max_version=None`).
+        let why = if has_negative {
+            "DLPack cannot describe this view's negative strides"
+        } else {
+            "an unversioned (max_version=None or < (1, 0)) capsule cannot mark the shared memory \
+             read-only, so tenferro exports a copy; pass max_version=(1, 0) to share memory"
+        };
+        return Err(PyBufferError::new_err(format!(
+            "__dlpack__: copy=False is impossible: {why}"
+        )));
     }
     let exported = if must_copy {
         crate::apply::contiguous_copy(py, t)?
