@@ -1,0 +1,697 @@
+//! Contraction planners over a network of label sets (opt_einsum's inputs: one set of labels per
+//! operand, the output set and the label sizes) and opt_einsum's cost convention.
+//!
+//! * [`greedy`]: opt_einsum's `greedy` (`ssa_greedy_optimize`) step for step: Hadamard products
+//!   first, then the candidate pair of least `size(result) - size(a) - size(b)` ("memory
+//!   removed"; ties to the older operands by SSA id), one best candidate pushed per new operand,
+//!   obsolete candidates recognised by their label sets, and the outer products of what is left
+//!   smallest first. Its paths equal opt_einsum 3.4's.
+//! * [`optimal`]: exact dynamic programming over all subsets (every binary tree, outer products
+//!   included): the least opt_einsum `opt_cost` (or largest intermediate, or combo) of any path;
+//!   up to [`OPTIMAL_MAX`] operands.
+//! * [`dp`]: exact dynamic programming over connected subsets (trees without outer products
+//!   inside a connected component, as opt_einsum's `dynamic_programming` with
+//!   `search_outer=False`); components are joined by outer products, smallest first. Up to
+//!   [`DP_MAX`] operands and [`DP_BUDGET`] subset pairs.
+//!
+//! Paths are opt_einsum's linear format: each entry names positions in the current operand
+//! list, which are removed; their contraction is appended at the end.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+
+/// Exhaustive `"optimal"` is exact up to this many operands (`3^n` subset splits).
+pub const OPTIMAL_MAX: usize = 12;
+/// `"dp"` (connected subsets) is exact up to this many operands ...
+pub const DP_MAX: usize = 64;
+/// ... and this many subset pairs examined; beyond, the planner falls back to greedy.
+pub const DP_BUDGET: u64 = 20_000_000;
+
+/// The objective of the exact planners.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Minimize {
+    /// opt_einsum's FLOP count (`opt_cost`).
+    Flops,
+    /// The largest intermediate (elements), ties broken by FLOPs.
+    Size,
+    /// FLOPs + 64 × elements written (opt_einsum/cotengra's `combo`).
+    Combo,
+}
+
+/// Sorted, deduplicated label sets: the planners' view of a contraction.
+#[derive(Clone, Debug)]
+pub struct Network {
+    /// Per operand, its labels (sorted, unique).
+    pub inputs: Vec<Vec<usize>>,
+    /// The output labels (sorted, unique).
+    pub output: Vec<usize>,
+    /// Size of each label.
+    pub sizes: Vec<usize>,
+}
+
+/// `Π sizes[l]` over `set`, saturating.
+pub fn size_of(set: &[usize], sizes: &[usize]) -> u128 {
+    set.iter()
+        .fold(1u128, |acc, &l| acc.saturating_mul(sizes[l] as u128))
+}
+
+fn union(a: &[usize], b: &[usize]) -> Vec<usize> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => {
+                out.push(a[i]);
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                out.push(b[j]);
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                out.push(a[i]);
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
+}
+
+fn intersects(a: &[usize], b: &[usize]) -> bool {
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => return true,
+        }
+    }
+    false
+}
+
+/// opt_einsum's `flop_count`: `size(contract) × max(1, terms − 1)`, plus one when labels are
+/// summed.
+pub fn flop_count(contract: &[usize], inner: bool, terms: usize, sizes: &[usize]) -> u128 {
+    let factor = terms.saturating_sub(1).max(1) as u128 + u128::from(inner);
+    size_of(contract, sizes).saturating_mul(factor)
+}
+
+/// Static-single-assignment entries (operand `n + k` is the result of entry `k`) to the linear
+/// format (opt_einsum 3.4's `ssa_to_linear`: each entry's positions sorted).
+pub fn ssa_to_linear(ssa: &[Vec<usize>], n: usize) -> Vec<Vec<usize>> {
+    let mut ids: Vec<usize> = (0..n).collect(); // live SSA ids, ascending
+    let mut next = n;
+    let mut path = Vec::with_capacity(ssa.len());
+    for entry in ssa {
+        let mut con: Vec<usize> = entry
+            .iter()
+            .map(|s| ids.partition_point(|x| x < s))
+            .collect();
+        con.sort_unstable();
+        for &j in con.iter().rev() {
+            if j < ids.len() {
+                ids.remove(j);
+            }
+        }
+        ids.push(next);
+        next += 1;
+        path.push(con);
+    }
+    path
+}
+
+// ---------------------------------------------------------------------------------------------
+// greedy
+
+struct Cand {
+    k1: usize,
+    k2: usize,
+    k12: usize,
+}
+
+/// opt_einsum's greedy path (see the module docs).
+pub fn greedy(net: &Network) -> Vec<Vec<usize>> {
+    let n = net.inputs.len();
+    if n == 1 {
+        return vec![vec![0]];
+    }
+    let sizes = &net.sizes;
+    let nl = sizes.len();
+    // output ∪ the labels every operand carries
+    let mut out = vec![false; nl];
+    for &l in &net.output {
+        out[l] = true;
+    }
+    let mut everywhere = vec![0usize; nl];
+    for t in &net.inputs {
+        for &l in t {
+            everywhere[l] += 1;
+        }
+    }
+    for l in 0..nl {
+        if everywhere[l] == n {
+            out[l] = true;
+        }
+    }
+    // Keys (label sets) are interned; `remaining[key]` is the SSA id of the live operand with
+    // those labels.
+    let mut keys: Vec<Vec<usize>> = Vec::new();
+    let mut key_id: HashMap<Vec<usize>, usize> = HashMap::new();
+    let mut intern = |set: Vec<usize>, keys: &mut Vec<Vec<usize>>| -> usize {
+        *key_id.entry(set.clone()).or_insert_with(|| {
+            keys.push(set);
+            keys.len() - 1
+        })
+    };
+    let mut remaining: Vec<Option<usize>> = Vec::new();
+    let mut order: Vec<usize> = Vec::new(); // distinct input keys, first appearance first
+    let mut ssa_path: Vec<Vec<usize>> = Vec::new();
+    let mut next_id = n;
+    for (ssa_id, set) in net.inputs.iter().enumerate() {
+        let k = intern(set.clone(), &mut keys);
+        if remaining.len() < keys.len() {
+            remaining.resize(keys.len(), None);
+        }
+        match remaining[k] {
+            Some(prev) => {
+                ssa_path.push(vec![prev, ssa_id]);
+                remaining[k] = Some(next_id);
+                next_id += 1;
+            }
+            None => {
+                remaining[k] = Some(ssa_id);
+                order.push(k);
+            }
+        }
+    }
+    let mut dim_keys: Vec<Vec<usize>> = vec![Vec::new(); nl];
+    for &k in &order {
+        for &l in &keys[k] {
+            if !out[l] {
+                dim_keys[l].push(k);
+            }
+        }
+    }
+    let mut ref2 = vec![false; nl];
+    let mut ref3 = vec![false; nl];
+    for l in 0..nl {
+        ref2[l] = !out[l] && dim_keys[l].len() >= 2;
+        ref3[l] = !out[l] && dim_keys[l].len() >= 3;
+    }
+    let mut footprint: Vec<u128> = keys.iter().map(|k| size_of(k, sizes)).collect();
+
+    let mut cands: Vec<Cand> = Vec::new();
+    let mut queue: BinaryHeap<Reverse<(i128, usize, usize, usize)>> = BinaryHeap::new();
+
+    // the best candidate of `k1` with each of `k2s`, pushed
+    #[allow(clippy::too_many_arguments)]
+    fn push(
+        k1: usize,
+        k2s: &[usize],
+        keys: &mut Vec<Vec<usize>>,
+        intern: &mut dyn FnMut(Vec<usize>, &mut Vec<Vec<usize>>) -> usize,
+        remaining: &[Option<usize>],
+        footprint: &[u128],
+        out: &[bool],
+        ref2: &[bool],
+        ref3: &[bool],
+        sizes: &[usize],
+        cands: &mut Vec<Cand>,
+        queue: &mut BinaryHeap<Reverse<(i128, usize, usize, usize)>>,
+    ) {
+        let mut best: Option<((i128, usize, usize), usize, usize, Vec<usize>)> = None;
+        for &k2 in k2s {
+            let (a, b) = (&keys[k1], &keys[k2]);
+            let mut k12 = Vec::new();
+            let (mut i, mut j) = (0, 0);
+            while i < a.len() || j < b.len() {
+                let (l, two) = if j >= b.len() || (i < a.len() && a[i] < b[j]) {
+                    i += 1;
+                    (a[i - 1], false)
+                } else if i >= a.len() || b[j] < a[i] {
+                    j += 1;
+                    (b[j - 1], false)
+                } else {
+                    i += 1;
+                    j += 1;
+                    (a[i - 1], true)
+                };
+                if out[l] || (two && ref3[l]) || (!two && ref2[l]) {
+                    k12.push(l);
+                }
+            }
+            let s12 = size_of(&k12, sizes);
+            let cost = s12 as i128 - footprint[k1] as i128 - footprint[k2] as i128;
+            let (mut x1, mut x2) = (k1, k2);
+            let (mut id1, mut id2) = (remaining[k1].unwrap_or(0), remaining[k2].unwrap_or(0));
+            if id1 > id2 {
+                std::mem::swap(&mut x1, &mut x2);
+                std::mem::swap(&mut id1, &mut id2);
+            }
+            let c = (cost, id2, id1);
+            if best.as_ref().is_none_or(|b| c < b.0) {
+                best = Some((c, x1, x2, k12));
+            }
+        }
+        if let Some((c, x1, x2, k12)) = best {
+            let k12 = intern(k12, keys);
+            cands.push(Cand {
+                k1: x1,
+                k2: x2,
+                k12,
+            });
+            queue.push(Reverse((c.0, c.1, c.2, cands.len() - 1)));
+        }
+    }
+
+    for l in 0..nl {
+        if dim_keys[l].len() < 2 {
+            continue;
+        }
+        let mut list = dim_keys[l].clone();
+        list.sort_by_key(|&k| remaining[k]);
+        for i in 0..list.len() - 1 {
+            push(
+                list[i],
+                &list[i + 1..],
+                &mut keys,
+                &mut intern,
+                &remaining,
+                &footprint,
+                &out,
+                &ref2,
+                &ref3,
+                sizes,
+                &mut cands,
+                &mut queue,
+            );
+        }
+    }
+    while let Some(Reverse((_, _, _, ci))) = queue.pop() {
+        let Cand { k1, k2, k12 } = cands[ci];
+        if remaining.len() < keys.len() {
+            remaining.resize(keys.len(), None);
+        }
+        let (Some(s1), Some(s2)) = (remaining[k1], remaining[k2]) else {
+            continue;
+        };
+        remaining[k1] = None;
+        remaining[k2] = None;
+        for &k in &[k1, k2] {
+            for &l in &keys[k] {
+                if !out[l] {
+                    dim_keys[l].retain(|&x| x != k);
+                }
+            }
+        }
+        ssa_path.push(vec![s1, s2]);
+        let id12 = next_id;
+        next_id += 1;
+        if let Some(prev) = remaining[k12] {
+            // a Hadamard product with the live operand of the same labels
+            ssa_path.push(vec![prev, id12]);
+            remaining[k12] = Some(next_id);
+            next_id += 1;
+        } else {
+            for &l in &keys[k12] {
+                if !out[l] {
+                    dim_keys[l].push(k12);
+                }
+            }
+            remaining[k12] = Some(id12);
+        }
+        // ref counts of the dims of k1 | (k2 - output)
+        for &k in &[k1, k2] {
+            for &l in &keys[k] {
+                let c = if out[l] { 0 } else { dim_keys[l].len() };
+                ref2[l] = c >= 2;
+                ref3[l] = c >= 3;
+            }
+        }
+        if footprint.len() < keys.len() {
+            footprint.resize(keys.len(), 0);
+        }
+        footprint[k12] = size_of(&keys[k12], sizes);
+        let mut k2s: Vec<usize> = Vec::new();
+        for &l in &keys[k12] {
+            for &k in &dim_keys[l] {
+                if k != k12 && !k2s.contains(&k) {
+                    k2s.push(k);
+                }
+            }
+        }
+        if !k2s.is_empty() {
+            push(
+                k12,
+                &k2s,
+                &mut keys,
+                &mut intern,
+                &remaining,
+                &footprint,
+                &out,
+                &ref2,
+                &ref3,
+                sizes,
+                &mut cands,
+                &mut queue,
+            );
+        }
+    }
+    // outer products of what is left, smallest (on the output labels) first
+    let mut fq: BinaryHeap<Reverse<(u128, usize, Vec<usize>)>> = BinaryHeap::new();
+    for (k, r) in remaining.iter().enumerate() {
+        if let Some(id) = *r {
+            let kept: Vec<usize> = keys[k].iter().copied().filter(|&l| out[l]).collect();
+            fq.push(Reverse((size_of(&kept, sizes), id, keys[k].clone())));
+        }
+    }
+    if let Some(Reverse((_, mut id1, mut k1))) = fq.pop() {
+        while let Some(Reverse((_, id2, k2))) = fq.pop() {
+            ssa_path.push(vec![id1.min(id2), id1.max(id2)]);
+            let k12: Vec<usize> = union(&k1, &k2).into_iter().filter(|&l| out[l]).collect();
+            let cost = size_of(&k12, sizes);
+            let id12 = next_id;
+            next_id += 1;
+            fq.push(Reverse((cost, id12, k12)));
+            let Reverse((_, a, b)) = fq.pop().unwrap_or(Reverse((0, id12, Vec::new())));
+            id1 = a;
+            k1 = b;
+        }
+    }
+    ssa_to_linear(&ssa_path, n)
+}
+
+// ---------------------------------------------------------------------------------------------
+// exact planners
+
+/// Result labels of a subset: its labels that the output or an operand outside it carries.
+struct Counts {
+    total: Vec<usize>,
+    out: Vec<bool>,
+}
+
+impl Counts {
+    fn new(net: &Network) -> Counts {
+        let mut total = vec![0usize; net.sizes.len()];
+        for t in &net.inputs {
+            for &l in t {
+                total[l] += 1;
+            }
+        }
+        let mut out = vec![false; net.sizes.len()];
+        for &l in &net.output {
+            out[l] = true;
+        }
+        Counts { total, out }
+    }
+
+    fn result(&self, net: &Network, members: impl Iterator<Item = usize>) -> Vec<usize> {
+        let mut seen: HashMap<usize, usize> = HashMap::new();
+        for k in members {
+            for &l in &net.inputs[k] {
+                *seen.entry(l).or_insert(0) += 1;
+            }
+        }
+        let mut r: Vec<usize> = seen
+            .into_iter()
+            .filter(|&(l, c)| self.out[l] || self.total[l] > c)
+            .map(|(l, _)| l)
+            .collect();
+        r.sort_unstable();
+        r
+    }
+}
+
+#[derive(Clone)]
+struct Best {
+    /// (objective, flops) compared lexicographically
+    key: (u128, u128),
+    split: Option<(u64, u64)>,
+    result: Vec<usize>,
+    size: u128,
+}
+
+fn combine(min: Minimize, a: &Best, b: &Best, flops: u128, size: u128) -> (u128, u128) {
+    let f = a.key.1.saturating_add(b.key.1).saturating_add(flops);
+    match min {
+        Minimize::Flops => (f, f),
+        Minimize::Size => (a.key.0.max(b.key.0).max(size), f),
+        Minimize::Combo => {
+            let c = a
+                .key
+                .0
+                .saturating_add(b.key.0)
+                .saturating_add(flops)
+                .saturating_add(size.saturating_mul(64));
+            (c, f)
+        }
+    }
+}
+
+fn step_flops(a: &[usize], b: &[usize], r: &[usize], sizes: &[usize]) -> u128 {
+    let contract = union(a, b);
+    flop_count(&contract, contract.len() > r.len(), 2, sizes)
+}
+
+/// A leaf: its labels as given (opt_einsum counts a label only this operand carries in the
+/// FLOPs of the operand's first contraction).
+fn leaf(net: &Network, k: usize) -> Best {
+    let result = net.inputs[k].clone();
+    let size = size_of(&result, &net.sizes);
+    Best {
+        key: (0, 0),
+        split: None,
+        result,
+        size,
+    }
+}
+
+fn members(m: u64) -> impl Iterator<Item = usize> {
+    (0..64).filter(move |k| m >> k & 1 == 1)
+}
+
+/// The tree stored in `best` below `m`, as SSA entries; returns `m`'s SSA id.
+fn walk(best: &HashMap<u64, Best>, m: u64, ssa: &mut Vec<Vec<usize>>, n: usize) -> usize {
+    match best[&m].split {
+        None => m.trailing_zeros() as usize,
+        Some((a, b)) => {
+            let x = walk(best, a, ssa, n);
+            let y = walk(best, b, ssa, n);
+            ssa.push(vec![x, y]);
+            n + ssa.len() - 1
+        }
+    }
+}
+
+/// Exact DP over every subset (module docs); `None` above [`OPTIMAL_MAX`] operands.
+pub fn optimal(net: &Network, min: Minimize) -> Option<Vec<Vec<usize>>> {
+    let n = net.inputs.len();
+    if n > OPTIMAL_MAX {
+        return None;
+    }
+    if n == 1 {
+        return Some(vec![vec![0]]);
+    }
+    let counts = Counts::new(net);
+    let full: u64 = (1u64 << n) - 1;
+    let mut best: HashMap<u64, Best> = HashMap::new();
+    for k in 0..n {
+        best.insert(1 << k, leaf(net, k));
+    }
+    let mut masks: Vec<u64> = (1..=full).filter(|m| m.count_ones() >= 2).collect();
+    masks.sort_by_key(|m| m.count_ones());
+    for m in masks {
+        let result = counts.result(net, members(m));
+        let size = size_of(&result, &net.sizes);
+        let low = m & m.wrapping_neg();
+        let mut cand: Option<Best> = None;
+        let mut sub = (m - 1) & m;
+        while sub != 0 {
+            if sub & low != 0 {
+                let rest = m ^ sub;
+                let (a, b) = (&best[&sub], &best[&rest]);
+                let flops = step_flops(&a.result, &b.result, &result, &net.sizes);
+                let key = combine(min, a, b, flops, size);
+                if cand.as_ref().is_none_or(|c| key < c.key) {
+                    cand = Some(Best {
+                        key,
+                        split: Some((sub, rest)),
+                        result: Vec::new(),
+                        size,
+                    });
+                }
+            }
+            sub = (sub - 1) & m;
+        }
+        if let Some(mut c) = cand {
+            c.result = result;
+            best.insert(m, c);
+        }
+    }
+    let mut ssa = Vec::new();
+    walk(&best, full, &mut ssa, n);
+    Some(ssa_to_linear(&ssa, n))
+}
+
+/// Exact DP over connected subsets (module docs); `None` above [`DP_MAX`] operands or
+/// [`DP_BUDGET`] subset pairs.
+pub fn dp(net: &Network, min: Minimize) -> Option<Vec<Vec<usize>>> {
+    let n = net.inputs.len();
+    if n > DP_MAX {
+        return None;
+    }
+    if n == 1 {
+        return Some(vec![vec![0]]);
+    }
+    let counts = Counts::new(net);
+    // connected components (operands sharing any label)
+    let mut comp = vec![usize::MAX; n];
+    let mut comps: Vec<u64> = Vec::new();
+    for s in 0..n {
+        if comp[s] != usize::MAX {
+            continue;
+        }
+        let c = comps.len();
+        let mut stack = vec![s];
+        comp[s] = c;
+        let mut mask = 0u64;
+        while let Some(k) = stack.pop() {
+            mask |= 1 << k;
+            for j in 0..n {
+                if comp[j] == usize::MAX && intersects(&net.inputs[k], &net.inputs[j]) {
+                    comp[j] = c;
+                    stack.push(j);
+                }
+            }
+        }
+        comps.push(mask);
+    }
+    let mut best: HashMap<u64, Best> = HashMap::new();
+    let mut budget = DP_BUDGET;
+    for k in 0..n {
+        best.insert(1 << k, leaf(net, k));
+    }
+    for &cm in &comps {
+        let members_c: Vec<usize> = members(cm).collect();
+        let mut levels: Vec<Vec<u64>> =
+            vec![Vec::new(), members_c.iter().map(|&k| 1 << k).collect()];
+        for m in 2..=members_c.len() {
+            let mut found: HashMap<u64, Best> = HashMap::new();
+            for k in 1..=m / 2 {
+                let (la, lb) = (&levels[k], &levels[m - k]);
+                for (ia, &a) in la.iter().enumerate() {
+                    let start = if k == m - k { ia + 1 } else { 0 };
+                    for &b in &lb[start..] {
+                        budget = budget.checked_sub(1)?;
+                        if a & b != 0 {
+                            continue;
+                        }
+                        let (ba, bb) = (&best[&a], &best[&b]);
+                        if !intersects(&ba.result, &bb.result) {
+                            continue;
+                        }
+                        let u = a | b;
+                        let (result, size) = match found.get(&u) {
+                            Some(e) => (e.result.clone(), e.size),
+                            None => {
+                                let r = counts.result(net, members(u));
+                                let s = size_of(&r, &net.sizes);
+                                (r, s)
+                            }
+                        };
+                        let flops = step_flops(&ba.result, &bb.result, &result, &net.sizes);
+                        let key = combine(min, ba, bb, flops, size);
+                        let better = found.get(&u).is_none_or(|e| key < e.key);
+                        if better {
+                            found.insert(
+                                u,
+                                Best {
+                                    key,
+                                    split: Some((a, b)),
+                                    result,
+                                    size,
+                                },
+                            );
+                        }
+                    }
+                }
+            }
+            let mut level: Vec<u64> = found.keys().copied().collect();
+            level.sort_unstable();
+            best.extend(found);
+            levels.push(level);
+        }
+    }
+    // components joined by outer products, smallest result first
+    let mut ssa = Vec::new();
+    let mut heap: BinaryHeap<Reverse<(u128, usize, Vec<usize>)>> = BinaryHeap::new();
+    for &cm in &comps {
+        let id = walk(&best, cm, &mut ssa, n);
+        let b = &best[&cm];
+        heap.push(Reverse((b.size, id, b.result.clone())));
+    }
+    while heap.len() > 1 {
+        let Reverse((_, x, ra)) = heap.pop()?;
+        let Reverse((_, y, rb)) = heap.pop()?;
+        ssa.push(vec![x.min(y), x.max(y)]);
+        let r = union(&ra, &rb);
+        heap.push(Reverse((size_of(&r, &net.sizes), n + ssa.len() - 1, r)));
+    }
+    Some(ssa_to_linear(&ssa, n))
+}
+
+/// A contraction tree (opt_einsum's nested-tuple form): a leaf operand or a node contracting
+/// its children at once.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Tree {
+    Leaf(usize),
+    Node(Vec<Tree>),
+}
+
+/// The linear path of `tree` over `n` operands (every leaf exactly once), or a message.
+pub fn tree_to_path(tree: &Tree, n: usize) -> Result<Vec<Vec<usize>>, String> {
+    let mut seen = vec![false; n];
+    let mut ssa = Vec::new();
+    fn go(
+        t: &Tree,
+        n: usize,
+        seen: &mut [bool],
+        ssa: &mut Vec<Vec<usize>>,
+    ) -> Result<usize, String> {
+        match t {
+            Tree::Leaf(k) => {
+                if *k >= n || seen[*k] {
+                    return Err(format!(
+                        "leaf {k} repeated or out of range (each of 0..{n} exactly once)"
+                    ));
+                }
+                seen[*k] = true;
+                Ok(*k)
+            }
+            Tree::Node(ch) => {
+                if ch.is_empty() {
+                    return Err("an empty node".to_string());
+                }
+                let ids = ch
+                    .iter()
+                    .map(|c| go(c, n, seen, ssa))
+                    .collect::<Result<Vec<_>, _>>()?;
+                ssa.push(ids);
+                Ok(n + ssa.len() - 1)
+            }
+        }
+    }
+    let root = go(tree, n, &mut seen, &mut ssa)?;
+    if let Some(k) = seen.iter().position(|s| !s) {
+        return Err(format!("operand {k} is not a leaf of the tree"));
+    }
+    if ssa.is_empty() {
+        // a single leaf: contract it alone
+        let _ = root;
+        ssa.push(vec![0]);
+    }
+    Ok(ssa_to_linear(&ssa, n))
+}
