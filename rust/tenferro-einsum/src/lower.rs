@@ -185,6 +185,12 @@ pub fn lower(
             s
         })
         .collect();
+    let mut carried = vec![0usize; nl]; // how many of `sets` hold each label
+    for t in &sets {
+        for &l in t {
+            carried[l] += 1;
+        }
+    }
     let mut report = Report::default();
     let mut largest = Big::from(0u64);
     for t in &terms {
@@ -212,25 +218,28 @@ pub fn lower(
         let mut contract: Vec<usize> = Vec::new();
         for &k in &sorted {
             contract.extend_from_slice(&sets[k]);
+            for &l in &sets[k] {
+                carried[l] -= 1;
+            }
         }
         contract.sort_unstable();
         contract.dedup();
-        let mut rest_sets = sets.clone();
         for &k in sorted.iter().rev() {
-            rest_sets.remove(k);
+            sets.remove(k);
         }
         let keep: Vec<usize> = contract
             .iter()
             .copied()
-            .filter(|&l| out_set[l] || rest_sets.iter().any(|s| s.binary_search(&l).is_ok()))
+            .filter(|&l| out_set[l] || carried[l] > 0)
             .collect();
         let mut cost = big_size(&contract, sizes);
-        let factor =
-            sorted.len().saturating_sub(1).max(1) as u64 + u64::from(keep.len() < contract.len());
-        cost.mul_small(factor);
+        let summed = keep.len() < contract.len();
+        cost.mul_small(sorted.len().saturating_sub(1).max(1) as u64 + u64::from(summed));
         report.opt_cost.add(&cost);
-        rest_sets.push(keep);
-        sets = rest_sets;
+        for &l in &keep {
+            carried[l] += 1;
+        }
+        sets.push(keep);
 
         let group: Vec<Vec<usize>> = sorted.iter().map(|&k| cur[k].clone()).collect();
         let group_c: Vec<bool> = sorted.iter().map(|&k| cur_c[k]).collect();

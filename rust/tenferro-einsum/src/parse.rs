@@ -191,14 +191,12 @@ pub fn parse(subscripts: &str, shapes: &[&[usize]]) -> Result<Parsed> {
     let mut labels: Vec<Label> = Vec::new();
     let mut sizes: Vec<usize> = Vec::new();
     let mut first: Vec<usize> = Vec::new(); // the operand that set each size
-    let id_of = |labels: &mut Vec<Label>, l: Label| -> usize {
-        match labels.iter().position(|&x| x == l) {
-            Some(i) => i,
-            None => {
-                labels.push(l);
-                labels.len() - 1
-            }
-        }
+    let mut ids: std::collections::HashMap<Label, usize> = std::collections::HashMap::new();
+    let mut id_of = |labels: &mut Vec<Label>, l: Label| -> usize {
+        *ids.entry(l).or_insert_with(|| {
+            labels.push(l);
+            labels.len() - 1
+        })
     };
     let mut n_ell = 0usize;
     let mut inputs: Vec<Vec<usize>> = Vec::with_capacity(raw.len());
@@ -304,7 +302,7 @@ pub fn parse(subscripts: &str, shapes: &[&[usize]]) -> Result<Parsed> {
         }
         for t in &out_raw {
             if let Tok::Char(c) = t {
-                if !labels.contains(&Label::Char(*c)) {
+                if !ids.contains_key(&Label::Char(*c)) {
                     return Err(err(
                         subscripts,
                         format!(
@@ -317,14 +315,11 @@ pub fn parse(subscripts: &str, shapes: &[&[usize]]) -> Result<Parsed> {
         }
         out
     } else {
-        let mut counts: Vec<(char, usize)> = Vec::new();
+        let mut counts: std::collections::HashMap<char, usize> = std::collections::HashMap::new();
         for toks in &raw {
             for t in toks {
                 if let Tok::Char(c) = t {
-                    match counts.iter_mut().find(|(x, _)| x == c) {
-                        Some(e) => e.1 += 1,
-                        None => counts.push((*c, 1)),
-                    }
+                    *counts.entry(*c).or_insert(0) += 1;
                 }
             }
         }
@@ -342,9 +337,8 @@ pub fn parse(subscripts: &str, shapes: &[&[usize]]) -> Result<Parsed> {
     let output = out_labels
         .iter()
         .map(|l| {
-            labels
-                .iter()
-                .position(|x| x == l)
+            ids.get(l)
+                .copied()
                 .ok_or_else(|| Error::internal("einsum", "an output label without a size"))
         })
         .collect::<Result<Vec<usize>>>()?;

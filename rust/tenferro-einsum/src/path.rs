@@ -103,9 +103,8 @@ pub fn flop_count(contract: &[usize], inner: bool, terms: usize, sizes: &[usize]
 /// format (opt_einsum 3.4's `ssa_to_linear`: each entry's positions sorted).
 pub fn ssa_to_linear(ssa: &[Vec<usize>], n: usize) -> Vec<Vec<usize>> {
     let mut ids: Vec<usize> = (0..n).collect(); // live SSA ids, ascending
-    let mut next = n;
     let mut path = Vec::with_capacity(ssa.len());
-    for entry in ssa {
+    for (next, entry) in (n..).zip(ssa) {
         let mut con: Vec<usize> = entry
             .iter()
             .map(|s| ids.partition_point(|x| x < s))
@@ -117,7 +116,6 @@ pub fn ssa_to_linear(ssa: &[Vec<usize>], n: usize) -> Vec<Vec<usize>> {
             }
         }
         ids.push(next);
-        next += 1;
         path.push(con);
     }
     path
@@ -130,6 +128,89 @@ struct Cand {
     k1: usize,
     k2: usize,
     k12: usize,
+}
+
+/// A candidate's cost: (memory removed, larger SSA id, smaller SSA id) -- opt_einsum's heap key.
+type CandKey = (i128, usize, usize);
+
+/// The state of opt_einsum's greedy: keys (label sets) interned to ids.
+struct Greedy<'a> {
+    sizes: &'a [usize],
+    out: Vec<bool>,
+    keys: Vec<Vec<usize>>,
+    key_id: HashMap<Vec<usize>, usize>,
+    /// The SSA id of the live operand with each key.
+    remaining: Vec<Option<usize>>,
+    footprint: Vec<u128>,
+    /// Per label, the live keys holding it (labels outside the output).
+    dim_keys: Vec<Vec<usize>>,
+    ref2: Vec<bool>,
+    ref3: Vec<bool>,
+    cands: Vec<Cand>,
+    queue: BinaryHeap<Reverse<(CandKey, usize)>>,
+}
+
+impl Greedy<'_> {
+    fn intern(&mut self, set: Vec<usize>) -> usize {
+        if let Some(&k) = self.key_id.get(&set) {
+            return k;
+        }
+        self.footprint.push(size_of(&set, self.sizes));
+        self.keys.push(set.clone());
+        self.remaining.push(None);
+        self.key_id.insert(set, self.keys.len() - 1);
+        self.keys.len() - 1
+    }
+
+    /// Push the best candidate of `k1` with each of `k2s` (opt_einsum's `_push_candidate`).
+    fn push(&mut self, k1: usize, k2s: &[usize]) {
+        let mut best: Option<(CandKey, usize, usize, Vec<usize>)> = None;
+        for &k2 in k2s {
+            let (a, b) = (&self.keys[k1], &self.keys[k2]);
+            let mut k12 = Vec::new();
+            let (mut i, mut j) = (0, 0);
+            while i < a.len() || j < b.len() {
+                let (l, two) = if j >= b.len() || (i < a.len() && a[i] < b[j]) {
+                    i += 1;
+                    (a[i - 1], false)
+                } else if i >= a.len() || b[j] < a[i] {
+                    j += 1;
+                    (b[j - 1], false)
+                } else {
+                    i += 1;
+                    j += 1;
+                    (a[i - 1], true)
+                };
+                if self.out[l] || (two && self.ref3[l]) || (!two && self.ref2[l]) {
+                    k12.push(l);
+                }
+            }
+            let s12 = size_of(&k12, self.sizes);
+            let cost = s12 as i128 - self.footprint[k1] as i128 - self.footprint[k2] as i128;
+            let (mut x1, mut x2) = (k1, k2);
+            let (mut id1, mut id2) = (
+                self.remaining[k1].unwrap_or(0),
+                self.remaining[k2].unwrap_or(0),
+            );
+            if id1 > id2 {
+                std::mem::swap(&mut x1, &mut x2);
+                std::mem::swap(&mut id1, &mut id2);
+            }
+            let c = (cost, id2, id1);
+            if best.as_ref().is_none_or(|b| c < b.0) {
+                best = Some((c, x1, x2, k12));
+            }
+        }
+        if let Some((c, x1, x2, k12)) = best {
+            let k12 = self.intern(k12);
+            self.cands.push(Cand {
+                k1: x1,
+                k2: x2,
+                k12,
+            });
+            self.queue.push(Reverse((c, self.cands.len() - 1)));
+        }
+    }
 }
 
 /// opt_einsum's greedy path (see the module docs).
@@ -151,227 +232,127 @@ pub fn greedy(net: &Network) -> Vec<Vec<usize>> {
             everywhere[l] += 1;
         }
     }
-    for l in 0..nl {
-        if everywhere[l] == n {
-            out[l] = true;
-        }
+    for (o, &c) in out.iter_mut().zip(&everywhere) {
+        *o |= c == n;
     }
-    // Keys (label sets) are interned; `remaining[key]` is the SSA id of the live operand with
-    // those labels.
-    let mut keys: Vec<Vec<usize>> = Vec::new();
-    let mut key_id: HashMap<Vec<usize>, usize> = HashMap::new();
-    let mut intern = |set: Vec<usize>, keys: &mut Vec<Vec<usize>>| -> usize {
-        *key_id.entry(set.clone()).or_insert_with(|| {
-            keys.push(set);
-            keys.len() - 1
-        })
+    let mut g = Greedy {
+        sizes,
+        out,
+        keys: Vec::new(),
+        key_id: HashMap::new(),
+        remaining: Vec::new(),
+        footprint: Vec::new(),
+        dim_keys: vec![Vec::new(); nl],
+        ref2: vec![false; nl],
+        ref3: vec![false; nl],
+        cands: Vec::new(),
+        queue: BinaryHeap::new(),
     };
-    let mut remaining: Vec<Option<usize>> = Vec::new();
     let mut order: Vec<usize> = Vec::new(); // distinct input keys, first appearance first
     let mut ssa_path: Vec<Vec<usize>> = Vec::new();
     let mut next_id = n;
     for (ssa_id, set) in net.inputs.iter().enumerate() {
-        let k = intern(set.clone(), &mut keys);
-        if remaining.len() < keys.len() {
-            remaining.resize(keys.len(), None);
-        }
-        match remaining[k] {
+        let k = g.intern(set.clone());
+        match g.remaining[k] {
             Some(prev) => {
+                // Hadamard products first
                 ssa_path.push(vec![prev, ssa_id]);
-                remaining[k] = Some(next_id);
+                g.remaining[k] = Some(next_id);
                 next_id += 1;
             }
             None => {
-                remaining[k] = Some(ssa_id);
+                g.remaining[k] = Some(ssa_id);
                 order.push(k);
             }
         }
     }
-    let mut dim_keys: Vec<Vec<usize>> = vec![Vec::new(); nl];
     for &k in &order {
-        for &l in &keys[k] {
-            if !out[l] {
-                dim_keys[l].push(k);
+        for &l in &g.keys[k] {
+            if !g.out[l] {
+                g.dim_keys[l].push(k);
             }
         }
     }
-    let mut ref2 = vec![false; nl];
-    let mut ref3 = vec![false; nl];
     for l in 0..nl {
-        ref2[l] = !out[l] && dim_keys[l].len() >= 2;
-        ref3[l] = !out[l] && dim_keys[l].len() >= 3;
+        let c = if g.out[l] { 0 } else { g.dim_keys[l].len() };
+        g.ref2[l] = c >= 2;
+        g.ref3[l] = c >= 3;
     }
-    let mut footprint: Vec<u128> = keys.iter().map(|k| size_of(k, sizes)).collect();
-
-    let mut cands: Vec<Cand> = Vec::new();
-    let mut queue: BinaryHeap<Reverse<(i128, usize, usize, usize)>> = BinaryHeap::new();
-
-    // the best candidate of `k1` with each of `k2s`, pushed
-    #[allow(clippy::too_many_arguments)]
-    fn push(
-        k1: usize,
-        k2s: &[usize],
-        keys: &mut Vec<Vec<usize>>,
-        intern: &mut dyn FnMut(Vec<usize>, &mut Vec<Vec<usize>>) -> usize,
-        remaining: &[Option<usize>],
-        footprint: &[u128],
-        out: &[bool],
-        ref2: &[bool],
-        ref3: &[bool],
-        sizes: &[usize],
-        cands: &mut Vec<Cand>,
-        queue: &mut BinaryHeap<Reverse<(i128, usize, usize, usize)>>,
-    ) {
-        let mut best: Option<((i128, usize, usize), usize, usize, Vec<usize>)> = None;
-        for &k2 in k2s {
-            let (a, b) = (&keys[k1], &keys[k2]);
-            let mut k12 = Vec::new();
-            let (mut i, mut j) = (0, 0);
-            while i < a.len() || j < b.len() {
-                let (l, two) = if j >= b.len() || (i < a.len() && a[i] < b[j]) {
-                    i += 1;
-                    (a[i - 1], false)
-                } else if i >= a.len() || b[j] < a[i] {
-                    j += 1;
-                    (b[j - 1], false)
-                } else {
-                    i += 1;
-                    j += 1;
-                    (a[i - 1], true)
-                };
-                if out[l] || (two && ref3[l]) || (!two && ref2[l]) {
-                    k12.push(l);
-                }
-            }
-            let s12 = size_of(&k12, sizes);
-            let cost = s12 as i128 - footprint[k1] as i128 - footprint[k2] as i128;
-            let (mut x1, mut x2) = (k1, k2);
-            let (mut id1, mut id2) = (remaining[k1].unwrap_or(0), remaining[k2].unwrap_or(0));
-            if id1 > id2 {
-                std::mem::swap(&mut x1, &mut x2);
-                std::mem::swap(&mut id1, &mut id2);
-            }
-            let c = (cost, id2, id1);
-            if best.as_ref().is_none_or(|b| c < b.0) {
-                best = Some((c, x1, x2, k12));
-            }
-        }
-        if let Some((c, x1, x2, k12)) = best {
-            let k12 = intern(k12, keys);
-            cands.push(Cand {
-                k1: x1,
-                k2: x2,
-                k12,
-            });
-            queue.push(Reverse((c.0, c.1, c.2, cands.len() - 1)));
-        }
-    }
-
     for l in 0..nl {
-        if dim_keys[l].len() < 2 {
+        if g.dim_keys[l].len() < 2 {
             continue;
         }
-        let mut list = dim_keys[l].clone();
-        list.sort_by_key(|&k| remaining[k]);
+        let mut list = g.dim_keys[l].clone();
+        list.sort_by_key(|&k| g.remaining[k]);
         for i in 0..list.len() - 1 {
-            push(
-                list[i],
-                &list[i + 1..],
-                &mut keys,
-                &mut intern,
-                &remaining,
-                &footprint,
-                &out,
-                &ref2,
-                &ref3,
-                sizes,
-                &mut cands,
-                &mut queue,
-            );
+            g.push(list[i], &list[i + 1..]);
         }
     }
-    while let Some(Reverse((_, _, _, ci))) = queue.pop() {
-        let Cand { k1, k2, k12 } = cands[ci];
-        if remaining.len() < keys.len() {
-            remaining.resize(keys.len(), None);
-        }
-        let (Some(s1), Some(s2)) = (remaining[k1], remaining[k2]) else {
-            continue;
+    while let Some(Reverse((_, ci))) = g.queue.pop() {
+        let Cand { k1, k2, k12 } = g.cands[ci];
+        let (Some(s1), Some(s2)) = (g.remaining[k1], g.remaining[k2]) else {
+            continue; // obsolete
         };
-        remaining[k1] = None;
-        remaining[k2] = None;
-        for &k in &[k1, k2] {
-            for &l in &keys[k] {
-                if !out[l] {
-                    dim_keys[l].retain(|&x| x != k);
+        g.remaining[k1] = None;
+        g.remaining[k2] = None;
+        for k in [k1, k2] {
+            for i in 0..g.keys[k].len() {
+                let l = g.keys[k][i];
+                if !g.out[l] {
+                    g.dim_keys[l].retain(|&x| x != k);
                 }
             }
         }
         ssa_path.push(vec![s1, s2]);
         let id12 = next_id;
         next_id += 1;
-        if let Some(prev) = remaining[k12] {
+        if let Some(prev) = g.remaining[k12] {
             // a Hadamard product with the live operand of the same labels
             ssa_path.push(vec![prev, id12]);
-            remaining[k12] = Some(next_id);
+            g.remaining[k12] = Some(next_id);
             next_id += 1;
         } else {
-            for &l in &keys[k12] {
-                if !out[l] {
-                    dim_keys[l].push(k12);
+            for i in 0..g.keys[k12].len() {
+                let l = g.keys[k12][i];
+                if !g.out[l] {
+                    g.dim_keys[l].push(k12);
                 }
             }
-            remaining[k12] = Some(id12);
+            g.remaining[k12] = Some(id12);
         }
-        // ref counts of the dims of k1 | (k2 - output)
-        for &k in &[k1, k2] {
-            for &l in &keys[k] {
-                let c = if out[l] { 0 } else { dim_keys[l].len() };
-                ref2[l] = c >= 2;
-                ref3[l] = c >= 3;
+        // ref counts of the labels of k1 and k2
+        for k in [k1, k2] {
+            for i in 0..g.keys[k].len() {
+                let l = g.keys[k][i];
+                let c = if g.out[l] { 0 } else { g.dim_keys[l].len() };
+                g.ref2[l] = c >= 2;
+                g.ref3[l] = c >= 3;
             }
         }
-        if footprint.len() < keys.len() {
-            footprint.resize(keys.len(), 0);
-        }
-        footprint[k12] = size_of(&keys[k12], sizes);
         let mut k2s: Vec<usize> = Vec::new();
-        for &l in &keys[k12] {
-            for &k in &dim_keys[l] {
+        for &l in &g.keys[k12] {
+            for &k in &g.dim_keys[l] {
                 if k != k12 && !k2s.contains(&k) {
                     k2s.push(k);
                 }
             }
         }
         if !k2s.is_empty() {
-            push(
-                k12,
-                &k2s,
-                &mut keys,
-                &mut intern,
-                &remaining,
-                &footprint,
-                &out,
-                &ref2,
-                &ref3,
-                sizes,
-                &mut cands,
-                &mut queue,
-            );
+            g.push(k12, &k2s);
         }
     }
     // outer products of what is left, smallest (on the output labels) first
     let mut fq: BinaryHeap<Reverse<(u128, usize, Vec<usize>)>> = BinaryHeap::new();
-    for (k, r) in remaining.iter().enumerate() {
+    for (k, r) in g.remaining.iter().enumerate() {
         if let Some(id) = *r {
-            let kept: Vec<usize> = keys[k].iter().copied().filter(|&l| out[l]).collect();
-            fq.push(Reverse((size_of(&kept, sizes), id, keys[k].clone())));
+            let kept: Vec<usize> = g.keys[k].iter().copied().filter(|&l| g.out[l]).collect();
+            fq.push(Reverse((size_of(&kept, sizes), id, kept)));
         }
     }
     if let Some(Reverse((_, mut id1, mut k1))) = fq.pop() {
         while let Some(Reverse((_, id2, k2))) = fq.pop() {
             ssa_path.push(vec![id1.min(id2), id1.max(id2)]);
-            let k12: Vec<usize> = union(&k1, &k2).into_iter().filter(|&l| out[l]).collect();
+            let k12: Vec<usize> = union(&k1, &k2).into_iter().filter(|&l| g.out[l]).collect();
             let cost = size_of(&k12, sizes);
             let id12 = next_id;
             next_id += 1;
@@ -560,9 +541,9 @@ pub fn dp(net: &Network, min: Minimize) -> Option<Vec<Vec<usize>>> {
         let mut mask = 0u64;
         while let Some(k) = stack.pop() {
             mask |= 1 << k;
-            for j in 0..n {
-                if comp[j] == usize::MAX && intersects(&net.inputs[k], &net.inputs[j]) {
-                    comp[j] = c;
+            for (j, cj) in comp.iter_mut().enumerate() {
+                if *cj == usize::MAX && intersects(&net.inputs[k], &net.inputs[j]) {
+                    *cj = c;
                     stack.push(j);
                 }
             }
