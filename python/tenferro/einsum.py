@@ -327,7 +327,7 @@ def einsum_path(
         raise EinsumError(f"einsum: subscripts must be a str, got {type(subscripts).__name__}")
     metas = [_meta(x) for x in raw]
     path, f = _einsum_plan(
-        subscripts, [list(m[0]) for m in metas], [m[1].name for m in metas], optimize, minimize
+        subscripts, [list(m[0]) for m in metas], [m[1].str for m in metas], optimize, minimize
     )
     rows = [(idx, eq, int(cost), int(size)) for idx, eq, cost, size in f.pop("rows")]
     info = EinsumPathInfo(

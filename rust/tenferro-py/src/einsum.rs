@@ -318,7 +318,8 @@ fn operand_shape(o: &tenferro_eager::Operand<'_>) -> Vec<usize> {
     }
 }
 
-/// `tf.einsum_path`'s planning: `subscripts`, the operands' shapes and dtype names; returns
+/// `tf.einsum_path`'s planning: `subscripts`, the operands' shapes and NumPy dtype strings
+/// (`dtype.str`); returns
 /// `(path, fields)` with `fields` the keyword arguments of `EinsumPathInfo` (FLOP counts as
 /// decimal strings: exact beyond every machine type).
 #[pyfunction]
@@ -339,7 +340,17 @@ pub fn _einsum_plan<'py>(
         .iter()
         .zip(&dtypes)
         .map(|(s, d)| {
-            let dt = tenferro_tensor::DType::from_name(d).unwrap_or(tenferro_tensor::DType::F64);
+            // NumPy's `dtype.str` ('<f8', '|b1', ...): only bool-ness and promotion matter here
+            use tenferro_tensor::DType;
+            let dt = match d.get(1..).unwrap_or("") {
+                "b1" => DType::Bool,
+                "i4" => DType::I32,
+                "i8" => DType::I64,
+                "f4" => DType::F32,
+                "c8" => DType::C32,
+                "c16" => DType::C64,
+                _ => DType::F64,
+            };
             (dt, *s, false)
         })
         .collect();
