@@ -30,6 +30,9 @@ pub const KEY_TAG: i64 = -0x4549_4E53;
 pub const AUTO_OPTIMAL_MAX: usize = 8;
 /// See [`AUTO_OPTIMAL_MAX`].
 pub const AUTO_DP_MAX: usize = 24;
+/// `"auto"` gives the connected-subset DP this much work (tens of milliseconds; see
+/// [`DP_BUDGET`]), then plans greedily.
+pub const AUTO_DP_BUDGET: u64 = 5_000_000;
 
 /// The planner of a call (`optimize=`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -40,11 +43,12 @@ pub enum Optimize {
     Greedy,
     /// `"optimal"`: exact over every tree, up to [`OPTIMAL_MAX`] operands (greedy above).
     Optimal,
-    /// `"dp"`: exact over connected trees, up to [`DP_MAX`] operands and [`DP_BUDGET`] subset
-    /// pairs (greedy above).
+    /// `"dp"`: exact over connected trees, up to [`DP_MAX`] operands and [`DP_BUDGET`] units of
+    /// work (greedy above).
     Dp,
     /// `"auto"`: [`Optimize::Optimal`] up to [`AUTO_OPTIMAL_MAX`] operands, [`Optimize::Dp`] up
-    /// to [`AUTO_DP_MAX`], [`Optimize::Greedy`] above.
+    /// to [`AUTO_DP_MAX`] operands and [`AUTO_DP_BUDGET`] units of work, [`Optimize::Greedy`]
+    /// otherwise.
     Auto,
     /// An explicit linear path (validated against the operand count).
     Path(Vec<Vec<usize>>),
@@ -312,8 +316,8 @@ pub fn choose_path(
             Some(p) => (p, "dp"),
             None => {
                 note = format!(
-                    "'dp' falls back to greedy above {DP_MAX} operands or {DP_BUDGET} subset \
-                     pairs ({n} operands given)"
+                    "'dp' falls back to greedy above {DP_MAX} operands or {DP_BUDGET} units of \
+                     work ({n} operands given)"
                 );
                 (path::greedy(&net), "greedy")
             }
@@ -327,7 +331,7 @@ pub fn choose_path(
                     "auto (optimal)",
                 )
             } else if let Some(p) = (n <= AUTO_DP_MAX)
-                .then(|| path::dp(&net, minimize))
+                .then(|| path::dp_within(&net, minimize, AUTO_DP_BUDGET))
                 .flatten()
             {
                 (p, "auto (dp)")

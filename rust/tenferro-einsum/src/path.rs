@@ -12,7 +12,7 @@
 //! * [`dp`]: exact dynamic programming over connected subsets (trees without outer products
 //!   inside a connected component, as opt_einsum's `dynamic_programming` with
 //!   `search_outer=False`); components are joined by outer products, smallest first. Up to
-//!   [`DP_MAX`] operands and [`DP_BUDGET`] subset pairs.
+//!   [`DP_MAX`] operands and [`DP_BUDGET`] units of work (about a second).
 //!
 //! Paths are opt_einsum's linear format: each entry names positions in the current operand
 //! list, which are removed; their contraction is appended at the end.
@@ -24,8 +24,14 @@ use std::collections::{BinaryHeap, HashMap};
 pub const OPTIMAL_MAX: usize = 12;
 /// `"dp"` (connected subsets) is exact up to this many operands ...
 pub const DP_MAX: usize = 64;
-/// ... and this many subset pairs examined; beyond, the planner falls back to greedy.
-pub const DP_BUDGET: u64 = 20_000_000;
+/// ... and this much work (one unit per pair of subsets tested, [`PAIR_WORK`] per pair
+/// contracted, [`SUBSET_WORK`] per connected subset found; about a second on one core);
+/// beyond, the planner falls back to greedy.
+pub const DP_BUDGET: u64 = 100_000_000;
+/// Work units of one contracted pair (see [`DP_BUDGET`]).
+pub const PAIR_WORK: u64 = 64;
+/// Work units of one new connected subset (see [`DP_BUDGET`]).
+pub const SUBSET_WORK: u64 = 256;
 
 /// The objective of the exact planners.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -518,8 +524,13 @@ pub fn optimal(net: &Network, min: Minimize) -> Option<Vec<Vec<usize>>> {
 }
 
 /// Exact DP over connected subsets (module docs); `None` above [`DP_MAX`] operands or
-/// [`DP_BUDGET`] subset pairs.
+/// [`DP_BUDGET`] units of work.
 pub fn dp(net: &Network, min: Minimize) -> Option<Vec<Vec<usize>>> {
+    dp_within(net, min, DP_BUDGET)
+}
+
+/// [`dp`] within `budget` units of work (see [`DP_BUDGET`]; `None` beyond).
+pub fn dp_within(net: &Network, min: Minimize, budget: u64) -> Option<Vec<Vec<usize>>> {
     let n = net.inputs.len();
     if n > DP_MAX {
         return None;
@@ -528,65 +539,74 @@ pub fn dp(net: &Network, min: Minimize) -> Option<Vec<Vec<usize>>> {
         return Some(vec![vec![0]]);
     }
     let counts = Counts::new(net);
-    // connected components (operands sharing any label)
-    let mut comp = vec![usize::MAX; n];
-    let mut comps: Vec<u64> = Vec::new();
-    for s in 0..n {
-        if comp[s] != usize::MAX {
-            continue;
-        }
-        let c = comps.len();
-        let mut stack = vec![s];
-        comp[s] = c;
-        let mut mask = 0u64;
-        while let Some(k) = stack.pop() {
-            mask |= 1 << k;
-            for (j, cj) in comp.iter_mut().enumerate() {
-                if *cj == usize::MAX && intersects(&net.inputs[k], &net.inputs[j]) {
-                    *cj = c;
-                    stack.push(j);
-                }
+    // operands sharing a label with each operand
+    let mut adj = vec![0u64; n];
+    for i in 0..n {
+        for j in i + 1..n {
+            if intersects(&net.inputs[i], &net.inputs[j]) {
+                adj[i] |= 1 << j;
+                adj[j] |= 1 << i;
             }
         }
+    }
+    // connected components
+    let mut comps: Vec<u64> = Vec::new();
+    let mut seen = 0u64;
+    for s in 0..n {
+        if seen >> s & 1 == 1 {
+            continue;
+        }
+        let mut mask = 1u64 << s;
+        loop {
+            let grown = members(mask).fold(mask, |m, k| m | adj[k]);
+            if grown == mask {
+                break;
+            }
+            mask = grown;
+        }
+        seen |= mask;
         comps.push(mask);
     }
+    let nbr = |m: u64| members(m).fold(0u64, |acc, k| acc | adj[k]);
     let mut best: HashMap<u64, Best> = HashMap::new();
-    let mut budget = DP_BUDGET;
+    let mut budget = budget;
     for k in 0..n {
         best.insert(1 << k, leaf(net, k));
     }
     for &cm in &comps {
         let members_c: Vec<usize> = members(cm).collect();
-        let mut levels: Vec<Vec<u64>> =
-            vec![Vec::new(), members_c.iter().map(|&k| 1 << k).collect()];
+        // per size, the connected subsets and their neighbours
+        let mut levels: Vec<Vec<(u64, u64)>> = vec![
+            Vec::new(),
+            members_c.iter().map(|&k| (1u64 << k, adj[k])).collect(),
+        ];
         for m in 2..=members_c.len() {
             let mut found: HashMap<u64, Best> = HashMap::new();
             for k in 1..=m / 2 {
                 let (la, lb) = (&levels[k], &levels[m - k]);
-                for (ia, &a) in la.iter().enumerate() {
+                for (ia, &(a, na)) in la.iter().enumerate() {
                     let start = if k == m - k { ia + 1 } else { 0 };
-                    for &b in &lb[start..] {
-                        budget = budget.checked_sub(1)?;
-                        if a & b != 0 {
+                    budget = budget.checked_sub(lb.len().saturating_sub(start) as u64)?;
+                    for &(b, _) in &lb[start..] {
+                        if a & b != 0 || na & b == 0 {
                             continue;
                         }
+                        budget = budget.checked_sub(PAIR_WORK)?;
                         let (ba, bb) = (&best[&a], &best[&b]);
-                        if !intersects(&ba.result, &bb.result) {
-                            continue;
-                        }
                         let u = a | b;
-                        let (result, size) = match found.get(&u) {
-                            Some(e) => (e.result.clone(), e.size),
-                            None => {
-                                let r = counts.result(net, members(u));
-                                let s = size_of(&r, &net.sizes);
-                                (r, s)
+                        if let Some(e) = found.get_mut(&u) {
+                            let flops = step_flops(&ba.result, &bb.result, &e.result, &net.sizes);
+                            let key = combine(min, ba, bb, flops, e.size);
+                            if key < e.key {
+                                e.key = key;
+                                e.split = Some((a, b));
                             }
-                        };
-                        let flops = step_flops(&ba.result, &bb.result, &result, &net.sizes);
-                        let key = combine(min, ba, bb, flops, size);
-                        let better = found.get(&u).is_none_or(|e| key < e.key);
-                        if better {
+                        } else {
+                            budget = budget.checked_sub(SUBSET_WORK)?;
+                            let result = counts.result(net, members(u));
+                            let size = size_of(&result, &net.sizes);
+                            let flops = step_flops(&ba.result, &bb.result, &result, &net.sizes);
+                            let key = combine(min, ba, bb, flops, size);
                             found.insert(
                                 u,
                                 Best {
@@ -600,7 +620,7 @@ pub fn dp(net: &Network, min: Minimize) -> Option<Vec<Vec<usize>>> {
                     }
                 }
             }
-            let mut level: Vec<u64> = found.keys().copied().collect();
+            let mut level: Vec<(u64, u64)> = found.keys().map(|&u| (u, nbr(u))).collect();
             level.sort_unstable();
             best.extend(found);
             levels.push(level);
