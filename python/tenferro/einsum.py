@@ -22,8 +22,9 @@ Ctrl-C between steps.
 Planners (``optimize=``): ``False`` (left to right), ``"greedy"`` (``opt_einsum``'s greedy,
 step for step: the same paths), ``"optimal"`` (exact dynamic programming over every subset:
 the least ``opt_einsum`` ``opt_cost`` of any path, up to 12 operands), ``"dp"`` (exact over
-connected subsets, as ``opt_einsum``'s ``dynamic_programming``; up to 64 operands and 2e7
-subset pairs), ``"auto"`` (optimal up to 8 operands, dp up to 24, greedy above), an explicit
+connected subsets, as ``opt_einsum``'s ``dynamic_programming``; up to 64 operands and about a
+second of work), ``"auto"`` (optimal up to 8 operands, dp up to 24 within tens of
+milliseconds, greedy otherwise), an explicit
 path or nested-tuple tree, or an ``opt_einsum`` ``PathOptimizer`` instance (called with
 ``opt_einsum``'s ``(inputs, output, size_dict)``; ``cotengra.HyperOptimizer()`` works).
 
@@ -237,8 +238,9 @@ def einsum(*operands: Any, optimize: Any = "greedy", minimize: str = "flops") ->
         dynamic programming over every subset: the least ``opt_einsum`` ``opt_cost``; up to 12
         operands, greedy above with ``info.note`` saying so), ``"dp"`` (exact over connected
         subsets, as ``opt_einsum``'s ``dynamic_programming``: no outer products inside a
-        connected component; up to 64 operands and 2e7 subset pairs, greedy above), ``"auto"``
-        (optimal up to 8 operands, dp up to 24, greedy above), an explicit path (a list of index
+        connected component; up to 64 operands and about a second of work, greedy above),
+        ``"auto"`` (optimal up to 8 operands, dp up to 24 within tens of milliseconds, greedy
+        otherwise), an explicit path (a list of index
         tuples, or NumPy's ``["einsum_path", (0, 1), ...]``), a nested-tuple contraction tree
         (``((0, 1), (2, 3))``), or an ``opt_einsum`` ``PathOptimizer`` instance (called as
         ``optimizer(inputs, output, size_dict)``; ``cotengra.HyperOptimizer()`` works). Other
