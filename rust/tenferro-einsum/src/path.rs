@@ -192,7 +192,10 @@ impl Greedy<'_> {
                 }
             }
             let s12 = size_of(&k12, self.sizes);
-            let cost = s12 as i128 - self.footprint[k1] as i128 - self.footprint[k2] as i128;
+            let wide = |x: u128| x.min(i128::MAX as u128) as i128;
+            let cost = wide(s12)
+                .saturating_sub(wide(self.footprint[k1]))
+                .saturating_sub(wide(self.footprint[k2]));
             let (mut x1, mut x2) = (k1, k2);
             let (mut id1, mut id2) = (
                 self.remaining[k1].unwrap_or(0),
