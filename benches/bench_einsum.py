@@ -22,7 +22,11 @@ stored-path instances
     bookkeeping of the given path (``contract_path`` is part of ``contract``).
 path search
     ``tf.einsum_path(..., optimize="greedy")`` against ``opt_einsum.contract_path(...,
-    optimize="greedy")`` on the same networks (shapes only, no contraction).
+    optimize="greedy")`` on the same networks (shapes only, no contraction; both return the same
+    path). Target: tenferro ≤ 0.2× opt_einsum (planning is the Rust crate ``tenferro-einsum``).
+cached small call
+    ``tf.einsum("ij,jk->ik")`` on two 8×8 float64 tensors, the plan cached, against
+    ``np.einsum`` on the arrays. Target: ≤ 1.0× NumPy.
 
 Operands: tenferro reads the same C-ordered NumPy memory as NumPy and opt_einsum, through
 zero-copy ``tf.asarray(a, copy=False)`` views (JAX gets ``jnp.asarray`` copies).
@@ -76,7 +80,8 @@ class Case:
     name: str
     unit: str
     versus: tuple[str, ...]  # the ratio compares tenferro with the best of these
-    target: bool = True  # False: the ratio is reported, no target (path search)
+    target: bool = True  # False: the ratio is reported, no target
+    limit: float = 1.0  # the target ratio
     results: dict[str, float] = field(default_factory=dict)
 
 
@@ -134,6 +139,21 @@ def case_transfer(bond: int, dtype: Any, rounds: int) -> Case:
     return case
 
 
+def case_small_cached(rounds: int) -> Case:
+    """A cached 8x8 ``ij,jk->ik``: the fixed cost of one call (one crossing into Rust)."""
+    case = Case("cached 8x8 ij,jk->ik (tensors vs np.einsum)", "us", ("numpy",))
+    rng = np.random.default_rng(8)
+    a, b = rng.standard_normal((8, 8)), rng.standard_normal((8, 8))
+    ta, tb = tf.asarray(a), tf.asarray(b)
+    np.testing.assert_allclose(np.asarray(tf.einsum("ij,jk->ik", ta, tb)), a @ b, rtol=1e-12)
+    fns: dict[str, Callable[[], Any]] = {
+        "tenferro": lambda: tf.einsum("ij,jk->ik", ta, tb),
+        "numpy": lambda: np.einsum("ij,jk->ik", a, b),
+    }
+    measure(case, fns, rounds, sleep=0.02)
+    return case
+
+
 def load(path: pathlib.Path) -> tuple[str, list[np.ndarray], list[tuple[int, ...]]]:
     d = json.loads(path.read_text())
     rng = np.random.default_rng(0)
@@ -156,7 +176,7 @@ def case_instance(path: pathlib.Path, rounds: int) -> tuple[Case, Case]:
         np_path = ["einsum_path", *stored]
         fns["numpy"] = lambda: np.einsum(subs, *arrays, optimize=np_path)
     measure(case, fns, rounds)
-    search = Case(f"{path.stem} (greedy path search)", "ms", ("opt_einsum",), target=False)
+    search = Case(f"{path.stem} (greedy path search)", "ms", ("opt_einsum",), limit=0.2)
     measure(
         search,
         {
@@ -183,7 +203,8 @@ def report(cases: list[Case]) -> None:
         if peers:
             ratio = c.results["tenferro"] / min(peers)
             if c.target:
-                row += f"{ratio:>9.2f}  {'met' if ratio <= 1.0 else 'MISSED'} (≤ 1.0× {'/'.join(c.versus)})"
+                met = "met" if ratio <= c.limit else "MISSED"
+                row += f"{ratio:>9.2f}  {met} (≤ {c.limit}× {'/'.join(c.versus)})"
             else:
                 row += f"{ratio:>9.2f}  (reported, no target)"
         print(row)
@@ -194,7 +215,7 @@ def write_results(cases: list[Case]) -> None:
 
     rows: list[h.Row] = []
     for c in cases:
-        target = f"<= 1.0x {'/'.join(c.versus)}" if c.target else ""
+        target = f"<= {c.limit}x {'/'.join(c.versus)}" if c.target else ""
         rows += h.rows_from_results(
             c.name, c.unit, c.results, LIBS[1:], {p: target for p in c.versus} | {"": target}
         )
@@ -211,6 +232,7 @@ def main() -> None:
     print(f"{h.versions_line(PEERS, tf)} | opt_einsum {oe.__version__}")
     print(h.machine_line(h.machine_info(PEERS)))
     cases = [case_transfer(b, d, rounds) for b in (64, 128) for d in (np.float64, np.complex128)]
+    cases.append(case_small_cached(rounds))
     searches = []
     files = sorted(p for p in DATA.glob("*.json") if p.name != "permutation_patterns.json")
     for p in files:

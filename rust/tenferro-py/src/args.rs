@@ -278,20 +278,6 @@ pub(crate) fn diag_axes(
     Ok((a, b))
 }
 
-/// `DotGeneralConfig` of a planner-emitted step (non-negative dims only).
-pub(crate) fn dot_config(
-    py: Python<'_>,
-    op: &str,
-    cfg: &Bound<'_, PyAny>,
-) -> PyResult<DotGeneralConfig> {
-    Ok(DotGeneralConfig {
-        lhs_contracting_dims: attr_dims(py, op, cfg, "lhs_contracting_dims")?,
-        rhs_contracting_dims: attr_dims(py, op, cfg, "rhs_contracting_dims")?,
-        lhs_batch_dims: attr_dims(py, op, cfg, "lhs_batch_dims")?,
-        rhs_batch_dims: attr_dims(py, op, cfg, "rhs_batch_dims")?,
-    })
-}
-
 pub(crate) fn axis_of(py: Python<'_>, op: &str, axis: i64, ndim: usize) -> PyResult<usize> {
     tenferro_tensor::shape::normalize_axis(op, axis, ndim).py(py)
 }

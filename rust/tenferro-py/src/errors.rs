@@ -40,10 +40,11 @@ enum Class {
     Concretization,
     Trace,
     TracerLeak,
+    Einsum,
 }
 
 /// Python names of [`Class`], in its order.
-const NAMES: [&str; 20] = [
+const NAMES: [&str; 21] = [
     "TenferroError",
     "ShapeError",
     "AxisError",
@@ -64,6 +65,7 @@ const NAMES: [&str; 20] = [
     "ConcretizationError",
     "TraceError",
     "TracerLeakError",
+    "EinsumError",
 ];
 
 static CLASSES: PyOnceLock<Vec<Py<PyAny>>> = PyOnceLock::new();
@@ -120,6 +122,7 @@ pub(crate) fn to_pyerr(py: Python<'_>, e: Error) -> PyErr {
     let msg = e.to_string();
     let class = match e {
         Error::Shape { .. } => Class::Shape,
+        Error::Einsum { .. } => Class::Einsum,
         Error::Axis { .. } => Class::Axis,
         Error::DType { .. } => Class::DType,
         Error::ContextMismatch { .. } => Class::ContextMismatch,

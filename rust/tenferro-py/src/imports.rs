@@ -55,8 +55,7 @@ pub(crate) fn get(py: Python<'_>) -> PyResult<&Imports> {
     })
 }
 
-/// Planner and indexing functions registered by the Python modules that import `_tenferro`.
-pub(crate) static EINSUM_LOWER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+/// Einsum's interleaved-form converter and the indexing function registered by the Python modules that import `_tenferro`.
 pub(crate) static EINSUM_SPLIT_ARGS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 pub(crate) static ADVANCED_GETITEM: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
@@ -83,15 +82,13 @@ pub(crate) fn hook<'py>(
 /// registration of the same hook is ignored). Called by `tenferro.einsum` and
 /// `tenferro._indexing` when they are imported.
 #[pyfunction]
-#[pyo3(signature = (*, einsum_lower=None, einsum_split_args=None, advanced_getitem=None))]
+#[pyo3(signature = (*, einsum_split_args=None, advanced_getitem=None))]
 pub(crate) fn _register_hooks(
     py: Python<'_>,
-    einsum_lower: Option<Py<PyAny>>,
     einsum_split_args: Option<Py<PyAny>>,
     advanced_getitem: Option<Py<PyAny>>,
 ) {
     for (cell, f) in [
-        (&EINSUM_LOWER, einsum_lower),
         (&EINSUM_SPLIT_ARGS, einsum_split_args),
         (&ADVANCED_GETITEM, advanced_getitem),
     ] {

@@ -34,6 +34,10 @@ pub enum Error {
     /// Shapes or ranks that do not fit (Python `ShapeError`, a `ValueError`).
     #[error("{op}: {message}")]
     Shape { op: String, message: String },
+    /// Malformed einsum subscripts, an operand/label mismatch or an invalid path or optimizer
+    /// (Python `EinsumError`, a `ShapeError`).
+    #[error("{op}: {message}")]
+    Einsum { op: String, message: String },
     /// An axis out of range or repeated (Python `AxisError`).
     #[error("{op}: {message}")]
     Axis { op: String, message: String },
@@ -143,6 +147,7 @@ macro_rules! ctor {
 
 impl Error {
     ctor!(shape, Shape);
+    ctor!(einsum, Einsum);
     ctor!(axis, Axis);
     ctor!(dtype, DType);
     ctor!(value, Value);

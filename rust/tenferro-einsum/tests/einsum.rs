@@ -1,0 +1,316 @@
+//! The einsum crate without Python: parser errors are typed (never a panic), opt_einsum's
+//! greedy paths on hand-checked networks, the exact planners against brute force, trees,
+//! exact big costs, and contractions run through the eager `Session` against loops.
+
+use std::sync::Arc;
+use tenferro_cpu::CpuEngine;
+use tenferro_eager::{DirectHost, EagerTensor, ModeState, Operand, Runtime, IMPLICIT};
+use tenferro_einsum::path::{self, Network};
+use tenferro_einsum::{einsum, parse, plan, Big, Minimize, Optimize, Tree};
+use tenferro_tensor::{DType, Error, Tensor};
+
+fn host() -> DirectHost {
+    DirectHost {
+        engine: Arc::new(CpuEngine::new(Some(1)).unwrap()),
+    }
+}
+
+fn einsum_error(subscripts: &str, shapes: &[&[usize]]) -> String {
+    match parse(subscripts, shapes) {
+        Err(e @ Error::Einsum { .. }) => e.to_string(),
+        other => panic!("{subscripts}: expected an EinsumError, got {other:?}"),
+    }
+}
+
+#[test]
+fn malformed_subscripts_are_einsum_errors_naming_the_place() {
+    let cases: &[(&str, &[&[usize]], &str)] = &[
+        ("ij,jk->ik", &[&[2, 3]], "2 input term(s) but 1 operand(s)"),
+        (
+            "ij,jk->ik",
+            &[&[2, 3], &[4, 5]],
+            "label 'j' has size 3 in operand 0 but 4",
+        ),
+        ("ij->ik", &[&[2, 3]], "output label 'k'"),
+        ("i>->i", &[&[2, 2]], "'>' at position 1"),
+        ("i.j->i", &[&[2, 2]], "position 1"),
+        ("i->i->i", &[&[2]], "more than one '->'"),
+        ("ij->i", &[&[2]], "rank 1"),
+        ("...i,...i->i", &[&[2, 3], &[4, 3]], "ellipsis"),
+        ("...ij->ij", &[&[2, 3, 4]], "no '...'"),
+        (
+            "ii->i",
+            &[&[2, 3]],
+            "repeated in operand 0 with sizes 2 and 3",
+        ),
+        ("......", &[&[2]], "more than one ellipsis"),
+    ];
+    for (s, shapes, frag) in cases {
+        let msg = einsum_error(s, shapes);
+        assert!(msg.starts_with("einsum: subscripts '"), "{msg}");
+        assert!(msg.contains(frag), "{s}: {msg}");
+    }
+}
+
+#[test]
+fn implicit_output_and_ellipsis() {
+    let p = parse("ba,ac", &[&[2, 3], &[3, 4]]).unwrap();
+    assert_eq!(p.equation(), "ba,ac->bc");
+    let p = parse("...ij,...jk", &[&[2, 1, 3, 4], &[5, 4, 2]]).unwrap();
+    assert_eq!(p.equation(), "..ij,.jk->..ik");
+    assert_eq!(p.output.len(), 4);
+    let p = parse("αβ,βγ->γα", &[&[2, 3], &[3, 4]]).unwrap();
+    assert_eq!(p.equation(), "αβ,βγ->γα");
+    let p = parse("i0,0j", &[&[2, 3], &[3, 4]]).unwrap(); // digits are labels (opt_einsum)
+    assert_eq!(p.equation(), "i0,0j->ij");
+    let p = parse("éz,zß", &[&[2, 3], &[3, 4]]).unwrap();
+    assert_eq!(p.equation(), "éz,zß->ßé"); // code-point order
+}
+
+fn net(terms: &[&str], out: &str, size: &[(char, usize)]) -> Network {
+    let labels: Vec<char> = size.iter().map(|x| x.0).collect();
+    let id = |c: char| labels.iter().position(|&x| x == c).unwrap();
+    let set = |t: &str| {
+        let mut v: Vec<usize> = t.chars().map(id).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    Network {
+        inputs: terms.iter().map(|t| set(t)).collect(),
+        output: set(out),
+        sizes: size.iter().map(|x| x.1).collect(),
+    }
+}
+
+#[test]
+fn greedy_matches_opt_einsum_on_known_networks() {
+    // opt_einsum 3.4: oe.paths.greedy([set('abd'), set('ac'), set('bdc')], set(''),
+    // {'a': 1, 'b': 2, 'c': 3, 'd': 4}) == [(0, 2), (0, 1)]
+    let n = net(
+        &["abd", "ac", "bdc"],
+        "",
+        &[('a', 1), ('b', 2), ('c', 3), ('d', 4)],
+    );
+    assert_eq!(path::greedy(&n), vec![vec![0, 2], vec![0, 1]]);
+    let n = net(
+        &["ij", "jk", "kl"],
+        "il",
+        &[('i', 2), ('j', 30), ('k', 40), ('l', 3)],
+    );
+    assert_eq!(path::greedy(&n), vec![vec![1, 2], vec![0, 1]]);
+    // Hadamard products first; disconnected operands last, smallest first
+    let n = net(
+        &["ab", "ab", "c", "d"],
+        "abcd",
+        &[('a', 2), ('b', 2), ('c', 3), ('d', 4)],
+    );
+    assert_eq!(path::greedy(&n), vec![vec![0, 1], vec![0, 1], vec![0, 1]]);
+}
+
+/// The least opt_cost over every pairwise order, by brute force.
+fn brute(n: &Network) -> u128 {
+    fn go(sets: Vec<Vec<usize>>, out: &[usize], sizes: &[usize]) -> u128 {
+        if sets.len() == 1 {
+            return 0;
+        }
+        let mut best = u128::MAX;
+        for i in 0..sets.len() {
+            for j in i + 1..sets.len() {
+                let mut rest: Vec<Vec<usize>> = sets.clone();
+                rest.remove(j);
+                rest.remove(i);
+                let mut u: Vec<usize> = sets[i].iter().chain(&sets[j]).copied().collect();
+                u.sort_unstable();
+                u.dedup();
+                let keep: Vec<usize> = u
+                    .iter()
+                    .copied()
+                    .filter(|l| out.contains(l) || rest.iter().any(|s| s.contains(l)))
+                    .collect();
+                let c = path::flop_count(&u, keep.len() < u.len(), 2, sizes);
+                rest.push(keep);
+                best = best.min(c + go(rest, out, sizes));
+            }
+        }
+        best
+    }
+    go(n.inputs.clone(), &n.output, &n.sizes)
+}
+
+fn cost(n: &Network, p: &[Vec<usize>]) -> u128 {
+    let mut sets = n.inputs.clone();
+    let mut total = 0;
+    for e in p {
+        let mut idx = e.clone();
+        idx.sort_unstable();
+        let mut u: Vec<usize> = idx.iter().flat_map(|&k| sets[k].clone()).collect();
+        u.sort_unstable();
+        u.dedup();
+        for &k in idx.iter().rev() {
+            sets.remove(k);
+        }
+        let keep: Vec<usize> = u
+            .iter()
+            .copied()
+            .filter(|l| n.output.contains(l) || sets.iter().any(|s| s.contains(l)))
+            .collect();
+        total += path::flop_count(&u, keep.len() < u.len(), e.len(), &n.sizes);
+        sets.push(keep);
+    }
+    total
+}
+
+#[test]
+fn optimal_is_the_brute_force_minimum_and_dp_not_worse_than_greedy() {
+    let nets = [
+        net(
+            &["ab", "bc", "cd", "de", "ea"],
+            "",
+            &[('a', 2), ('b', 3), ('c', 4), ('d', 5), ('e', 6)],
+        ),
+        net(&["i", "j", "ijk"], "k", &[('i', 4), ('j', 5), ('k', 50)]),
+        net(
+            &["abc", "bd", "ce", "de", "a"],
+            "a",
+            &[('a', 3), ('b', 4), ('c', 5), ('d', 6), ('e', 6)],
+        ),
+        net(
+            &["ab", "cd", "ef", "ac"],
+            "bdf",
+            &[('a', 2), ('b', 7), ('c', 2), ('d', 3), ('e', 5), ('f', 2)],
+        ),
+    ];
+    for n in &nets {
+        let opt = path::optimal(n, Minimize::Flops).unwrap();
+        assert_eq!(cost(n, &opt), brute(n));
+        let dp = path::dp(n, Minimize::Flops).unwrap();
+        assert!(cost(n, &dp) <= cost(n, &path::greedy(n)));
+        assert!(cost(n, &dp) >= cost(n, &opt));
+        let size = path::optimal(n, Minimize::Size).unwrap();
+        assert!(cost(n, &size) >= cost(n, &opt));
+    }
+}
+
+#[test]
+fn trees_and_paths() {
+    let t = Tree::Node(vec![
+        Tree::Node(vec![Tree::Leaf(0), Tree::Leaf(2)]),
+        Tree::Node(vec![Tree::Leaf(1), Tree::Leaf(3)]),
+    ]);
+    assert_eq!(
+        path::tree_to_path(&t, 4).unwrap(),
+        vec![vec![0, 2], vec![0, 1], vec![0, 1]]
+    );
+    assert!(path::tree_to_path(&t, 5).is_err());
+    let bad = Tree::Node(vec![Tree::Leaf(0), Tree::Leaf(0)]);
+    assert!(path::tree_to_path(&bad, 2).is_err());
+}
+
+#[test]
+fn big_costs_are_exact() {
+    let mut b = Big::from(1u64);
+    for _ in 0..300 {
+        b.mul_small(10);
+    }
+    let s = b.to_string();
+    assert_eq!(s.len(), 301);
+    assert!(s.starts_with('1') && s[1..].bytes().all(|c| c == b'0'));
+    let mut c = Big::from(u64::MAX);
+    c.add(&Big::from(1u64));
+    assert_eq!(c.to_string(), "18446744073709551616");
+    c.mul_small(u64::MAX);
+    assert_eq!(c.to_string(), "340282366920938463444927863358058659840");
+}
+
+#[test]
+fn info_costs_follow_opt_einsum() {
+    let metas: Vec<(DType, &[usize], bool)> = vec![
+        (DType::F64, &[2, 30][..], false),
+        (DType::F64, &[30, 40][..], false),
+        (DType::F64, &[40, 3][..], false),
+    ];
+    let p = plan("ij,jk,kl->il", &metas, &Optimize::Greedy, Minimize::Flops).unwrap();
+    assert_eq!(p.path, vec![vec![1, 2], vec![0, 1]]);
+    assert_eq!(p.report.opt_cost.to_string(), "7560");
+    assert_eq!(p.report.largest.to_string(), "1200");
+    let err = plan(
+        "ij,jk,kl->il",
+        &metas,
+        &Optimize::Path(vec![vec![0, 3]]),
+        Minimize::Flops,
+    )
+    .err()
+    .unwrap();
+    assert!(err.to_string().contains("invalid path entry 0"), "{err}");
+    let err = plan(
+        "ij,jk,kl->il",
+        &metas,
+        &Optimize::Path(vec![vec![0, 1]]),
+        Minimize::Flops,
+    )
+    .err()
+    .unwrap();
+    assert!(err.to_string().contains("uncontracted"), "{err}");
+}
+
+fn t64(shape: &[usize], v: Vec<f64>) -> Tensor {
+    Tensor::from_vec(shape, v).unwrap()
+}
+
+#[test]
+fn contractions_run_through_the_session() {
+    let h = host();
+    let rt = Runtime::new();
+    let mode = ModeState::default();
+    let a: Vec<f64> = (0..6).map(f64::from).collect(); // 2x3 row-major values
+    let b: Vec<f64> = (0..12).map(|x| f64::from(x) * 0.5).collect(); // 3x4
+    let ta = EagerTensor::of_data(t64(&[2, 3], a.clone()), rt.clone(), None);
+    let tb = EagerTensor::of_data(t64(&[3, 4], b.clone()), rt.clone(), None);
+    let got = |subs: &str, opt: Optimize| -> Vec<f64> {
+        let y = einsum(
+            &IMPLICIT,
+            subs,
+            vec![Operand::Tensor(&ta), Operand::Tensor(&tb)],
+            &opt,
+            Minimize::Flops,
+            &mode,
+            &h,
+        )
+        .unwrap();
+        y.value.tensor("test").unwrap().to_vec::<f64>()
+    };
+    // from_vec/to_vec are column-major: element (i, j) of a 2x3 tensor is v[i + 2 j]
+    let (ta_v, tb_v) = (a.clone(), b.clone());
+    // y[k, i] = sum_j a[i, j] b[j, k]
+    let at = |i: usize, j: usize| ta_v[i + 2 * j];
+    let bt = |j: usize, k: usize| tb_v[j + 3 * k];
+    for opt in [
+        Optimize::Greedy,
+        Optimize::LeftToRight,
+        Optimize::Optimal,
+        Optimize::Dp,
+        Optimize::Auto,
+    ] {
+        let y = got("ij,jk->ki", opt);
+        for k in 0..4 {
+            for i in 0..2 {
+                let want: f64 = (0..3).map(|j| at(i, j) * bt(j, k)).sum();
+                assert!((y[k + 4 * i] - want).abs() < 1e-12, "{k} {i}");
+            }
+        }
+    }
+    // an invalid subscript is an EinsumError, not a panic
+    let err = einsum(
+        &IMPLICIT,
+        "ij,jk->il",
+        vec![Operand::Tensor(&ta), Operand::Tensor(&tb)],
+        &Optimize::Greedy,
+        Minimize::Flops,
+        &mode,
+        &h,
+    )
+    .err()
+    .unwrap();
+    assert!(matches!(err, Error::Einsum { .. }), "{err:?}");
+}
