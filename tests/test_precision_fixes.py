@@ -251,3 +251,80 @@ def test_arctan2_large_and_tiny_operands() -> None:
     np.testing.assert_array_equal(got, np.arctan2(y, x))
     z = np.array([8.2e153 - 5.91e-158j, -3e160 + 1e-160j])
     np.testing.assert_allclose(np.asarray(tf.arccos(tf.asarray(z))), np.arccos(z), rtol=1e-15)
+
+
+# --- breaker findings of the merged tree (session 33) ---
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+def test_complex_tan_tanh_near_the_poles_and_for_large_parts_match_numpy(dtype):
+    """Kahan's ctanh (FreeBSD s_ctanh.c): the textbook quotient cancelled near the poles
+    (tan(pi/2 + 0j) was inf+nanj, tan(1.57079632) 17 % off) and 2y overflowed."""
+    z = np.array(
+        [
+            np.pi / 2 + 0j,
+            1.57079632 + 0j,
+            -1.5707963 + 0j,
+            0.5 + 30j,
+            0.3 + 0.2j,
+            -2 - 3j,
+            3e37 + 0.1j,
+        ],
+        dtype=dtype,
+    )
+    tol = 1e-14 if dtype == np.complex128 else 2e-6
+    for name, arg in (("tan", z), ("tanh", 1j * z)):
+        got = np.asarray(getattr(tf, name)(tf.asarray(arg.astype(dtype))))
+        want = getattr(np, name)(arg.astype(dtype))
+        np.testing.assert_allclose(got, want, rtol=tol, atol=0)
+    # |Re| >= 22: the tiny imaginary part is kept (NumPy: 1.47e-26), not flushed to 0
+    got = complex(np.asarray(tf.tanh(tf.asarray(np.array([30 + 0.5j])))[0]))
+    assert got.real == 1.0 and got.imag == pytest.approx(np.tanh(30 + 0.5j).imag, rel=1e-13)
+
+
+def test_atanh_on_the_pole_line_with_a_tiny_imaginary_part_is_finite():
+    z = np.array([1 + 1e-160j, -1 - 1e-200j, 1 + 1e-17j])
+    np.testing.assert_allclose(np.asarray(tf.atanh(tf.asarray(z))), np.arctanh(z), rtol=1e-14)
+    np.testing.assert_allclose(
+        np.asarray(tf.atan(tf.asarray(np.array([1e-160 + 1j])))),
+        np.arctan([1e-160 + 1j]),
+        rtol=1e-14,
+    )
+
+
+def test_einsum_promotes_every_operand_before_it_computes():
+    """np.einsum's default: a label summed within one operand, or two narrow operands
+    contracted first, must not wrap (int32) or overflow (float32)."""
+    i32 = np.full(4, 2**30, np.int32)
+    y = np.array([1], np.int64)
+    for eq, ops in (
+        ("i,j->j", (i32, y)),
+        ("i,i,j->j", (np.full(2, 2**20, np.int32), np.full(2, 2**20, np.int32), y)),
+        ("i,i,j->j", (np.full(3, 1e30, np.float32), np.full(3, 1e30, np.float32), np.ones(1))),
+    ):
+        want = np.einsum(eq, *ops)
+        got = tf.einsum(eq, *ops)
+        assert np.asarray(got).dtype == want.dtype
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+        np.testing.assert_allclose(
+            np.asarray(tf.jit(lambda *a, e=eq: tf.einsum(e, *a))(*ops)), want, rtol=1e-12
+        )
+
+
+def test_vector_norm_negative_order_does_not_underflow():
+    for x, p in (([1.0, 1e300], -2), ([1e-300, 1e300], -0.5), ([0.5, 1e-3, 3.0], -1.5)):
+        x = np.array(x)
+        want = np.linalg.vector_norm(x, ord=p)
+        np.testing.assert_allclose(np.asarray(tf.linalg.vector_norm(x, ord=p)), want, rtol=1e-14)
+    check_grads(
+        lambda v: tf.linalg.vector_norm(v, ord=-2), (tf.asarray([0.5, 1e-3, 3.0]),), order=2
+    )
+
+
+def test_argmax_over_a_zero_size_tensor_along_a_nonempty_axis():
+    for f, nf in ((tf.argmax, np.argmax), (tf.argmin, np.argmin)):
+        for shape, axis in (((0, 3), 1), ((3, 0), 0)):
+            got = f(np.zeros(shape), axis=axis)
+            assert got.shape == nf(np.zeros(shape), axis=axis).shape
+        with pytest.raises(ValueError, match="empty sequence"):
+            f(np.zeros((3, 0)), axis=1)

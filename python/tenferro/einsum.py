@@ -126,7 +126,7 @@ class EinsumPathInfo:
     speedup : float
         ``naive_cost / opt_cost``.
     largest_intermediate : int
-        Element count of the largest tensor along the path (operands included).
+        Element count of the largest tensor along the path: the intermediates and the operands after their diagonals and single-operand sums are taken.
     method : str
         ``"left to right"``, ``"greedy"``, ``"optimal"``, ``"dp"``, ``"auto (...)"``,
         ``"explicit path"``, ``"explicit tree"`` or a ``PathOptimizer``'s class name.
@@ -238,7 +238,7 @@ def einsum(*operands: Any, optimize: Any = "greedy", minimize: str = "flops") ->
         dynamic programming over every subset: the least ``opt_einsum`` ``opt_cost``; up to 12
         operands, greedy above with ``info.note`` saying so), ``"dp"`` (exact over connected
         subsets, as ``opt_einsum``'s ``dynamic_programming``: no outer products inside a
-        connected component; up to 64 operands and about a second of work, greedy above),
+        connected component; up to 64 operands and a fixed work budget of 1–4 s, greedy above),
         ``"auto"`` (optimal up to 8 operands, dp up to 24 within tens of milliseconds, greedy
         otherwise), an explicit path (a list of index
         tuples, or NumPy's ``["einsum_path", (0, 1), ...]``), a nested-tuple contraction tree
@@ -306,7 +306,7 @@ def einsum_path(
         and whose contraction is appended at the end.
     info : EinsumPathInfo
         ``.opt_cost`` (FLOP count: ``opt_einsum``'s ``opt_cost`` of the same path),
-        ``.largest_intermediate`` (elements, operands included), ``.naive_cost``, ``.method``,
+        ``.largest_intermediate`` (elements, the prepared operands included), ``.naive_cost``, ``.method``,
         ``.note`` (set when ``"optimal"``/``"dp"`` fell back to greedy) and a printable table.
 
     Raises

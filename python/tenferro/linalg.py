@@ -957,7 +957,12 @@ def _vector_norm(x: Tensor, ord: Any, axis: int, keepdims: bool) -> Tensor:
         return _red.sum(ax, axis=axis, keepdims=keepdims)
     if isinstance(ord, str):
         raise ValueError(f"linalg.norm: invalid norm order {ord!r} for vectors")
-    return _scaled_power_norm(x, float(ord), axis, keepdims)
+    p = float(ord)
+    if p < 0:
+        # Unscaled, as NumPy: scaling by max|x| would overflow (x/m)**p for small entries (and
+        # the smallest |x| dominates a negative-order norm anyway).
+        return _root(_red.sum(_abs_pow(ax, p), axis=axis, keepdims=keepdims), p)
+    return _scaled_power_norm(x, p, axis, keepdims)
 
 
 def _matrix_norm(x: Tensor, ord: Any, axes: tuple[int, int], keepdims: bool) -> Tensor:

@@ -229,6 +229,12 @@ def _atanh_parts_right(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
     one_m = _p.sub(1.0, xf)
     den = _p.add(_p.mul(one_m, one_m), _p.mul(yf, yf))
     re_s = _p.mul(_p.log1p(_p.div(_p.mul(xf, 4.0), den)), 0.25)
+    # On the pole's line x = 1 with |y| < eps, 4/y**2 overflows: FreeBSD's (ln 2 - log|y|)/2.
+    pole = (
+        _p.compare(xf, 1.0, "EQ") & _p.compare(_p.abs(yf), _EPS, "LT") & _p.compare(yf, 0.0, "NE")
+    )
+    re_pole = _p.mul(_p.sub(math.log(2.0), _p.log(_p.abs(_p.select(pole, yf, 1.0)))), 0.5)
+    re_s = _p.select(pole, re_pole, re_s)
     im_s = _p.mul(
         _atan2(_p.mul(yf, 2.0), _p.sub(_p.mul(one_m, _p.add(xf, 1.0)), _p.mul(yf, yf))), 0.5
     )

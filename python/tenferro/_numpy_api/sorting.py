@@ -188,7 +188,8 @@ def _arg_extreme(op: str, prim: Any, a: ArrayLike, axis: Any, out: Any, keepdims
     x = _as_tensor(a)
     if axis is not None:
         _one_axis(op, axis, x.ndim)  # a tuple or float axis: TypeError first, as NumPy
-    if x.size == 0:
+    # Empty only when the searched axis is: (0, 3) along axis 1 gives shape (0,), as NumPy.
+    if x.size == 0 and (axis is None or x.shape[_one_axis(op, axis, x.ndim)] == 0):
         raise ValueError(f"{op}: attempt to get {op} of an empty sequence (shape {tuple(x.shape)})")
     if axis is None:
         r = prim(ravel(x), 0)

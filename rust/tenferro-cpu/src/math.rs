@@ -313,15 +313,24 @@ pub fn ctanh<T: Float>(z: Complex<T>) -> Complex<T> {
         // Finite real part: tanh(±0 + i·inf|NaN) = ±0 + NaN i, else NaN + NaN i.
         return Complex::new(if z.re == T::zero() { z.re } else { T::nan() }, T::nan());
     }
+    // Kahan's formulas as FreeBSD's `ctanh` (s_ctanh.c): no cancellation near the poles
+    // (`cosh 2x + cos 2y` of the textbook quotient is ~0 there) and no overflow of `2y`.
     let big = T::from(22.0).unwrap_or_else(T::max_value);
-    if z.re.abs() > big {
-        let two = T::one() + T::one();
+    let four = T::from(4.0).unwrap_or_else(T::one);
+    if z.re.abs() >= big {
+        // tanh(x + iy) = ±1 + i·4·sin y·cos y·e^(-2|x|) (the tiny part, signed as sin 2y).
+        let e = (-z.re.abs()).exp();
         return Complex::new(
             T::one().copysign(z.re),
-            (T::zero()).copysign((two * z.im).sin()),
+            four * z.im.sin() * z.im.cos() * e * e,
         );
     }
-    z.tanh()
+    let t = z.im.tan();
+    let beta = T::one() + t * t; // 1 / cos²y
+    let s = z.re.sinh();
+    let rho = (T::one() + s * s).sqrt(); // cosh x
+    let denom = T::one() + beta * s * s;
+    Complex::new((beta * rho * s) / denom, t / denom)
 }
 
 /// Complex `expm1`, accurate near zero; `exp(z) - 1` with C99's special values of `cexp` for

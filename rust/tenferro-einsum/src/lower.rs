@@ -156,9 +156,12 @@ pub fn lower(
             .reduce(promote)
             .unwrap_or(DType::F64)
     };
+    // Every operand is converted to the result dtype first, as NumPy's einsum promotes before it
+    // computes: a label summed within one operand, or two narrow operands contracted before they
+    // meet a wider one, would otherwise wrap (int32) or overflow (float32) in the narrow dtype.
     let mut xs: Vec<usize> = (0..n).collect();
     for (k, x) in xs.iter_mut().enumerate() {
-        if metas[k].0 == DType::Bool {
+        if metas[k].0 != to {
             *x = emit(&mut instrs, Op::Convert(to), vec![*x]);
         }
     }
