@@ -915,12 +915,15 @@ def _max0(x: Tensor, axis: Any, keepdims: bool) -> Tensor:
 
 
 def _scaled_power_norm(x: Tensor, p: float, axis: Any, keepdims: bool) -> Tensor:
-    """``(Σ|x|**p)**(1/p)`` over ``axis`` as ``m·(Σ|x/m|**p)**(1/p)`` with ``m = max|x|`` (at
+    """``(Σ|x|**p)**(1/p)`` over ``axis`` as ``m·(Σ|x/m|**p)**(1/p)`` with ``m = max|x|`` (``min|x|`` for ``p < 0``; at
     least the smallest normal number; 1 where it is not finite), as LAPACK's ``dnrm2`` and ``hypot`` scale: no ``|x|**p``
     over- or underflows where the norm does not (``[1e200, 1e200]``, ``[1e-170, 0]``), and the
     gradient ``x·|x|**(p−2)/‖x‖**(p−1)`` survives there. ``m`` is a constant: the expression is
     homogeneous of degree 0 in it, so the derivatives of every order are those of the norm."""
-    m = _max0(_ew.abs(x.detach()), axis, True)
+    # A negative order is dominated by the smallest |x|: scaling by it keeps |x/m| >= 1, so
+    # |x/m| ** p <= 1 never overflows (scaling by the largest overflowed for entries far below it).
+    ax0 = _ew.abs(x.detach())
+    m = _red.min(ax0, axis=axis, keepdims=True) if p < 0 else _max0(ax0, axis, True)
     info = np.finfo(m.dtype)
     tiny = float(info.tiny)
     # Subnormal slices are first lifted by the exact constant c = 2^(nmant+11) (normal for every
@@ -958,11 +961,16 @@ def _vector_norm(x: Tensor, ord: Any, axis: int, keepdims: bool) -> Tensor:
     if isinstance(ord, str):
         raise ValueError(f"linalg.norm: invalid norm order {ord!r} for vectors")
     p = float(ord)
-    if p < 0:
-        # Unscaled, as NumPy: scaling by max|x| would overflow (x/m)**p for small entries (and
-        # the smallest |x| dominates a negative-order norm anyway).
+    if p < 0 and any(x.shape[a] == 0 for a in _axes_tuple(axis, x.ndim)):
+        # An empty sum: 0 ** (1/p) = inf, as NumPy.
         return _root(_red.sum(_abs_pow(ax, p), axis=axis, keepdims=keepdims), p)
     return _scaled_power_norm(x, p, axis, keepdims)
+
+
+def _axes_tuple(axis: Any, ndim: int) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    return tuple(a % ndim for a in (axis if isinstance(axis, tuple) else (axis,)))
 
 
 def _matrix_norm(x: Tensor, ord: Any, axes: tuple[int, int], keepdims: bool) -> Tensor:
