@@ -7,9 +7,9 @@ use crate::defaults::default_engine_core;
 use crate::errors::to_pyerr;
 use pyo3::prelude::*;
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tenferro_eager::Host;
 use tenferro_ops::Op;
 use tenferro_runtime::{Borrow, Engine};
@@ -58,25 +58,34 @@ impl<'py> PyHost<'py> {
     /// Run a whole program (`f`, given the host its steps use) of estimated `work`
     /// ([`op_work`] summed over its steps; `heavy` when it factorises) as eager ops run one op:
     /// small programs with the GIL held (releasing it would cost more than they do; signals
-    /// are checked between steps), larger ones with the GIL released for the whole run, from
-    /// [`INTERRUPTIBLE_MIN_WORK`] on a helper thread that Ctrl-C stops (the flag is checked
-    /// between steps and by the kernels).
+    /// are checked between steps), larger ones on this thread with the GIL released for the
+    /// whole run ([`InlineHost`]: signals served between steps, each step as large as an
+    /// interruptible eager op on a helper thread that Ctrl-C stops).
     ///
     /// # Errors
     /// `f`'s errors; `Interrupted` (the signal handler's exception in [`PyHost::finish`]).
-    pub(crate) fn run_program<T: Send>(
+    pub(crate) fn run_program<T>(
         &self,
         op: &str,
         work: usize,
         heavy: bool,
         f: impl FnOnce(&dyn Host) -> Result<T> + Send,
-    ) -> Result<T> {
+    ) -> Result<T>
+    where
+        T: Send,
+    {
         if !heavy && work < DETACH_MIN_ELEMENTS {
             return f(self);
         }
-        match run_detached_with(self.py, work, |flag| f(&DetachedHost { flag })) {
-            Ok(r) => r,
-            Err(e) => Err(self.interrupted(op, e)),
+        let host = InlineHost {
+            start: Instant::now(),
+            last_check_ns: AtomicU64::new(0),
+            signal: Mutex::new(None),
+        };
+        let r = self.py.detach(|| f(&host));
+        match host.signal.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(e) => Err(self.interrupted(op, e)),
+            None => r,
         }
     }
 
@@ -128,18 +137,54 @@ impl Host for PyHost<'_> {
 }
 
 /// The host of a program running with the GIL released ([`PyHost::run_program`]): steps run
-/// inline; between steps the cancellation flag (set when Ctrl-C interrupted the wait) stops the
-/// program. The engine is already borrowed, so nothing waits for one.
-struct DetachedHost<'a> {
-    flag: Option<&'a AtomicBool>,
+/// on the calling thread (no thread start or wake-up per call, which under load cost more than
+/// a mid-size program); at most every [`SIGNAL_POLL`], between steps, it takes the GIL back to
+/// run Python's signal handlers, and a step of [`INTERRUPTIBLE_MIN_WORK`] or more runs on a
+/// helper thread that Ctrl-C stops, as an eager op does. The engine is already borrowed, so
+/// nothing waits for one.
+struct InlineHost {
+    start: Instant,
+    /// When signals were last served, in nanoseconds from `start`.
+    last_check_ns: AtomicU64,
+    /// The exception a signal handler raised (returned by [`PyHost::run_program`]).
+    signal: Mutex<Option<PyErr>>,
 }
 
-impl Host for DetachedHost<'_> {
-    fn checkpoint(&self, op: &str) -> Result<()> {
-        match self.flag {
-            Some(f) if f.load(Ordering::Relaxed) => Err(Error::Interrupted { op: op.to_string() }),
-            _ => Ok(()),
+impl InlineHost {
+    fn stopped(&self, op: &str, e: PyErr) -> Error {
+        *self.signal.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+        Error::Interrupted { op: op.to_string() }
+    }
+
+    fn now_ns(&self) -> u64 {
+        u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+}
+
+impl Host for InlineHost {
+    fn run(
+        &self,
+        op: &Op,
+        inputs: &[&Tensor],
+        job: &mut (dyn FnMut() -> Result<()> + Send),
+    ) -> Result<()> {
+        let work = op_work(op, inputs);
+        if work < INTERRUPTIBLE_MIN_WORK {
+            return job();
         }
+        let r = Python::attach(|py| run_detached(py, work, job));
+        self.last_check_ns.store(self.now_ns(), Ordering::Relaxed);
+        r.unwrap_or_else(|e| Err(self.stopped(op.name(), e)))
+    }
+
+    fn checkpoint(&self, op: &str) -> Result<()> {
+        let now = self.now_ns();
+        let poll = u64::try_from(SIGNAL_POLL.as_nanos()).unwrap_or(u64::MAX);
+        if now.saturating_sub(self.last_check_ns.load(Ordering::Relaxed)) < poll {
+            return Ok(());
+        }
+        self.last_check_ns.store(now, Ordering::Relaxed);
+        Python::attach(|py| py.check_signals()).map_err(|e| self.stopped(op, e))
     }
 
     fn default_engine(&self) -> Result<Arc<dyn Engine>> {
@@ -188,18 +233,8 @@ pub(crate) fn run_detached<T: Send>(
     work: usize,
     f: impl FnOnce() -> Result<T> + Send,
 ) -> PyResult<Result<T>> {
-    run_detached_with(py, work, |_| f())
-}
-
-/// [`run_detached`], handing `f` the cancellation flag when it runs on the helper thread (a
-/// program checks it between its steps; `None` below [`INTERRUPTIBLE_MIN_WORK`]).
-fn run_detached_with<T: Send>(
-    py: Python<'_>,
-    work: usize,
-    f: impl FnOnce(Option<&AtomicBool>) -> Result<T> + Send,
-) -> PyResult<Result<T>> {
     if work < INTERRUPTIBLE_MIN_WORK {
-        return Ok(py.detach(|| f(None)));
+        return Ok(py.detach(f));
     }
     enum Outcome<T> {
         Done(Result<T>),
@@ -218,9 +253,7 @@ fn run_detached_with<T: Send>(
                 .spawn_scoped(s, move || {
                     let f = job_ref.lock().unwrap_or_else(|e| e.into_inner()).take();
                     if let Some(f) = f {
-                        let _ = tx.send(tenferro_cpu::with_cancel_flag("op", flag_ref, || {
-                            f(Some(flag_ref.as_ref()))
-                        }));
+                        let _ = tx.send(tenferro_cpu::with_cancel_flag("op", flag_ref, f));
                     }
                 });
             let handle = match spawned {
@@ -229,7 +262,7 @@ fn run_detached_with<T: Send>(
                 Err(_) => {
                     let f = job.lock().unwrap_or_else(|e| e.into_inner()).take();
                     return Outcome::Done(match f {
-                        Some(f) => f(None),
+                        Some(f) => f(),
                         None => Err(lost()),
                     });
                 }
