@@ -194,3 +194,53 @@ def test_atanh_and_atan_near_minus_one_keep_precision() -> None:
     np.testing.assert_allclose(tf.atanh(tf.asarray(zs)).tolist(), np.arctanh(zs), rtol=1e-13)
     ws = np.array([1e-10 - 1j, 1e-12 - 0.9999999j])
     np.testing.assert_allclose(tf.atan(tf.asarray(ws)).tolist(), np.arctan(ws), rtol=1e-13)
+
+
+# Real parts where e^x, cosh x or sinh x overflow while the products with cos y / sin y need not
+# (up to (1024 + 1074) ln2 ≈ 1454.9), imaginary parts down to subnormal.
+BIG = [
+    0.0,
+    -0.0,
+    1e-300,
+    -1e-300,
+    5e-324,
+    0.5,
+    -2.0,
+    3.0,
+    700.0,
+    710.0,
+    -715.0,
+    800.0,
+    -1000.0,
+    1454.0,
+    1500.0,
+    INF,
+    -INF,
+    NAN,
+]
+BIG_GRID = np.array([complex(a, b) for a, b in itertools.product(BIG, BIG)], dtype=np.complex128)
+
+
+@pytest.mark.parametrize("name", ["sin", "cos", "exp", "sinh", "cosh"])
+def test_forward_functions_past_the_overflow_of_their_real_parts(name: str) -> None:
+    """``sin(1000j) = 0 + inf·i`` (not NaN + inf·i), ``exp(800 + 1e-300j)`` keeps its finite
+    imaginary part, and C99's special values, as NumPy (npymath's FreeBSD-derived ``csin``,
+    ``cexp``)."""
+    with np.errstate(all="ignore"):
+        want = getattr(np, name)(BIG_GRID)
+    got = np.asarray(getattr(tf, name)(tf.asarray(BIG_GRID)))
+    # C99 leaves the sign of a zero or infinite part unspecified where the other part is NaN or
+    # both parts of the argument are infinite (G.6.2.4-5, G.6.3.1); NumPy picks one, we another.
+    free = np.isnan(want.real) | np.isnan(want.imag)
+    free |= np.isinf(BIG_GRID.real) & np.isinf(BIG_GRID.imag)
+    same_special(got[~free], want[~free], rtol=4e-15, where=BIG_GRID[~free])
+    for part in (np.real, np.imag):
+        g, w = part(got[free]), part(want[free])
+        assert np.array_equal(np.isnan(g), np.isnan(w)), (BIG_GRID[free], got[free], want[free])
+        assert np.array_equal(np.abs(g[~np.isnan(w)]), np.abs(w[~np.isnan(w)]))
+    # complex64: the same formulas in single precision (the scaled exponential in double)
+    small = BIG_GRID[np.isfinite(BIG_GRID) & (np.abs(BIG_GRID.real) < 200)].astype(np.complex64)
+    with np.errstate(all="ignore"):
+        want32 = getattr(np, name)(small)
+    got32 = np.asarray(getattr(tf, name)(tf.asarray(small)))
+    same_special(got32, want32, rtol=2e-6, where=small)

@@ -213,6 +213,50 @@ class Tensor:
     def all(
         self: Tensor, axis: Any = None, out: Any = None, keepdims: bool = False, **kwargs: Any
     ) -> Tensor: ...
+    def argmax(
+        a: ArrayLike, axis: int | None = None, out: Any = None, *, keepdims: bool = False
+    ) -> Tensor: ...
+    def argmin(
+        a: ArrayLike, axis: int | None = None, out: Any = None, *, keepdims: bool = False
+    ) -> Tensor: ...
+    def argsort(
+        a: ArrayLike,
+        axis: int | None = -1,
+        kind: str | None = None,
+        order: Any = None,
+        *,
+        descending: bool = False,
+        stable: bool | None = None,
+    ) -> Tensor: ...
+    def searchsorted(
+        a: ArrayLike, v: ArrayLike, side: str = "left", sorter: ArrayLike | None = None
+    ) -> Tensor: ...
+    def nonzero(a: ArrayLike) -> tuple[Tensor, ...]: ...
+    def cumsum(
+        a: ArrayLike, axis: int | None = None, dtype: Any = None, out: Any = None
+    ) -> Tensor: ...
+    def cumprod(
+        a: ArrayLike, axis: int | None = None, dtype: Any = None, out: Any = None
+    ) -> Tensor: ...
+    def std(
+        a: ArrayLike,
+        axis: Any = None,
+        dtype: Any = None,
+        ddof: float = 0,
+        *,
+        keepdims: bool = False,
+        correction: float | None = None,
+    ) -> Tensor: ...
+    def var(
+        a: ArrayLike,
+        axis: Any = None,
+        dtype: Any = None,
+        ddof: float = 0,
+        *,
+        keepdims: bool = False,
+        correction: float | None = None,
+    ) -> Tensor: ...
+    def repeat(a: ArrayLike, repeats: Any, axis: int | None = None) -> Tensor: ...
     def exp(x: ArrayLike, /) -> Tensor: ...
     def log(x: ArrayLike, /) -> Tensor: ...
     def sqrt(x: ArrayLike, /) -> Tensor: ...

@@ -26,7 +26,10 @@ from ._numpy_api import elementwise as _ew
 from ._numpy_api import indexing as _ix
 from ._numpy_api import layout as _lay
 from ._numpy_api import linear as _lin
+from ._numpy_api import arranging as _arr
 from ._numpy_api import reductions as _red
+from ._numpy_api import sorting as _sort
+from ._numpy_api import statistics as _stat
 from ._numpy_api import surface as _surface
 from ._numpy_api._common import _PY_SCALARS
 from ._tenferro import ExecutionContext, Runtime, Session, Tensor, _implicit_session
@@ -401,6 +404,18 @@ _TENSOR_METHODS: dict[str, Any] = {
     "min": _max_like(_red.min),
     "any": _max_like(_red.any),
     "all": _max_like(_red.all),
+    # ndarray's non-mutating methods of the sorting, statistics and arranging functions (the
+    # in-place ``ndarray.sort``/``fill`` have no tensor counterpart: tensors are immutable).
+    "argmax": _sort.argmax,
+    "argmin": _sort.argmin,
+    "argsort": _sort.argsort,
+    "searchsorted": _sort.searchsorted,
+    "nonzero": _sort.nonzero,
+    "cumsum": _sort.cumsum,
+    "cumprod": _sort.cumprod,
+    "std": _stat.std,
+    "var": _stat.var,
+    "repeat": _arr.repeat,
     "exp": _ew.exp,
     "log": _ew.log,
     "sqrt": _ew.sqrt,

@@ -1,6 +1,6 @@
 //! Kernels of the unary, binary, ternary and conversion families.
 
-use crate::hyperbolic::{ccosh, csinh};
+use crate::hyperbolic::{ccos, ccosh, csin, csinh};
 use crate::map::{map1, map2, map3};
 use crate::math::{
     cdiv, cexp, cexpm1, clog, clog1p, cpow, csign, csqrt, ctanh, exp_f32_slice, exp_f64_slice,
@@ -150,8 +150,8 @@ where
         UnaryOp::Sign => map1::<C<T>, C<T>>(e, name, s, x, 4, lift!(csign)),
         UnaryOp::Exp => map1::<C<T>, C<T>>(e, name, s, x, t, lift!(cexp)),
         UnaryOp::Log => map1::<C<T>, C<T>>(e, name, s, x, t, lift!(clog)),
-        UnaryOp::Sin => map1::<C<T>, C<T>>(e, name, s, x, t, lift!(|v: C<T>| v.sin())),
-        UnaryOp::Cos => map1::<C<T>, C<T>>(e, name, s, x, t, lift!(|v: C<T>| v.cos())),
+        UnaryOp::Sin => map1::<C<T>, C<T>>(e, name, s, x, t, lift!(csin)),
+        UnaryOp::Cos => map1::<C<T>, C<T>>(e, name, s, x, t, lift!(ccos)),
         UnaryOp::Tanh => map1::<C<T>, C<T>>(e, name, s, x, t, lift!(ctanh)),
         UnaryOp::Sqrt => map1::<C<T>, C<T>>(e, name, s, x, t, lift!(csqrt)),
         UnaryOp::Rsqrt => map1::<C<T>, C<T>>(

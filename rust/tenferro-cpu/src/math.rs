@@ -190,7 +190,10 @@ pub fn cexp<T: Float>(z: Complex<T>) -> Complex<T> {
         let m = z.re.exp();
         return Complex::new(m * z.im.cos(), m * z.im.sin());
     }
-    z.exp()
+    // e^x·cis y, scaled where e^x alone overflows (`exp(800 + 1e-300i)` has a finite imaginary
+    // part).
+    let (re, im) = crate::hyperbolic::exp_times(z.re, z.im.cos(), z.im.sin(), false);
+    Complex::new(re, im)
 }
 
 /// Complex square root, C99 `csqrt` (branch cut on the negative real axis, signed zeros).
