@@ -233,7 +233,9 @@ class EinsumAnneal:
     >>> a, b, c = np.ones((2, 30)), np.ones((30, 40)), np.ones((40, 3))
     >>> path, info = tf.einsum_path("ij,jk,kl->il", a, b, c, optimize=tf.EinsumAnneal(seed=1))
     >>> path, info.opt_cost, info.method
-    ([(1, 2), (0, 1)], 7560, 'anneal')
+    ([(0, 1), (0, 1)], 5280, 'anneal')
+    >>> tf.einsum_path("ij,jk,kl->il", a, b, c, optimize="greedy")[1].opt_cost
+    7560
     """
 
     __slots__ = ("max_repeats", "max_time", "seed")
