@@ -74,7 +74,7 @@ from . import autodiff
 from .autodiff import Gradients, capture_trace, no_grad
 from . import testing
 from . import func
-from .einsum import einsum, einsum_path
+from .einsum import EinsumAnneal, einsum, einsum_path
 from . import linalg
 from . import fft
 from ._custom import custom_jvp, custom_vjp
@@ -174,6 +174,7 @@ __all__ = [
     "func",
     "einsum",
     "einsum_path",
+    "EinsumAnneal",
     "linalg",
     "integrations",
     "fft",

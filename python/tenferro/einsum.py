@@ -24,7 +24,8 @@ step for step: the same paths), ``"optimal"`` (exact dynamic programming over ev
 the least ``opt_einsum`` ``opt_cost`` of any path, up to 12 operands), ``"dp"`` (exact over
 connected subsets, as ``opt_einsum``'s ``dynamic_programming``; up to 64 operands and about a
 second of work), ``"auto"`` (optimal up to 8 operands, dp up to 24 within tens of
-milliseconds, greedy otherwise), an explicit
+milliseconds, greedy otherwise), ``"anneal"`` / :class:`EinsumAnneal` (simulated annealing
+over contraction trees, seeded, never worse than greedy), an explicit
 path or nested-tuple tree, or an ``opt_einsum`` ``PathOptimizer`` instance (called with
 ``opt_einsum``'s ``(inputs, output, size_dict)``; ``cotengra.HyperOptimizer()`` works).
 
@@ -45,10 +46,11 @@ from typing import Any
 
 import numpy as np
 
+from . import _progress
 from ._tenferro import Session, Tensor, _einsum, _einsum_plan, _implicit_session, _register_hooks
 from .errors import EinsumError
 
-__all__ = ["einsum", "einsum_path"]
+__all__ = ["EinsumAnneal", "einsum", "einsum_path"]
 
 _SESSION = _implicit_session()
 
@@ -128,7 +130,7 @@ class EinsumPathInfo:
     largest_intermediate : int
         Element count of the largest tensor along the path: the intermediates and the operands after their diagonals and single-operand sums are taken.
     method : str
-        ``"left to right"``, ``"greedy"``, ``"optimal"``, ``"dp"``, ``"auto (...)"``,
+        ``"left to right"``, ``"greedy"``, ``"optimal"``, ``"dp"``, ``"auto (...)"``, ``"anneal"``,
         ``"explicit path"``, ``"explicit tree"`` or a ``PathOptimizer``'s class name.
     note : str
         Non-empty when ``"optimal"`` or ``"dp"`` fell back to greedy.
@@ -192,6 +194,85 @@ class EinsumPathInfo:
         return "\n".join(lines)
 
 
+class EinsumAnneal:
+    """Options of the annealing planner, for ``optimize=`` of :func:`einsum` and
+    :func:`einsum_path` (``optimize="anneal"`` is ``EinsumAnneal()``).
+
+    Simulated annealing over binary contraction trees, as TreeSA (Kalachev et al. 2021,
+    arXiv:2108.05665) and cotengra's ``SA``: each repeat starts from a tree -- the first from
+    ``"greedy"``'s path, the others from a randomised greedy (the next pair drawn with Boltzmann
+    weights over ``opt_einsum``'s "memory removed" cost) -- and anneals it by local rotations
+    ``((A, B), C) -> ((A, C), B)`` with Metropolis acceptance over a rising inverse temperature
+    (100 steps of 10 sweeps over the tree). Trees are scored by ``minimize=`` with
+    ``opt_einsum``'s ``opt_cost`` convention; the best tree of all repeats is used, greedy's
+    included, so the path is never worse than ``"greedy"``'s. Deterministic for a given
+    ``seed`` unless ``max_time`` ends the search first. Runs in Rust with the GIL released;
+    Ctrl-C interrupts it, and searches longer than a second show a ``tqdm`` progress bar when
+    ``sys.stderr`` is a terminal and ``tqdm`` is installed. Plans are cached per options like
+    every other ``optimize=`` value.
+
+    Parameters
+    ----------
+    seed : int, optional
+        Seed of the random stream, in ``[0, 2**64)`` (default 0).
+    max_time : float or None, optional
+        Wall-clock limit of the search in seconds (``None``, the default: no limit); the best
+        tree found by then is used.
+    max_repeats : int, optional
+        Number of annealed trees (default 8, at least 1). With ``max_time``, a large value
+        (``10**6``) anneals until the time is up.
+
+    Raises
+    ------
+    EinsumError
+        For an option of the wrong type or out of range; the message names the option.
+
+    Examples
+    --------
+    >>> import numpy as np, tenferro as tf
+    >>> a, b, c = np.ones((2, 30)), np.ones((30, 40)), np.ones((40, 3))
+    >>> path, info = tf.einsum_path("ij,jk,kl->il", a, b, c, optimize=tf.EinsumAnneal(seed=1))
+    >>> path, info.opt_cost, info.method
+    ([(0, 1), (0, 1)], 5280, 'anneal')
+    >>> tf.einsum_path("ij,jk,kl->il", a, b, c, optimize="greedy")[1].opt_cost
+    7560
+    """
+
+    __slots__ = ("max_repeats", "max_time", "seed")
+
+    def __init__(self, seed: int = 0, *, max_time: float | None = None, max_repeats: int = 8):
+        def integer(name: str, v: Any, lo: int) -> int:
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+                raise EinsumError(f"einsum: EinsumAnneal {name}={v!r} is not an int")
+            if not lo <= int(v) < 2**64:
+                raise EinsumError(f"einsum: EinsumAnneal {name}={v!r} is not in [{lo}, 2**64)")
+            return int(v)
+
+        self.seed = integer("seed", seed, 0)
+        self.max_repeats = integer("max_repeats", max_repeats, 1)
+        if max_time is not None:
+            if isinstance(max_time, (bool, np.bool_)) or not isinstance(
+                max_time, (int, float, np.integer, np.floating)
+            ):
+                raise EinsumError(f"einsum: EinsumAnneal max_time={max_time!r} is not a number")
+            if not 0 < float(max_time) < 1e9:
+                raise EinsumError(
+                    f"einsum: EinsumAnneal max_time={max_time!r} is not in (0, 1e9) seconds"
+                )
+            max_time = float(max_time)
+        self.max_time = max_time
+
+    @property
+    def _tenferro_anneal(self) -> tuple[int, float | None, int]:
+        return self.seed, self.max_time, self.max_repeats
+
+    def __repr__(self) -> str:
+        return (
+            f"EinsumAnneal(seed={self.seed}, max_time={self.max_time}, "
+            f"max_repeats={self.max_repeats})"
+        )
+
+
 def _split_args(args: Sequence[Any]) -> tuple[str, list[Any]]:
     if not args:
         raise EinsumError("einsum: no subscripts given")
@@ -231,7 +312,7 @@ def einsum(*operands: Any, optimize: Any = "greedy", minimize: str = "flops") ->
     *operands : Tensor or array_like
         The operands; dtypes are combined by the primitives' promotion (NumPy's
         ``result_type``). All-bool operands give a bool result (``any`` of products).
-    optimize : {"greedy", "optimal", "dp", "auto", False} or path or tree or PathOptimizer, optional
+    optimize : {"greedy", "optimal", "dp", "auto", "anneal", False} or EinsumAnneal or path or tree or PathOptimizer, optional
         Contraction order: ``False`` pairwise left to right (no reordering; unlike NumPy's
         unoptimised loop it forms intermediates, which outer products can make large),
         ``"greedy"`` (default; ``opt_einsum``'s greedy, the same paths), ``"optimal"`` (exact
@@ -240,7 +321,9 @@ def einsum(*operands: Any, optimize: Any = "greedy", minimize: str = "flops") ->
         subsets, as ``opt_einsum``'s ``dynamic_programming``: no outer products inside a
         connected component; up to 64 operands and a fixed work budget of 1–4 s, greedy above),
         ``"auto"`` (optimal up to 8 operands, dp up to 24 within tens of milliseconds, greedy
-        otherwise), an explicit path (a list of index
+        otherwise), ``"anneal"`` or :class:`EinsumAnneal` ``(seed=, max_time=, max_repeats=)``
+        (simulated annealing over contraction trees as TreeSA / cotengra's ``SA``, the best of
+        greedy's tree and the annealed ones; ``"anneal"`` is ``EinsumAnneal()``), an explicit path (a list of index
         tuples, or NumPy's ``["einsum_path", (0, 1), ...]``), a nested-tuple contraction tree
         (``((0, 1), (2, 3))``), or an ``opt_einsum`` ``PathOptimizer`` instance (called as
         ``optimizer(inputs, output, size_dict)``; ``cotengra.HyperOptimizer()`` works). Other
@@ -248,7 +331,7 @@ def einsum(*operands: Any, optimize: Any = "greedy", minimize: str = "flops") ->
         ``"branch-all"`` to optimal, ``"branch-1"``/``"branch-2"`` to auto,
         ``"random-greedy"``/``"eager"`` to greedy.
     minimize : {"flops", "size", "combo"}, optional
-        Objective of ``"optimal"``/``"dp"``/``"auto"``: ``opt_einsum``'s FLOP count, the largest
+        Objective of ``"optimal"``/``"dp"``/``"auto"``/``"anneal"``: ``opt_einsum``'s FLOP count, the largest
         intermediate (ties broken by FLOPs), or FLOPs + 64 x elements written.
 
     Returns
@@ -263,11 +346,12 @@ def einsum(*operands: Any, optimize: Any = "greedy", minimize: str = "flops") ->
         operand-count or rank mismatch, a label with two sizes, an output label absent from the
         inputs, an invalid path or tree, or an unknown ``optimize``/``minimize`` name (the message
         lists the accepted values); the message names the subscripts and the offending label or
-        position.
+        position; for a malformed :class:`EinsumAnneal` option. ``KeyboardInterrupt`` when Ctrl-C
+        stops an annealing search.
 
     See Also
     --------
-    einsum_path, numpy.einsum, tenferro.prim.dot_general
+    einsum_path, EinsumAnneal, numpy.einsum, tenferro.prim.dot_general
 
     Examples
     --------
@@ -365,4 +449,4 @@ def _session_einsum(
 
 # The extension calls this back for the interleaved form; it never imports this module (which
 # imports it).
-_register_hooks(einsum_split_args=_split_args)
+_register_hooks(einsum_split_args=_split_args, einsum_progress=_progress)

@@ -8,12 +8,14 @@
 //! `tenferro-py` binds [`einsum`] and [`einsum_path`] (one crossing per call); nothing here
 //! knows Python.
 
+pub mod anneal;
 pub mod lower;
 pub mod parse;
 pub mod path;
 
 use std::sync::Arc;
 
+pub use anneal::AnnealOptions;
 pub use lower::{lower, Report, Row};
 pub use parse::{parse, py_repr, Label, Parsed};
 pub use path::{Minimize, Network, Tree, DP_BUDGET, DP_MAX, OPTIMAL_MAX};
@@ -54,12 +56,15 @@ pub enum Optimize {
     Path(Vec<Vec<usize>>),
     /// A nested-tuple contraction tree.
     Tree(Tree),
+    /// `"anneal"` / `tf.EinsumAnneal(...)`: simulated annealing over contraction trees
+    /// ([`anneal`]).
+    Anneal(AnnealOptions),
 }
 
 /// The accepted `optimize=` names, for messages.
 pub const ACCEPTED: &str =
-    "False, True, 'greedy', 'optimal', 'dp', 'auto', a path, a nested-tuple \
-     tree or an opt_einsum PathOptimizer; opt_einsum's other names map onto these";
+    "False, True, 'greedy', 'optimal', 'dp', 'auto', 'anneal', tf.EinsumAnneal(...), a path, a \
+     nested-tuple tree or an opt_einsum PathOptimizer; opt_einsum's other names map onto these";
 
 impl Optimize {
     /// The planner of an `optimize=` name: tenferro's own and opt_einsum's (`"auto-hq"`,
@@ -72,6 +77,7 @@ impl Optimize {
             "optimal" | "branch-all" => Optimize::Optimal,
             "dp" | "dynamic-programming" | "auto-hq" => Optimize::Dp,
             "auto" | "branch-2" | "branch-1" => Optimize::Auto,
+            "anneal" => Optimize::Anneal(AnnealOptions::default()),
             _ => return None,
         })
     }
@@ -106,6 +112,12 @@ impl Optimize {
                 }
                 key.push(6);
                 enc(t, key);
+            }
+            Optimize::Anneal(o) => {
+                let t = o
+                    .max_time
+                    .map_or(-1, |d| d.as_nanos().min(i64::MAX as u128) as i64);
+                key.extend([7, o.seed as i64, o.max_repeats as i64, t]);
             }
         }
     }
@@ -339,6 +351,7 @@ pub fn choose_path(
                 (path::greedy(&net), "auto (greedy)")
             }
         }
+        Optimize::Anneal(o) => (anneal::plan(&net, o, minimize)?, "anneal"),
         Optimize::Path(p) => {
             validate_path(&parsed.subscripts, p, n)?;
             (p.clone(), "explicit path")

@@ -68,6 +68,9 @@ fn optimize_of<'py>(
             )
         });
     }
+    if let Some(o) = crate::einsum_search::anneal_of(subscripts, optimize)? {
+        return Ok(Ok(Optimize::Anneal(o)));
+    }
     let invalid = || {
         einsum_err(
             subscripts,

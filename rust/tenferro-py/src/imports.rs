@@ -58,6 +58,8 @@ pub(crate) fn get(py: Python<'_>) -> PyResult<&Imports> {
 /// Einsum's interleaved-form converter and the indexing function registered by the Python modules that import `_tenferro`.
 pub(crate) static EINSUM_SPLIT_ARGS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 pub(crate) static ADVANCED_GETITEM: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+/// `tenferro._progress` (progress bars of long einsum path searches).
+pub(crate) static EINSUM_PROGRESS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 /// A registered hook (`InternalError` naming `op` when its module was never imported).
 pub(crate) fn hook<'py>(
@@ -82,15 +84,17 @@ pub(crate) fn hook<'py>(
 /// registration of the same hook is ignored). Called by `tenferro.einsum` and
 /// `tenferro._indexing` when they are imported.
 #[pyfunction]
-#[pyo3(signature = (*, einsum_split_args=None, advanced_getitem=None))]
+#[pyo3(signature = (*, einsum_split_args=None, advanced_getitem=None, einsum_progress=None))]
 pub(crate) fn _register_hooks(
     py: Python<'_>,
     einsum_split_args: Option<Py<PyAny>>,
     advanced_getitem: Option<Py<PyAny>>,
+    einsum_progress: Option<Py<PyAny>>,
 ) {
     for (cell, f) in [
         (&EINSUM_SPLIT_ARGS, einsum_split_args),
         (&ADVANCED_GETITEM, advanced_getitem),
+        (&EINSUM_PROGRESS, einsum_progress),
     ] {
         if let Some(f) = f {
             let _ = cell.set(py, f);

@@ -11,6 +11,7 @@ mod custom;
 mod defaults;
 mod dlpack;
 mod einsum;
+mod einsum_search;
 mod engine;
 mod errors;
 mod graph;
@@ -133,6 +134,7 @@ fn _tenferro(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_catalog, m)?)?;
     m.add_function(wrap_pyfunction!(args::_normalize_axes, m)?)?;
     m.add_function(wrap_pyfunction!(einsum::_einsum, m)?)?;
+    einsum_search::install();
     m.add_function(wrap_pyfunction!(einsum::_einsum_plan, m)?)?;
     m.add_function(wrap_pyfunction!(_from_numpy, m)?)?;
     m.add_function(wrap_pyfunction!(_full, m)?)?;
