@@ -11,6 +11,7 @@
 pub mod lower;
 pub mod parse;
 pub mod path;
+pub mod slice;
 
 use std::sync::Arc;
 
