@@ -12,11 +12,14 @@
 //! noise on the score in all but the first of several seeded repeats; then drop sliced labels
 //! that are no longer needed (largest first) and keep the repeat of least total FLOPs.
 //!
-//! The tensors checked against the limit are those [`crate::lower`] reports in
-//! `largest_intermediate`: the operands after their diagonals and single-operand sums, and the
-//! result of every path entry (the operands themselves are read in place, sliced as views).
-//! Costs use opt_einsum's `flop_count` per entry with the sliced labels of size 1, times the
-//! number of slices.
+//! The tensors checked against the limit are the tensors a slice creates: the result of every
+//! path entry, and the operands the lowering prepares (diagonals, single-operand sums, size-1
+//! broadcast axes dropped). The operands themselves are read in place (sliced: views), so an
+//! operand larger than the limit needs no slicing of its own; `largest_intermediate` of the
+//! unsliced report counts the operands too.
+//! Costs use opt_einsum's `flop_count` per entry with the sliced labels of size 1 (an entry that
+//! sums a label still counts its addition when that label is sliced: the sum happens across the
+//! slices), times the number of slices; so the sliced cost is never below the unsliced one.
 
 use crate::path::{flop_count, Network};
 
@@ -84,8 +87,9 @@ pub struct TreeCosts {
 }
 
 impl TreeCosts {
-    /// The tree of the linear `path` over `net` (validated by the caller); `prepared[k]` are
-    /// operand `k`'s labels after its diagonals and single-operand sums.
+    /// The tree of the linear `path` over `net` (validated by the caller); `prepared` are the
+    /// label sets of the operands the lowering prepares (checked against the limit with the
+    /// entries' results).
     pub fn new(net: &Network, prepared: &[Vec<usize>], path: &[Vec<usize>]) -> TreeCosts {
         let nl = net.sizes.len();
         let mut out = vec![false; nl];
@@ -151,8 +155,8 @@ impl TreeCosts {
             .steps
             .iter()
             .map(|(union, gone, terms)| {
-                let inner = gone.iter().any(|&l| !sliced[l]);
-                flop_count(union, inner, *terms, &sizes)
+                // a summed label that is sliced is summed across the slices: still a sum
+                flop_count(union, !gone.is_empty(), *terms, &sizes)
             })
             .fold(0u128, |a, b| a.saturating_add(b));
         per.saturating_mul(self.nslices(sliced))
@@ -238,9 +242,22 @@ fn greedy_run(
     while tree.largest(&sliced) > limit {
         let ex0 = tree.excess(&sliced, log_limit);
         let c0 = (tree.cost(&sliced) as f64).max(1.0).log2();
+        // candidates: the labels of the tensors over the limit (no other label removes excess)
+        let mut cand = vec![false; nl];
+        for t in &tree.tensors {
+            let size = t
+                .iter()
+                .filter(|&&l| !sliced[l])
+                .fold(1u128, |a, &l| a.saturating_mul(tree.sizes[l] as u128));
+            if size > limit {
+                for &l in t {
+                    cand[l] = true;
+                }
+            }
+        }
         let mut best: Option<(f64, usize)> = None;
         for l in 0..nl {
-            if sliced[l] || !sliceable[l] || tree.sizes[l] <= 1 {
+            if !cand[l] || sliced[l] || !sliceable[l] || tree.sizes[l] <= 1 {
                 continue;
             }
             sliced[l] = true;
@@ -450,7 +467,14 @@ pub fn plan_slices(
 ) -> tenferro_tensor::Result<SlicePlan> {
     let parsed = &planned.parsed;
     let net = crate::network(parsed);
-    let prep = prepared(&net, &parsed.inputs, shapes);
+    // an operand the lowering leaves as it is (no diagonal, broadcast or lone sum) is read in
+    // place (sliced: a view), not a tensor of the slice
+    let prep: Vec<Vec<usize>> = prepared(&net, &parsed.inputs, shapes)
+        .into_iter()
+        .zip(&parsed.inputs)
+        .filter(|(p, raw)| p.len() != raw.len())
+        .map(|(p, _)| p)
+        .collect();
     let tree = TreeCosts::new(&net, &prep, &planned.path);
     let nl = net.sizes.len();
     let mut sliceable = vec![true; nl];
