@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import json
 import multiprocessing
-import os
-import subprocess
-import sys
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
@@ -237,66 +234,3 @@ def test_dask_local_cluster() -> None:
         distributed.Client(cluster) as client,
     ):
         _check_executor(client.get_executor())
-
-
-_PEAK_SCRIPT = r"""
-import json, sys
-import numpy as np
-import tenferro as tf
-
-def hwm():  # peak resident set (bytes) since the last reset
-    for line in open("/proc/self/status"):
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) * 1024
-
-def reset():
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
-
-n, limit = int(sys.argv[1]), int(sys.argv[2])
-tf.default_engine().set_buffer_pool_limit(0)  # freed buffers go back to the system
-rng = np.random.default_rng(0)
-subs = "abc,ade,bdf,cef->"
-ops = [tf.asarray(rng.standard_normal((n, n, n))) for _ in range(4)]
-f = lambda *xs, **kw: tf.einsum(subs, *xs, **kw)
-argnums = (0, 1, 2, 3)
-out = {}
-for name, kw in (("sliced", {"memory_limit": limit}), ("plain", {})):
-    tf.func.value_and_grad(lambda *xs: f(*xs, **kw), argnums=argnums)(*ops)  # warm (plans)
-    base = None
-    reset()
-    base = hwm()
-    v, g = tf.func.value_and_grad(lambda *xs: f(*xs, **kw), argnums=argnums)(*ops)
-    out[name] = hwm() - base
-    del v, g
-_, info = tf.einsum_path(subs, *ops, memory_limit=limit)
-out["footprint"] = info.slicing.footprint
-out["largest"] = info.slicing.largest_intermediate
-out["unsliced"] = info.slicing.unsliced_largest_intermediate
-out["nslices"] = info.slicing.nslices
-print(json.dumps(out))
-"""
-
-
-@pytest.mark.skipif(not os.path.exists("/proc/self/clear_refs"), reason="needs Linux /proc")
-def test_peak_memory_of_value_and_grad_is_per_slice() -> None:
-    """The peak resident memory added by ``value_and_grad`` of a sliced contraction stays within
-    one slice's tensors (its forward, recomputed in the backward, and their cotangents: 3 x the
-    plan's footprint) + the operands and their gradients + the output + 8 MiB of interpreter
-    noise; the unsliced run, whose largest intermediate is 48^4 elements, exceeds it."""
-    n = 48
-    limit = n**3
-    r = subprocess.run(
-        [sys.executable, "-c", _PEAK_SCRIPT, str(n), str(limit)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    m = json.loads(r.stdout.strip().splitlines()[-1])
-    assert m["largest"] <= limit and m["unsliced"] == n**4
-    operands = 4 * n**3 * 8
-    # operands: their gradients, and the blocks the gradients are assembled from
-    bound = 1 * 3 * m["footprint"] * 8 + 2 * operands + 8 + (8 << 20)
-    assert m["sliced"] <= bound, m
-    assert m["plain"] > bound, m  # the measurement sees the unsliced intermediate
