@@ -234,3 +234,24 @@ def test_dask_local_cluster() -> None:
         distributed.Client(cluster) as client,
     ):
         _check_executor(client.get_executor())
+
+
+def test_jit_and_second_order() -> None:
+    rng = np.random.default_rng(0)
+    a, b, c = (tf.asarray(rng.standard_normal(s)) for s in ((4, 5), (5, 6), (6, 4)))
+
+    def f(x, y, z, **kw):
+        return tf.einsum("ij,jk,ki->", x, y, z, **kw)
+
+    sliced = tf.jit(lambda x, y, z: f(x, y, z, memory_limit=4))
+    assert abs(float(sliced(a, b, c)) - float(f(a, b, c))) <= 1e-12 * abs(float(f(a, b, c)))
+    g1 = tf.jit(tf.func.grad(lambda x, y, z: f(x, y, z, memory_limit=4)))(a, b, c)
+    assert rel(g1, tf.func.grad(f)(a, b, c)) <= 1e-12
+    h1 = tf.func.hessian(lambda x: f(x, b, c, memory_limit=4) ** 2)(a)
+    h0 = tf.func.hessian(lambda x: f(x, b, c) ** 2)(a)
+    assert rel(h1, h0) <= 1e-12
+
+    def gg(x, **kw):
+        return tf.sum(tf.func.grad(lambda x: f(x, b, c, **kw) ** 2)(x) ** 2)
+
+    assert rel(tf.func.grad(lambda x: gg(x, memory_limit=4))(a), tf.func.grad(gg)(a)) <= 1e-12
