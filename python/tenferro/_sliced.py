@@ -271,10 +271,11 @@ class _XP:
     """The array namespace ``_assemble`` needs, over tenferro's NumPy API."""
 
     def __init__(self) -> None:
-        import tenferro
+        from ._factories import zeros
+        from ._numpy_api.joining import concatenate
 
-        self.concatenate = tenferro.concatenate
-        self.zeros = tenferro.zeros
+        self.concatenate = concatenate
+        self.zeros = zeros
 
 
 # -- executors ------------------------------------------------------------------------------
