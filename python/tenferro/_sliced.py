@@ -169,7 +169,7 @@ def _progress(it: Any, total: int, nslices: int | None = None) -> Any:
     if (total if nslices is None else nslices) < PROGRESS_MIN_SLICES or not sys.stderr.isatty():
         return it
     try:
-        from tqdm import tqdm
+        from tqdm import tqdm  # type: ignore[import-untyped]
     except ImportError:
         return it
     return tqdm(it, total=total, desc="einsum slices", leave=False)
