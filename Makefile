@@ -126,6 +126,7 @@ bench: $(BENCH_VENV)/.installed
 	$(BENCH_VENV)/bin/python benches/bench_ad.py
 	$(BENCH_VENV)/bin/python benches/bench_einsum.py
 	$(BENCH_VENV)/bin/python benches/bench_einsum_planner.py
+	$(BENCH_VENV)/bin/python benches/bench_slicing.py
 	$(BENCH_VENV)/bin/python benches/bench_tfim.py
 	$(BENCH_VENV)/bin/python benches/bench_linalg.py
 	$(BENCH_VENV)/bin/python benches/bench_fft.py

@@ -137,6 +137,10 @@ class EinsumPathInfo:
     contraction_list : list of tuple
         ``(indices, equation, flops, result size)`` per path entry (the equation of the lowered
         operands).
+    slicing : SlicePlan or None
+        With ``memory_limit=``: the sliced labels (``.labels``, ``.sizes``), ``.nslices``, the
+        FLOP ``.overhead`` (all slices / unsliced), ``.sliced_cost`` and the largest tensor of
+        one slice (``.largest_intermediate``, at most the limit); ``None`` otherwise.
     """
 
     def __init__(
@@ -152,7 +156,9 @@ class EinsumPathInfo:
         rows: list[Any],
         note: str,
         sizes: dict[str, int],
+        slicing: Any = None,
     ) -> None:
+        self.slicing = slicing
         self.subscripts = subscripts
         self.eq = eq
         self.path = path
@@ -186,6 +192,12 @@ class EinsumPathInfo:
         ]
         if self.note:
             lines.append(f"                  Note:  {self.note}")
+        if self.slicing is not None:
+            sl = self.slicing
+            lines.append(f"        Sliced indices:  {', '.join(sl.labels) or '(none)'}")
+            lines.append(f"      Number of slices:  {sl.nslices}")
+            lines.append(f"    Slicing FLOP ratio:  {sl.overhead:.4f}")
+            lines.append(f"  Largest per slice:  {_sci(sl.largest_intermediate)} elements")
         lines.append("-" * 74)
         lines.append(f"{'step':>4}  {'indices':<10} {'flops':>12} {'size':>12}  contraction")
         lines.append("-" * 74)
@@ -290,7 +302,13 @@ def _meta(x: Any) -> tuple[tuple[int, ...], np.dtype]:
     return a.shape, a.dtype
 
 
-def einsum(*operands: Any, optimize: Any = "greedy", minimize: str = "flops") -> Tensor:
+def einsum(
+    *operands: Any,
+    optimize: Any = "greedy",
+    minimize: str = "flops",
+    memory_limit: Any = None,
+    executor: Any = None,
+) -> Tensor:
     """Einstein summation, as ``numpy.einsum``, lowered onto :mod:`tenferro.prim`.
 
     ``einsum(subscripts, *operands)`` or the interleaved form
@@ -331,8 +349,25 @@ def einsum(*operands: Any, optimize: Any = "greedy", minimize: str = "flops") ->
         ``"branch-all"`` to optimal, ``"branch-1"``/``"branch-2"`` to auto,
         ``"random-greedy"``/``"eager"`` to greedy.
     minimize : {"flops", "size", "combo"}, optional
-        Objective of ``"optimal"``/``"dp"``/``"auto"``/``"anneal"``: ``opt_einsum``'s FLOP count, the largest
-        intermediate (ties broken by FLOPs), or FLOPs + 64 x elements written.
+        Objective of ``"optimal"``/``"dp"``/``"auto"``/``"anneal"``: ``opt_einsum``'s FLOP
+        count, the largest intermediate (ties broken by FLOPs), or FLOPs + 64 x elements written.
+    memory_limit : int or "max_input", optional
+        Largest tensor of the contraction, in **elements** (``opt_einsum``'s unit; ``"max_input"``:
+        the largest operand). Unlike ``opt_einsum``'s ``memory_limit``, which only restricts
+        the path, tenferro keeps the path and **slices** it (cotengra's ``SliceFinder``): labels
+        are fixed to one value per slice so that every tensor of a slice (intermediates and
+        prepared operands; the operands are read as views) has at most this many elements;
+        the slices' results are summed (contracted labels) or placed (output labels).
+        :func:`einsum_path` reports the slicing (``info.slicing``). Under autodiff the sliced
+        contraction is one node that keeps no per-slice intermediate: the backward pass
+        recomputes each slice's forward and pulls back one slice at a time (forward mode
+        likewise, slice by slice).
+    executor : concurrent.futures.Executor, optional
+        Run groups of slices on this executor (``ProcessPoolExecutor``,
+        ``dask.distributed.Client.get_executor()``, ``mpi4py.futures.MPIPoolExecutor``, loky):
+        one task per worker, the operands sent once per task as NumPy arrays, the partial sums
+        returned; in the backward pass workers return their slices' operand cotangents. It must
+        still be open when ``backward()`` runs. Not under :func:`tenferro.jit`.
 
     Returns
     -------
@@ -346,8 +381,13 @@ def einsum(*operands: Any, optimize: Any = "greedy", minimize: str = "flops") ->
         operand-count or rank mismatch, a label with two sizes, an output label absent from the
         inputs, an invalid path or tree, or an unknown ``optimize``/``minimize`` name (the message
         lists the accepted values); the message names the subscripts and the offending label or
-        position; for a malformed :class:`EinsumAnneal` option. ``KeyboardInterrupt`` when Ctrl-C
-        stops an annealing search.
+        position; for a malformed :class:`EinsumAnneal` option. A ``memory_limit`` that is not
+        a positive int, or that no slicing can meet (e.g. ``0``, or below a label repeated in
+        the output, which cannot be sliced).
+    RuntimeError
+        ``executor`` was shut down before the backward pass (the message names it).
+    KeyboardInterrupt
+        When Ctrl-C stops an annealing search.
 
     See Also
     --------
@@ -369,12 +409,32 @@ def einsum(*operands: Any, optimize: Any = "greedy", minimize: str = "flops") ->
     [5.0, 14.0]
     >>> tf.einsum("...j,j", a, b).tolist()
     [5.0, 14.0]
+
+    Sliced to at most 4 elements per tensor (each slice fixes ``j``):
+
+    >>> x = tf.asarray(np.arange(12.0).reshape(3, 4))
+    >>> y = tf.asarray(np.arange(8.0).reshape(4, 2))
+    >>> bool(tf.all(tf.einsum("ij,jk->ik", x, y, memory_limit=4) == tf.einsum("ij,jk->ik", x, y)))
+    True
     """
-    return _einsum(_SESSION, operands, optimize, minimize)
+    if memory_limit is None and executor is None:
+        return _einsum(_SESSION, operands, optimize, minimize)
+    return _sliced_call(_SESSION, operands, optimize, minimize, memory_limit, executor)
+
+
+def _sliced_call(
+    session: Any, operands: Any, optimize: Any, minimize: Any, memory_limit: Any, executor: Any
+) -> Tensor:
+    from ._sliced import sliced_einsum
+
+    subscripts, raw = _split_args(operands)
+    if not isinstance(subscripts, str):
+        raise EinsumError(f"einsum: subscripts must be a str, got {type(subscripts).__name__}")
+    return sliced_einsum(session, subscripts, raw, optimize, minimize, memory_limit, executor)
 
 
 def einsum_path(
-    *operands: Any, optimize: Any = "greedy", minimize: str = "flops"
+    *operands: Any, optimize: Any = "greedy", minimize: str = "flops", memory_limit: Any = None
 ) -> tuple[list[tuple[int, ...]], EinsumPathInfo]:
     """The contraction path :func:`einsum` would use, as ``opt_einsum.contract_path``.
 
@@ -382,6 +442,10 @@ def einsum_path(
     ----------
     subscripts, *operands, optimize, minimize
         As :func:`einsum` (operands may be tensors or arrays; only shapes and dtypes are used).
+    memory_limit : int or "max_input", optional
+        Slice the path so that every tensor of one slice has at most this many elements (see
+        :func:`einsum`); ``info.slicing`` reports the sliced labels, the number of slices, the
+        FLOP overhead and the largest tensor per slice.
 
     Returns
     -------
@@ -412,9 +476,23 @@ def einsum_path(
     if not isinstance(subscripts, str):
         raise EinsumError(f"einsum: subscripts must be a str, got {type(subscripts).__name__}")
     metas = [_meta(x) for x in raw]
+    limit = None
+    if memory_limit is not None:
+        from ._sliced import memory_limit_of
+
+        limit = memory_limit_of(memory_limit, [m[0] for m in metas])
     path, f = _einsum_plan(
-        subscripts, [list(m[0]) for m in metas], [m[1].str for m in metas], optimize, minimize
+        subscripts,
+        [list(m[0]) for m in metas],
+        [m[1].str for m in metas],
+        optimize,
+        minimize,
+        limit,
     )
+    if "slicing" in f:
+        from ._sliced import SlicePlan
+
+        f["slicing"] = SlicePlan(f["slicing"])
     rows = [(idx, eq, int(cost), int(size)) for idx, eq, cost, size in f.pop("rows")]
     info = EinsumPathInfo(
         rows=rows,
@@ -428,7 +506,12 @@ def einsum_path(
 
 
 def _session_einsum(
-    self: Session, *operands: Any, optimize: Any = "greedy", minimize: str = "flops"
+    self: Session,
+    *operands: Any,
+    optimize: Any = "greedy",
+    minimize: str = "flops",
+    memory_limit: Any = None,
+    executor: Any = None,
 ) -> Tensor:
     """``s.einsum(subscripts, *operands, optimize="greedy", minimize="flops")``: :func:`einsum` on
     this session's runtime and engine (the plan is cached in that engine's plan cache).
@@ -444,7 +527,9 @@ def _session_einsum(
     >>> y.tolist()
     [1.0, 2.0]
     """
-    return _einsum(self, operands, optimize, minimize)
+    if memory_limit is None and executor is None:
+        return _einsum(self, operands, optimize, minimize)
+    return _sliced_call(self, operands, optimize, minimize, memory_limit, executor)
 
 
 # The extension calls this back for the interleaved form; it never imports this module (which

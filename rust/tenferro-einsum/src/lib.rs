@@ -12,6 +12,7 @@ pub mod anneal;
 pub mod lower;
 pub mod parse;
 pub mod path;
+pub mod slice;
 
 use std::sync::Arc;
 

@@ -326,7 +326,7 @@ fn operand_shape(o: &tenferro_eager::Operand<'_>) -> Vec<usize> {
 /// `(path, fields)` with `fields` the keyword arguments of `EinsumPathInfo` (FLOP counts as
 /// decimal strings: exact beyond every machine type).
 #[pyfunction]
-#[pyo3(signature = (subscripts, shapes, dtypes, optimize, minimize=None))]
+#[pyo3(signature = (subscripts, shapes, dtypes, optimize, minimize=None, memory_limit=None))]
 pub fn _einsum_plan<'py>(
     py: Python<'py>,
     subscripts: &str,
@@ -334,6 +334,7 @@ pub fn _einsum_plan<'py>(
     dtypes: Vec<String>,
     optimize: &Bound<'py, PyAny>,
     minimize: Option<&Bound<'py, PyAny>>,
+    memory_limit: Option<u128>,
 ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyDict>)> {
     let n = shapes.len();
     let opt = optimize_of(subscripts, n, optimize).py(py)?;
@@ -401,5 +402,52 @@ pub fn _einsum_plan<'py>(
     f.set_item("rows", rows)?;
     f.set_item("note", &planned.note)?;
     f.set_item("sizes", sizes)?;
+    if let Some(limit) = memory_limit {
+        f.set_item("slicing", slicing(py, &planned, &shape_refs, limit)?)?;
+    }
     Ok((path, f))
+}
+
+/// `memory_limit=`: the slicing of `planned` as a dict (`labels` by name, their sizes, where
+/// they sit in the operands and the output, the number of slices and the costs; counts as
+/// decimal strings).
+fn slicing<'py>(
+    py: Python<'py>,
+    planned: &tenferro_einsum::Planned,
+    shapes: &[&[usize]],
+    limit: u128,
+) -> PyResult<Bound<'py, PyDict>> {
+    use tenferro_einsum::slice::{plan_slices, Options};
+    let sp = plan_slices(planned, shapes, limit, Options::default()).py(py)?;
+    let s = &sp.sliced;
+    let d = PyDict::new(py);
+    let names: Vec<String> = s
+        .labels
+        .iter()
+        .map(|&l| match planned.parsed.labels[l] {
+            Label::Char(c) => c.to_string(),
+            Label::Ell(r) => format!("\u{2026}{r}"),
+        })
+        .collect();
+    let sizes: Vec<usize> = s.labels.iter().map(|&l| planned.parsed.sizes[l]).collect();
+    d.set_item("labels", names)?;
+    d.set_item("sizes", sizes)?;
+    d.set_item("operand_axes", sp.operand_axes.clone())?;
+    d.set_item("output_axes", sp.output_axes.clone())?;
+    d.set_item("nslices", s.nslices.to_string())?;
+    d.set_item("cost", s.cost.to_string())?;
+    d.set_item("sliced_cost", s.sliced_cost.to_string())?;
+    d.set_item("overhead", s.overhead())?;
+    d.set_item("largest", s.largest.to_string())?;
+    d.set_item("unsliced_largest", s.unsliced_largest.to_string())?;
+    d.set_item("footprint", s.footprint.to_string())?;
+    d.set_item("memory_limit", limit.to_string())?;
+    let out_shape: Vec<usize> = planned
+        .parsed
+        .output
+        .iter()
+        .map(|&l| planned.parsed.sizes[l])
+        .collect();
+    d.set_item("output_shape", out_shape)?;
+    Ok(d)
 }
