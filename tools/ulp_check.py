@@ -9,6 +9,11 @@ the spacing of float64 at ``|ref|``. NumPy's own float64 error on the same sampl
 beside it. Non-finite and zero references must match exactly (sign included) and are counted
 as mismatches otherwise.
 
+``pow`` pairs log-uniform bases in [1e-3, 1e3] with uniform exponents in [-50, 50] (and the
+edge cases with exponents 2, 0.5, -1, 3); ``erf`` has no longdouble version in NumPy/SciPy, so
+it is compared with ``scipy.special.erf`` (itself within about 1 ulp): its row bounds the
+difference between the two, not the error.
+
 Usage: ``python tools/ulp_check.py [N]`` (default 10**7; about a minute per function).
 """
 
@@ -142,6 +147,26 @@ def main() -> int:
         e_ours, bad_ours = ulp_err(ours, ref)
         e_np, _ = ulp_err(theirs, ref)
         print(f"{name:8s} {e_ours:17.3f} {e_np:14.3f} {bad_ours:19d}")
+    # pow: bases x exponents.
+    e = edges()
+    x = np.concatenate([loguniform(rng, n, 1e-3, 1e3), np.abs(e), np.abs(e), np.abs(e), e])
+    y = np.concatenate(
+        [rng.uniform(-50.0, 50.0, n), np.full(e.size, 2.0), np.full(e.size, 0.5),
+         np.full(e.size, -1.0), np.full(e.size, 3.0)]
+    )  # fmt: skip
+    with np.errstate(all="ignore"):
+        ref = np.power(x.astype(np.longdouble), y.astype(np.longdouble))
+        ours = np.asarray(tf.pow(tf.asarray(x), tf.asarray(y)))
+        theirs = np.power(x, y)
+    e_ours, bad_ours = ulp_err(ours, ref)
+    e_np, _ = ulp_err(theirs, ref)
+    print(f"{'pow':8s} {e_ours:17.3f} {e_np:14.3f} {bad_ours:19d}")
+    import scipy.special as sps
+
+    x = np.concatenate([rng.uniform(-7.0, 7.0, n // 2), loguniform(rng, n - n // 2, 1e-30, 7.0), e])
+    ref = sps.erf(x).astype(np.longdouble)
+    e_ours, bad_ours = ulp_err(np.asarray(tf.prim.erf(tf.asarray(x))), ref)
+    print(f"{'erf':8s} {e_ours:17.3f} {'(vs scipy)':>14s} {bad_ours:19d}")
     return 0
 
 

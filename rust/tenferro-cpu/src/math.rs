@@ -323,13 +323,6 @@ pub fn csign<T: Float>(z: Complex<T>) -> Complex<T> {
 mod tests {
     use super::*;
 
-    fn ulps(a: f64, b: f64) -> u64 {
-        if a == b {
-            return 0;
-        }
-        (a.to_bits() as i64 - b.to_bits() as i64).unsigned_abs()
-    }
-
     #[test]
     fn complex_special_values() {
         let (inf, nan) = (f64::INFINITY, f64::NAN);

@@ -17,8 +17,9 @@
 //! Sources of the algorithms:
 //! * `exp`, `expm1`: Cody–Waite reduction `x = n ln2 + r`, |r| ≤ ln2/2, with fdlibm's
 //!   `e_exp.c` split of ln2; `expm1(r)` by its degree-13 Taylor polynomial (truncation
-//!   < 2^-57 relative); `exp = 2^n (1 + expm1(r))`, `expm1 = (2^n - 1) + 2^n expm1(r)`
-//!   (one fused rounding; `2^n - 1` is exact for the n of the fast range that matter).
+//!   < 2^-57 relative); `exp = 2^n (1 + r + tail)`, `expm1 = (2^n - 1) + 2^n r + 2^n tail`
+//!   with the leading terms summed exactly (Fast2Sum / 2Sum, Knuth TAOCP 4.2.2) so that only
+//!   the small tail and the final sum round.
 //! * `log`, `log1p`: fdlibm `e_log.c` / `s_log1p.c` (Sun Microsystems, 1993): `x = 2^k (1+f)`
 //!   with `1+f` in [√2/2, √2), `s = f/(2+f)`, the Remez polynomial `Lg1..Lg7` in `s²`; the
 //!   `log1p` correction term `c/u` of `s_log1p.c` for the rounding of `u = 1 + x`.
@@ -32,7 +33,10 @@
 //! * `tanh`: fdlibm `s_tanh.c` through `expm1`: `-t/(t+2)` with `t = expm1(-2|x|)` below 1,
 //!   `1 - 2/(expm1(2|x|)+2)` from 1 to 22, `±1` beyond.
 
-#![allow(clippy::excessive_precision)] // the published constants, verbatim
+#![allow(clippy::excessive_precision)]
+// the published constants, verbatim
+// `!(a < b)` is also true for NaN: the range tests send NaN to the libm fallback that way.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
 
 const LOG2E: f64 = std::f64::consts::LOG2_E;
 const LN2_HI: f64 = 6.931_471_803_691_238_164_90e-1;
@@ -69,20 +73,25 @@ fn sel(c: bool, a: f64, b: f64) -> f64 {
     }
 }
 
-/// Cody–Waite reduction for `exp`/`expm1`: `(n, r, 2^n)` with `x = n ln2 + r`, valid for
-/// |x| < 708 (so that `2^n` is a normal number).
+/// Cody–Waite reduction for `exp`/`expm1`: `(r, r_lo, 2^n)` with `x = n ln2 + r + r_lo`
+/// (`r_lo` the rounding error of `r`), valid for |x| < 708 (so that `2^n` is normal).
 #[inline(always)]
 fn exp_reduce(x: f64) -> (f64, f64, f64) {
     let t = fma(x, LOG2E, MAGIC);
     let n = t - MAGIC;
-    let r = fma(-n, LN2_LO, fma(-n, LN2_HI, x));
+    // x - n LN2_HI is exact (LN2_HI has 32 significant bits, |n| < 2^11).
+    let r_hi = fma(-n, LN2_HI, x);
+    let r = fma(-n, LN2_LO, r_hi);
+    let r_lo = fma(-n, LN2_LO, r_hi - r);
     let scale = f64::from_bits((t.to_bits().wrapping_add(1023)) << 52);
-    (n, r, scale)
+    (r, r_lo, scale)
 }
 
-/// `expm1(r)` for |r| ≤ ln2/2: `r + r² Q(r)`, Q by Estrin's scheme (dependency depth 5).
+/// `expm1(r) - r = r² Q(r)` for |r| ≤ ln2/2, as `(r², Q(r))`, Q by Estrin's scheme
+/// (dependency depth 5); the callers add `r` and their other terms exactly first (Fast2Sum /
+/// 2Sum) and the tail in one fused multiply-add, so that only it and the final sum round.
 #[inline(always)]
-fn expm1_poly(r: f64) -> f64 {
+fn expm1_tail(r: f64) -> (f64, f64) {
     let c = &INV_FACT;
     let r2 = r * r;
     let r4 = r2 * r2;
@@ -97,15 +106,18 @@ fn expm1_poly(r: f64) -> f64 {
     let q1 = fma(p67, r2, p45);
     let q2 = fma(p1011, r2, p89);
     let s0 = fma(q1, r4, q0);
-    let q = fma(q2, r8, s0);
-    fma(r2, q, r)
+    (r2, fma(q2, r8, s0))
 }
 
 /// `exp(x)` for |x| < 708.
 #[inline(always)]
 fn exp_core(x: f64) -> f64 {
-    let (_, r, scale) = exp_reduce(x);
-    (1.0 + expm1_poly(r)) * scale
+    let (r, r_lo, scale) = exp_reduce(x);
+    // 1 + r exactly as hi + lo (Fast2Sum, |r| < 1), then one rounding of the sum.
+    let hi = 1.0 + r;
+    let lo = ((1.0 - hi) + r) + r_lo;
+    let (r2, q) = expm1_tail(r);
+    (hi + fma(r2, q, lo)) * scale
 }
 
 #[inline(always)]
@@ -116,9 +128,15 @@ fn exp_fallback(x: f64) -> bool {
 /// `expm1(x)` for |x| < 708 (`±0` kept).
 #[inline(always)]
 fn expm1_core(x: f64) -> f64 {
-    let (_, r, scale) = exp_reduce(x);
-    let p = expm1_poly(r);
-    sel(x == 0.0, x, fma(scale, p, scale - 1.0))
+    let (r, r_lo, scale) = exp_reduce(x);
+    // (2^n - 1) + 2^n r exactly as hi + lo (2Sum; both terms exact), then the tail.
+    let a = scale - 1.0;
+    let b = scale * r;
+    let hi = a + b;
+    let bb = hi - a;
+    let lo = fma(scale, r_lo, (a - (hi - bb)) + (b - bb));
+    let (r2, q) = expm1_tail(r);
+    sel(x == 0.0, x, hi + fma(scale * r2, q, lo))
 }
 
 // fdlibm e_log.c: Lg1..Lg7.
@@ -181,7 +199,7 @@ fn log1p_fallback(x: f64) -> bool {
 }
 
 // fdlibm e_rem_pio2.c: π/2 in 33-bit pieces and their tails; 2/π.
-const INVPIO2: f64 = 6.366_197_723_675_813_824_33e-01;
+const INVPIO2: f64 = std::f64::consts::FRAC_2_PI;
 const PIO2_1: f64 = 1.570_796_326_734_125_614_17e+00;
 const PIO2_2: f64 = 6.077_100_506_303_965_976_60e-11;
 const PIO2_3: f64 = 2.022_266_248_711_166_455_80e-21;
@@ -452,7 +470,7 @@ const L3: f64 = 3.333_333_298_183_774_329_18e-01;
 const L4: f64 = 2.727_281_238_085_340_064_89e-01;
 const L5: f64 = 2.306_607_457_755_617_540_67e-01;
 const L6: f64 = 2.069_750_178_003_384_177_84e-01;
-const POW_LN2: f64 = 6.931_471_805_599_452_862_27e-01;
+const POW_LN2: f64 = std::f64::consts::LN_2;
 const POW_LN2_H: f64 = 6.931_471_824_645_996_093_75e-01;
 const POW_LN2_L: f64 = -1.904_654_299_957_768_045_25e-09;
 const CP: f64 = 9.617_966_939_259_755_543_29e-01;
@@ -518,9 +536,11 @@ fn pow_core(x: f64, y: f64) -> f64 {
     let v = (p_l - (t - p_h)) * POW_LN2 + t * POW_LN2_L;
     let z = u + v;
     let w = v - (z - u);
-    // e^(z + w) = (1 + expm1(z)) (1 + w), |z| ≤ ln2/2.
-    let e = expm1_poly(z);
-    let e = 1.0 + fma(w, 1.0 + e, e);
+    // e^(z + w) = (1 + z + tail(z)) (1 + w), |z| ≤ ln2/2, 1 + z exact as hi + lo.
+    let hi = 1.0 + z;
+    let lo = (1.0 - hi) + z;
+    let (z2, q) = expm1_tail(z);
+    let e = hi + fma(z2, q, fma(w, hi, lo));
     let scale = f64::from_bits((tm.to_bits().wrapping_add(1023)) << 52);
     let v = e * scale;
     // Exponents whose power is one correctly rounded operation: the same bits as that.
