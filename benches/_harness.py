@@ -121,6 +121,12 @@ def _vector_isa() -> str:
     return "+".join(found) or "?"
 
 
+def cpu_description() -> str:
+    """The CPU model and its vector ISA, e.g. ``AMD EPYC 9R14 (avx512f+avx2+fma)``: the header of
+    every results file and report (kernel speed depends on both, issue 26)."""
+    return f"{_cpu_model()} ({_vector_isa()})"
+
+
 def machine_info(peers: Peers | None = None) -> dict[str, Any]:
     """CPU model, CPU counts, Python and library versions, and the UTC date of the run."""
     try:
@@ -340,6 +346,8 @@ class Row:
     peer_value: float | None = None
     target: str = ""
     higher_is_better: bool = False
+    #: whether the row's target is met (None: no verdict); ``report.py`` warns on False.
+    met: bool | None = None
 
     @property
     def ratio(self) -> float | None:
@@ -359,12 +367,13 @@ def rows_from_results(
     targets: dict[str, str] | None = None,
     higher_is_better: bool = False,
     ours: str = "tenferro",
+    met: bool | None = None,
 ) -> list[Row]:
     """One :class:`Row` per peer present in ``results`` (a single row with ``peer=None`` when
     none is)."""
     targets = targets or {}
     rows = [
-        Row(case, unit, results.get(ours), p, results[p], targets.get(p, ""), higher_is_better)
+        Row(case, unit, results.get(ours), p, results[p], targets.get(p, ""), higher_is_better, met)
         for p in peers
         if p in results
     ]
@@ -375,6 +384,7 @@ def rows_from_results(
             results.get(ours),
             target=targets.get("", ""),
             higher_is_better=higher_is_better,
+            met=met,
         )
     ]
 
@@ -384,7 +394,12 @@ def write_results(
 ) -> Path:
     """Write ``benches/results/<bench>.json`` (see the module docstring) and return its path."""
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    payload = {"bench": bench, "machine": machine_info(peers), "rows": [r.as_dict() for r in rows]}
+    payload = {
+        "bench": bench,
+        "cpu": cpu_description(),
+        "machine": machine_info(peers),
+        "rows": [r.as_dict() for r in rows],
+    }
     if extra:
         payload.update(extra)
     path = RESULTS_DIR / f"{bench}.json"

@@ -175,7 +175,7 @@ def report(cases: list[Case]) -> None:
     print(" | ".join(versions))
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(
-        f"{platform.machine()}, {os.cpu_count()} CPUs, load {load:.1f}, Python {platform.python_version()}"
+        f"{h.cpu_description()}, {platform.machine()}, {os.cpu_count()} CPUs, load {load:.1f}, Python {platform.python_version()}"
     )
     print("median ms per call; ratios tenferro/peer (< 1: tenferro faster)")
     print()

@@ -62,6 +62,28 @@ def load(results_dir: Path) -> list[dict[str, Any]]:
     return [found[n] for n in names]
 
 
+def warnings(results: list[dict[str, Any]]) -> list[str]:
+    """One ``CPU`` line per results file, then a ``WARNING:`` line per missed target: rows whose
+    bench marked them (``"met": false``) and the bench's printed verdicts that say ``MISSED``."""
+    out = []
+    for res in results:
+        m = res.get("machine", {})
+        cpu = res.get("cpu") or f"{m.get('cpu', '?')} ({m.get('isa', '?')})"
+        out.append(f"{res['bench']}: CPU {cpu}, {m.get('date', '?')}")
+    for res in results:
+        for row in res["rows"]:
+            if row.get("met") is False:
+                ratio = row.get("ratio")
+                q = f"{ratio:.2f}x {row.get('peer')}" if ratio else "n/a"
+                out.append(
+                    f"WARNING: {res['bench']}: {row['case']}: {q} misses {row.get('target', '')}"
+                )
+        for verdict in res.get("verdicts", []):
+            if "MISSED" in verdict:
+                out.append(f"WARNING: {res['bench']}: {verdict.strip()}")
+    return out
+
+
 def _speed_ratio(row: dict[str, Any]) -> float | None:
     """time(tenferro)/time(peer): < 1 means tenferro is faster, whatever the unit."""
     r = row.get("ratio")
@@ -269,6 +291,8 @@ def main(argv: list[str] | None = None) -> int:
     if not results:
         print(f"no results in {args.results}: run the benches first", file=sys.stderr)
         return 1
+    for line in warnings(results):
+        print(line)
     args.out.mkdir(parents=True, exist_ok=True)
     md = args.out / "benchmarks.md"
     names = {r["bench"] for r in results}

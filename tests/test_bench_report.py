@@ -123,3 +123,21 @@ def test_report_extra_tables_verdicts_and_kept_sections(bench_modules, tmp_path)
     assert "- tf.jit 0.5x -> met" in md
     assert "## Einsum (`benches/bench_einsum.py`)\n\n| einsum row |" in md
     assert md.index("bench_tfim.py") < md.index("bench_einsum.py")  # ORDER kept
+
+
+def test_results_record_the_cpu_and_report_warns_on_missed_targets(bench_modules) -> None:
+    harness, report = bench_modules
+    rows = [
+        harness.Row("exp, 1e6 f64", "ms", 2.0, "numpy", 1.0, "<= 1.0x", met=False),
+        harness.Row("log, 1e6 f64", "ms", 1.0, "numpy", 2.0, "<= 1.0x", met=True),
+    ]
+    path = harness.write_results("bench_ops", rows, extra={"verdicts": ["  a: 3 ms -> MISSED"]})
+    data = json.loads(path.read_text())
+    cpu = harness.cpu_description()
+    assert data["cpu"] == cpu and "(" in cpu and data["machine"]["isa"] in cpu
+    lines = report.warnings([data])
+    assert lines[0].startswith(f"bench_ops: CPU {cpu}")
+    assert lines[1:] == [
+        "WARNING: bench_ops: exp, 1e6 f64: 2.00x numpy misses <= 1.0x",
+        "WARNING: bench_ops: a: 3 ms -> MISSED",
+    ]

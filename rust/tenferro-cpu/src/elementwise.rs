@@ -3,9 +3,9 @@
 use crate::hyperbolic::{ccos, ccosh, csin, csinh};
 use crate::map::{map1, map2, map3};
 use crate::math::{
-    cdiv, cexp, cexpm1, clog, clog1p, cpow, csign, csqrt, ctanh, exp_f32_slice, exp_f64_slice,
-    fmax_nan, fmin_nan, Erf,
+    cdiv, cexp, cexpm1, clog, clog1p, cpow, csign, csqrt, ctanh, fmax_nan, fmin_nan, Erf,
 };
+use crate::vmath;
 use crate::CpuEngine;
 use num_complex::Complex;
 use num_traits::Float;
@@ -82,12 +82,46 @@ impl RoundTiesEven for f64 {
     }
 }
 
+/// The vectorised slice kernels of `vmath` for one real dtype.
+struct Slices<T> {
+    exp: fn(&[T], &mut [T]),
+    expm1: fn(&[T], &mut [T]),
+    log: fn(&[T], &mut [T]),
+    log1p: fn(&[T], &mut [T]),
+    sin: fn(&[T], &mut [T]),
+    cos: fn(&[T], &mut [T]),
+    tanh: fn(&[T], &mut [T]),
+    erf: fn(&[T], &mut [T]),
+}
+
+const F64_SLICES: Slices<f64> = Slices {
+    exp: vmath::exp_f64,
+    expm1: vmath::expm1_f64,
+    log: vmath::log_f64,
+    log1p: vmath::log1p_f64,
+    sin: vmath::sin_f64,
+    cos: vmath::cos_f64,
+    tanh: vmath::tanh_f64,
+    erf: vmath::erf_f64,
+};
+
+const F32_SLICES: Slices<f32> = Slices {
+    exp: vmath::exp_f32,
+    expm1: vmath::expm1_f32,
+    log: vmath::log_f32,
+    log1p: vmath::log1p_f32,
+    sin: vmath::sin_f32,
+    cos: vmath::cos_f32,
+    tanh: vmath::tanh_f32,
+    erf: vmath::erf_f32,
+};
+
 fn real_unary<T: Element + Float + Erf + RoundTiesEven>(
     e: &CpuEngine,
     name: &str,
     op: UnaryOp,
     x: &Tensor,
-    exp_slice: fn(&[T], &mut [T]),
+    k: &Slices<T>,
 ) -> Result<Tensor> {
     let s = x.shape();
     let t = TRANSCENDENTAL;
@@ -109,16 +143,16 @@ fn real_unary<T: Element + Float + Erf + RoundTiesEven>(
                 v
             }),
         ),
-        UnaryOp::Exp => map1::<T, T>(e, name, s, x, t, exp_slice),
-        UnaryOp::Log => map1::<T, T>(e, name, s, x, t, lift!(|v: T| v.ln())),
-        UnaryOp::Sin => map1::<T, T>(e, name, s, x, t, lift!(|v: T| v.sin())),
-        UnaryOp::Cos => map1::<T, T>(e, name, s, x, t, lift!(|v: T| v.cos())),
-        UnaryOp::Tanh => map1::<T, T>(e, name, s, x, t, lift!(|v: T| v.tanh())),
+        UnaryOp::Exp => map1::<T, T>(e, name, s, x, t, k.exp),
+        UnaryOp::Log => map1::<T, T>(e, name, s, x, t, k.log),
+        UnaryOp::Sin => map1::<T, T>(e, name, s, x, t, k.sin),
+        UnaryOp::Cos => map1::<T, T>(e, name, s, x, t, k.cos),
+        UnaryOp::Tanh => map1::<T, T>(e, name, s, x, t, k.tanh),
         UnaryOp::Sqrt => map1::<T, T>(e, name, s, x, 4, lift!(|v: T| v.sqrt())),
         UnaryOp::Rsqrt => map1::<T, T>(e, name, s, x, 4, lift!(|v: T| v.sqrt().recip())),
-        UnaryOp::Expm1 => map1::<T, T>(e, name, s, x, t, lift!(|v: T| v.exp_m1())),
-        UnaryOp::Log1p => map1::<T, T>(e, name, s, x, t, lift!(|v: T| v.ln_1p())),
-        UnaryOp::Erf => map1::<T, T>(e, name, s, x, t, lift!(|v: T| Erf::erf(v))),
+        UnaryOp::Expm1 => map1::<T, T>(e, name, s, x, t, k.expm1),
+        UnaryOp::Log1p => map1::<T, T>(e, name, s, x, t, k.log1p),
+        UnaryOp::Erf => map1::<T, T>(e, name, s, x, t, k.erf),
         UnaryOp::Round => map1::<T, T>(e, name, s, x, 1, lift!(RoundTiesEven::round_ties_even)),
         UnaryOp::Floor => map1::<T, T>(e, name, s, x, 1, lift!(|v: T| v.floor())),
         UnaryOp::Ceil => map1::<T, T>(e, name, s, x, 1, lift!(|v: T| v.ceil())),
@@ -207,8 +241,8 @@ macro_rules! int_unary {
 #[inline]
 pub(crate) fn unary(e: &CpuEngine, op: UnaryOp, name: &str, x: &Tensor) -> Result<Tensor> {
     match x.dtype() {
-        DType::F32 => real_unary::<f32>(e, name, op, x, exp_f32_slice),
-        DType::F64 => real_unary::<f64>(e, name, op, x, exp_f64_slice),
+        DType::F32 => real_unary::<f32>(e, name, op, x, &F32_SLICES),
+        DType::F64 => real_unary::<f64>(e, name, op, x, &F64_SLICES),
         DType::C32 => complex_unary::<f32>(e, name, op, x),
         DType::C64 => complex_unary::<f64>(e, name, op, x),
         DType::I32 => int_unary!(i32, e, name, op, x),
@@ -256,8 +290,23 @@ fn find_elem<T: Element>(t: &Tensor, pred: impl Fn(T) -> bool) -> Option<T> {
     hit
 }
 
+/// `pow` on real slices (`vmath`'s vectorised kernels).
+trait VPow: Sized {
+    fn pow_slice(x: &[Self], y: &[Self], out: &mut [Self]);
+}
+impl VPow for f32 {
+    fn pow_slice(x: &[f32], y: &[f32], out: &mut [f32]) {
+        vmath::pow_f32(x, y, out)
+    }
+}
+impl VPow for f64 {
+    fn pow_slice(x: &[f64], y: &[f64], out: &mut [f64]) {
+        vmath::pow_f64(x, y, out)
+    }
+}
+
 #[inline]
-fn real_binary<T: Element + Float + RoundTiesEven>(
+fn real_binary<T: Element + Float + RoundTiesEven + VPow>(
     e: &CpuEngine,
     name: &str,
     op: BinaryOp,
@@ -271,15 +320,7 @@ fn real_binary<T: Element + Float + RoundTiesEven>(
         BinaryOp::Mul => map2::<T, T, T>(e, name, shape, x, y, 1, lift2!(|a: T, b: T| a * b)),
         BinaryOp::Div => map2::<T, T, T>(e, name, shape, x, y, 2, lift2!(|a: T, b: T| a / b)),
         BinaryOp::Rem => map2::<T, T, T>(e, name, shape, x, y, 8, lift2!(|a: T, b: T| a % b)),
-        BinaryOp::Pow => map2::<T, T, T>(
-            e,
-            name,
-            shape,
-            x,
-            y,
-            TRANSCENDENTAL,
-            lift2!(|a: T, b: T| a.powf(b)),
-        ),
+        BinaryOp::Pow => map2::<T, T, T>(e, name, shape, x, y, TRANSCENDENTAL, T::pow_slice),
         BinaryOp::Maximum => map2::<T, T, T>(e, name, shape, x, y, 1, lift2!(fmax_nan)),
         BinaryOp::Minimum => map2::<T, T, T>(e, name, shape, x, y, 1, lift2!(fmin_nan)),
         BinaryOp::Copysign => {

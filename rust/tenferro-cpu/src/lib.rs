@@ -21,6 +21,7 @@ mod sort;
 mod strided;
 mod structural;
 pub mod threads;
+pub mod vmath;
 
 pub use tenferro_runtime::{CacheStats, PlanCache};
 

@@ -1,134 +1,13 @@
 //! Scalar and vectorised math used by the kernels.
 //!
-//! * `exp` on `f64` slices: Cody–Waite range reduction `x = n ln2 + r`, a degree-13 Taylor
-//!   polynomial for `e^r` (|r| ≤ ln2/2, truncation error < 1e-17; Estrin's scheme) and an
-//!   exact `2^n` scaling
-//!   through the exponent bits (the fdlibm `e_exp.c` reduction constants). Branch-free, so it
-//!   vectorises; compiled twice (AVX2+FMA and baseline) and chosen at run time. Lanes outside
-//!   |x| < 708 (overflow, subnormal results, inf, NaN) are recomputed with the platform `exp`.
-//!   Error ≤ 2 ulp (tested against the platform `exp`).
+//! * the real transcendental slice kernels (`exp`, `log`, `sin`, ...) are in `vmath`.
 //! * complex functions follow C99 Annex G / NumPy's branch cuts (principal `log` with the cut
 //!   on the negative real axis, `sqrt` continuous from above with the sign of a zero imaginary
 //!   part honoured); complex division uses Smith's algorithm (Smith 1962, CACM 5(8) 435).
-//! * `erf` is `libm`'s port of musl/fdlibm (< 1 ulp); `expm1`/`log1p` are the platform's.
+//! * `erf` is `libm`'s port of musl/fdlibm (< 1 ulp).
 
 use num_complex::Complex;
 use num_traits::Float;
-
-const LOG2E: f64 = std::f64::consts::LOG2_E;
-#[allow(clippy::excessive_precision)] // fdlibm's constants, verbatim
-const LN2_HI: f64 = 6.931_471_803_691_238_164_90e-1;
-#[allow(clippy::excessive_precision)]
-const LN2_LO: f64 = 1.908_214_929_270_587_700_02e-10;
-const MAGIC: f64 = 6_755_399_441_055_744.0; // 1.5 * 2^52: round-to-nearest by addition
-const INV_FACT: [f64; 14] = [
-    1.0,
-    1.0,
-    1.0 / 2.0,
-    1.0 / 6.0,
-    1.0 / 24.0,
-    1.0 / 120.0,
-    1.0 / 720.0,
-    1.0 / 5040.0,
-    1.0 / 40320.0,
-    1.0 / 362_880.0,
-    1.0 / 3_628_800.0,
-    1.0 / 39_916_800.0,
-    1.0 / 479_001_600.0,
-    1.0 / 6_227_020_800.0,
-];
-
-/// `a * b + c`, fused when compiled for FMA (never a libm call on the baseline target).
-#[inline(always)]
-fn madd<const FMA: bool>(a: f64, b: f64, c: f64) -> f64 {
-    if FMA {
-        a.mul_add(b, c)
-    } else {
-        a * b + c
-    }
-}
-
-#[inline(always)]
-fn exp_core<const FMA: bool>(x: f64) -> f64 {
-    let t = madd::<FMA>(x, LOG2E, MAGIC);
-    let n = t - MAGIC;
-    let r = madd::<FMA>(-n, LN2_LO, madd::<FMA>(-n, LN2_HI, x));
-    // Estrin's scheme: the same degree-13 Taylor polynomial with a dependency depth of 5
-    // fused multiply-adds instead of Horner's 14 (the kernel is latency-bound otherwise).
-    let c = &INV_FACT;
-    let r2 = r * r;
-    let r4 = r2 * r2;
-    let r8 = r4 * r4;
-    let p01 = madd::<FMA>(c[1], r, c[0]);
-    let p23 = madd::<FMA>(c[3], r, c[2]);
-    let p45 = madd::<FMA>(c[5], r, c[4]);
-    let p67 = madd::<FMA>(c[7], r, c[6]);
-    let p89 = madd::<FMA>(c[9], r, c[8]);
-    let p1011 = madd::<FMA>(c[11], r, c[10]);
-    let p1213 = madd::<FMA>(c[13], r, c[12]);
-    let q0 = madd::<FMA>(p23, r2, p01);
-    let q1 = madd::<FMA>(p67, r2, p45);
-    let q2 = madd::<FMA>(p1011, r2, p89);
-    let s0 = madd::<FMA>(q1, r4, q0);
-    let s1 = madd::<FMA>(p1213, r4, q2);
-    let p = madd::<FMA>(s1, r8, s0);
-    let scale = f64::from_bits((t.to_bits().wrapping_add(1023)) << 52);
-    p * scale
-}
-
-#[inline(always)]
-fn exp_slice_generic<const FMA: bool>(x: &[f64], out: &mut [f64]) {
-    let mut out_of_range = false;
-    for (o, &v) in out.iter_mut().zip(x) {
-        // Clamp so that out-of-range lanes stay finite here; they are fixed up below.
-        #[allow(clippy::manual_clamp)] // max/min vectorise; NaN lanes are fixed up below
-        let c = v.max(-708.0).min(708.0);
-        out_of_range |= v.abs() >= 708.0 || v.is_nan();
-        *o = exp_core::<FMA>(c);
-    }
-    if out_of_range {
-        for (o, &v) in out.iter_mut().zip(x) {
-            if v.abs() >= 708.0 || v.is_nan() {
-                *o = v.exp();
-            }
-        }
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn exp_slice_avx2(x: &[f64], out: &mut [f64]) {
-    exp_slice_generic::<true>(x, out)
-}
-
-/// `out[i] = exp(x[i])` for `f64`, vectorised (≤ 2 ulp).
-pub fn exp_f64_slice(x: &[f64], out: &mut [f64]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
-        {
-            // SAFETY: the CPU supports the enabled features.
-            unsafe { exp_slice_avx2(x, out) };
-            return;
-        }
-    }
-    exp_slice_generic::<false>(x, out)
-}
-
-/// `out[i] = exp(x[i])` for `f32`, through the `f64` kernel (correctly rounded in practice).
-pub fn exp_f32_slice(x: &[f32], out: &mut [f32]) {
-    let mut buf_in = [0f64; 256];
-    let mut buf_out = [0f64; 256];
-    for (xc, oc) in x.chunks(256).zip(out.chunks_mut(256)) {
-        for (b, &v) in buf_in.iter_mut().zip(xc) {
-            *b = v as f64;
-        }
-        exp_f64_slice(&buf_in[..xc.len()], &mut buf_out[..xc.len()]);
-        for (o, &v) in oc.iter_mut().zip(&buf_out) {
-            *o = v as f32;
-        }
-    }
-}
 
 /// Real `erf` (musl/fdlibm through `libm`).
 pub trait Erf {
@@ -446,40 +325,6 @@ pub fn csign<T: Float>(z: Complex<T>) -> Complex<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn ulps(a: f64, b: f64) -> u64 {
-        if a == b {
-            return 0;
-        }
-        (a.to_bits() as i64 - b.to_bits() as i64).unsigned_abs()
-    }
-
-    #[test]
-    fn exp_within_two_ulp_and_edges() {
-        let mut xs: Vec<f64> = (0..20001).map(|i| -745.0 + i as f64 * 0.0727).collect();
-        xs.extend([
-            0.0,
-            -0.0,
-            1e-300,
-            -1e-20,
-            709.78,
-            709.79,
-            -745.2,
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-            f64::NAN,
-        ]);
-        let mut out = vec![0.0; xs.len()];
-        exp_f64_slice(&xs, &mut out);
-        for (&x, &y) in xs.iter().zip(&out) {
-            let r = x.exp();
-            if r.is_nan() {
-                assert!(y.is_nan());
-            } else {
-                assert!(ulps(y, r) <= 2, "exp({x}) = {y}, libm {r}");
-            }
-        }
-    }
 
     #[test]
     fn complex_special_values() {
