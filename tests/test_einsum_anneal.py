@@ -135,6 +135,7 @@ def test_anneal_name_and_cache_key() -> None:
         ({"max_time": 0}, "max_time"),
         ({"max_time": float("nan")}, "max_time"),
         ({"max_time": "1s"}, "max_time"),
+        ({"max_time": 10**400}, "max_time"),
     ],
 )
 def test_bad_options_name_the_option(kwargs: dict[str, Any], name: str) -> None:

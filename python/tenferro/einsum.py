@@ -267,11 +267,13 @@ class EinsumAnneal:
                 max_time, (int, float, np.integer, np.floating)
             ):
                 raise EinsumError(f"einsum: EinsumAnneal max_time={max_time!r} is not a number")
-            if not 0 < float(max_time) < 1e9:
+            # an int past float's range is out of range too (not float()'s OverflowError)
+            seconds = float(max_time) if abs(max_time) < 1e9 else math.inf
+            if not 0 < seconds < 1e9:
                 raise EinsumError(
                     f"einsum: EinsumAnneal max_time={max_time!r} is not in (0, 1e9) seconds"
                 )
-            max_time = float(max_time)
+            max_time = seconds
         self.max_time = max_time
 
     @property
