@@ -8,7 +8,9 @@ from . import _tenferro
 from ._tenferro import (
     CpuEngine,
     _fail_next_affinity_handshake,
+    _cpu_kernels,
     _fail_next_pool_build,
+    _set_cpu_kernel,
     _set_linger_us,
 )
 
@@ -36,6 +38,20 @@ def set_linger_us(us: int) -> None:
     """Set how long every engine's workers keep polling after a parallel op, in µs (``0`` parks
     them at once). The default is 2000 or ``TENFERRO_LINGER_US``; see ``docs/engines.md``."""
     _set_linger_us(us)
+
+
+def cpu_kernels() -> tuple[str, list[str]]:
+    """``(selected, available)``: the CPU kernel level the engine's own vector kernels use now
+    (small and batched-small GEMM) and every level this CPU can run, narrowest first — names
+    ``"scalar"``, ``"avx2"``, ``"avx512"`` (chosen at run time from the CPU's features)."""
+    return _cpu_kernels()
+
+
+def set_cpu_kernel(name: str | None) -> None:
+    """Force the kernel level ``name`` (one of :func:`cpu_kernels`'s available ones) for every
+    later op of the process; ``None`` goes back to the widest available. Raises ``ValueError``
+    for a name this CPU cannot run."""
+    _set_cpu_kernel(name)
 
 
 def fail_next_affinity_handshake() -> None:

@@ -13,6 +13,7 @@
 
 use crate::elementwise::cast;
 use crate::map::{mac_weight, map1, PAR_MIN_MACS};
+use crate::small_gemm;
 use crate::CpuEngine;
 use faer::{Accum, MatMut, MatRef, Par};
 use num_complex::Complex;
@@ -235,9 +236,12 @@ fn gemm_batches<T>(
     k: usize,
     conj: (bool, bool),
 ) where
-    T: Element + faer::traits::ComplexField,
+    T: Element + faer::traits::ComplexField + small_gemm::Small,
 {
     let nb = l.batch_offsets.len();
+    if m.max(n).max(k) <= SMALL_ROUTE_MAX {
+        return small_batches::<T>(e, l, r, out, (m, n, k), conj);
+    }
     let p = Ptrs {
         lhs: l.t.storage().as_ptr() as *const T,
         rhs: r.t.storage().as_ptr() as *const T,
@@ -320,6 +324,75 @@ fn gemm_batches<T>(
             pool.install(|| (0..nb).for_each(|b| run(b, par)));
         }
         _ => (0..nb).for_each(|b| run(b, Par::Seq)),
+    }
+}
+
+/// Largest `M`, `N`, `K` routed to [`small_batches`]. Measured (one thread each, process CPU
+/// time, the 2-core Zen 4 host under load): B=4096 n=4 f64 2.0× faster than one faer call per
+/// matrix and 1.1× NumPy, n=8 level with before (0.49× NumPy, against 0.44×), but B=1024 n=16 f64
+/// 0.78× the faer route (7.7 against 9.9 GFLOP/s) — so up to 8 only, until the kernel keeps
+/// more than one vector of rows in registers.
+const SMALL_ROUTE_MAX: usize = 8;
+
+/// Products whose `M`, `N` and `K` are all at most [`SMALL_ROUTE_MAX`]: the whole batch
+/// through the small kernel of [`small_gemm::selected`] (AVX-512, AVX2 or the baseline build,
+/// chosen at run time) instead of one faer call per matrix — faer's per-call dispatch costs more
+/// than an 8×8 product. Many batch elements are split into contiguous ranges over the engine's
+/// pool (only when the work passes [`PAR_MIN_MACS`]); a cancellation flag is looked at between
+/// ranges.
+fn small_batches<T: Element + small_gemm::Small>(
+    e: &CpuEngine,
+    l: &Operand,
+    r: &Operand,
+    out: &Tensor,
+    (m, n, k): (usize, usize, usize),
+    conj: (bool, bool),
+) {
+    let nb = l.batch_offsets.len();
+    let g = small_gemm::Geometry {
+        m,
+        n,
+        k,
+        lhs: l.t.storage().as_ptr() as *const T,
+        lhs_rs: l.rs,
+        lhs_cs: l.cs,
+        lhs_offsets: &l.batch_offsets,
+        rhs: r.t.storage().as_ptr() as *const T,
+        rhs_rs: r.rs,
+        rhs_cs: r.cs,
+        rhs_offsets: &r.batch_offsets,
+        out: out.storage().as_mut_ptr() as *mut T,
+        conj,
+    };
+    let isa = small_gemm::selected();
+    let work = (m * n * k)
+        .saturating_mul(nb)
+        .saturating_mul(mac_weight(T::DTYPE));
+    let cancel = if work > crate::cancel::CHECK_WORK {
+        crate::cancel::Cancel::current()
+    } else {
+        crate::cancel::Cancel::none()
+    };
+    let range = |c: usize, chunks: usize| {
+        if !cancel.requested() {
+            // SAFETY: offsets and strides describe in-bounds views of live storages; `m`, `n`,
+            // `k` are in 1..=SMALL_MAX (`dot_general` returned early for empty products); the
+            // ranges of different chunks are disjoint, so each output block has one writer;
+            // `isa` comes from `selected` (available on this CPU).
+            unsafe { small_gemm::run(&g, c * nb / chunks..(c + 1) * nb / chunks, isa) }
+        }
+    };
+    match e.parallel_pool() {
+        Some(pool) if nb >= 2 * e.threads && work >= PAR_MIN_MACS => {
+            // A few ranges per worker: rayon balances them; each is long enough (≥ 1 MiB of
+            // multiply-adds at the threshold) that the split costs nothing measurable.
+            let chunks = (4 * e.threads).min(nb);
+            pool.install(|| (0..chunks).into_par_iter().for_each(|c| range(c, chunks)));
+        }
+        _ => {
+            let chunks = if cancel.armed() { nb.div_ceil(4096) } else { 1 };
+            (0..chunks).for_each(|c| range(c, chunks));
+        }
     }
 }
 
@@ -800,20 +873,36 @@ where
     }
 }
 
-/// One block of batch elements; dispatches to an AVX2/FMA build of the same loop when the CPU
-/// has it (the loops are written for the compiler's auto-vectoriser).
+/// One block of batch elements; dispatches to an AVX-512 or AVX2/FMA build of the same loop by
+/// [`small_gemm::selected`] (the loops are written for the compiler's auto-vectoriser; separate
+/// multiplies and adds, so every build gives the same bits).
 unsafe fn batch_inner_block<T>(g: &Geometry, p: Ptrs<T>, blk: usize, buf: &mut [T])
 where
     T: Element + std::ops::Mul<Output = T> + std::ops::Add<Output = T>,
 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
-        {
-            // SAFETY: the CPU supports the enabled features; the caller's contract holds.
-            return unsafe { batch_inner_block_avx2(g, p, blk, buf) };
-        }
+    match small_gemm::selected() {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `selected` only returns kernels the CPU supports; the caller's contract holds.
+        small_gemm::Isa::Avx512 => unsafe { batch_inner_block_avx512(g, p, blk, buf) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as above.
+        small_gemm::Isa::Avx2 => unsafe { batch_inner_block_avx2(g, p, blk, buf) },
+        #[cfg(not(target_arch = "x86_64"))]
+        // SAFETY: the caller's contract.
+        small_gemm::Isa::Avx512 | small_gemm::Isa::Avx2 => unsafe {
+            batch_inner_block_generic(g, p, blk, buf)
+        },
+        // SAFETY: the caller's contract.
+        small_gemm::Isa::Scalar => unsafe { batch_inner_block_generic(g, p, blk, buf) },
     }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+unsafe fn batch_inner_block_avx512<T>(g: &Geometry, p: Ptrs<T>, blk: usize, buf: &mut [T])
+where
+    T: Element + std::ops::Mul<Output = T> + std::ops::Add<Output = T>,
+{
     // SAFETY: the caller's contract.
     unsafe { batch_inner_block_generic(g, p, blk, buf) }
 }

@@ -17,6 +17,7 @@ mod linalg;
 mod map;
 pub mod math;
 mod reduce;
+pub mod small_gemm;
 mod sort;
 mod strided;
 mod structural;

@@ -214,6 +214,38 @@ pub fn _set_linger_us(us: u64) {
     tenferro_cpu::threads::set_linger(std::time::Duration::from_micros(us));
 }
 
+/// Test hook: the CPU kernel level of the engine's own vector kernels (small GEMM, batched
+/// small products): ``(selected, available)`` names (``"scalar"``, ``"avx2"``, ``"avx512"``).
+#[pyfunction]
+pub fn _cpu_kernels() -> (&'static str, Vec<&'static str>) {
+    use tenferro_cpu::small_gemm;
+    (
+        small_gemm::selected().name(),
+        small_gemm::available().iter().map(|i| i.name()).collect(),
+    )
+}
+
+/// Test hook: force one of the available kernel levels (``None``: the widest available again).
+/// Raises ``ValueError`` for a name this CPU cannot run.
+#[pyfunction]
+#[pyo3(signature = (name=None))]
+pub fn _set_cpu_kernel(name: Option<&str>) -> PyResult<()> {
+    use tenferro_cpu::small_gemm;
+    let isa = match name {
+        None => None,
+        Some(n) => Some(small_gemm::Isa::parse(n).ok_or_else(|| {
+            pyo3::exceptions::PyValueError::new_err(format!(
+                "_set_cpu_kernel: unknown kernel {n:?} (scalar, avx2, avx512)"
+            ))
+        })?),
+    };
+    small_gemm::force(isa).map_err(|k| {
+        pyo3::exceptions::PyValueError::new_err(format!(
+            "_set_cpu_kernel: this CPU cannot run the {k} kernel"
+        ))
+    })
+}
+
 /// Test hook: the next pool build fails.
 #[pyfunction]
 pub fn _fail_next_pool_build() {
@@ -233,6 +265,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(set_default_cpu_threads, m)?)?;
     m.add_function(wrap_pyfunction!(_fail_next_pool_build, m)?)?;
     m.add_function(wrap_pyfunction!(_set_linger_us, m)?)?;
+    m.add_function(wrap_pyfunction!(_cpu_kernels, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_cpu_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(_fail_next_affinity_handshake, m)?)?;
     m.add_function(wrap_pyfunction!(_clear_engine_caches, m)?)?;
     Ok(())
