@@ -8,6 +8,7 @@
 //! `tenferro-py` binds [`einsum`] and [`einsum_path`] (one crossing per call); nothing here
 //! knows Python.
 
+pub mod info;
 pub mod lower;
 pub mod parse;
 pub mod path;
@@ -54,6 +55,11 @@ pub enum Optimize {
     Path(Vec<Vec<usize>>),
     /// A nested-tuple contraction tree.
     Tree(Tree),
+    /// NumPy's `(name, memory_limit)`: the named planner with every intermediate (the final
+    /// result excepted) of at most this many elements; when none fits, the remaining operands
+    /// are contracted in one step (NumPy, opt_einsum). Only the path is restricted: nothing is
+    /// sliced.
+    Limited(Box<Optimize>, u128),
 }
 
 /// The accepted `optimize=` names, for messages.
@@ -106,6 +112,12 @@ impl Optimize {
                 }
                 key.push(6);
                 enc(t, key);
+            }
+            Optimize::Limited(inner, limit) => {
+                key.push(7);
+                key.push(*limit as i64);
+                key.push((*limit >> 64) as i64);
+                inner.encode(key);
             }
         }
     }
@@ -354,6 +366,25 @@ pub fn choose_path(
                 )
             })?;
             (p, "explicit tree")
+        }
+        Optimize::Limited(inner, limit) => {
+            let lim = *limit;
+            let (p, m) = match **inner {
+                Optimize::Optimal => path::optimal_limited(&net, minimize, lim)
+                    .map(|p| (p, "optimal"))
+                    .unwrap_or_else(|| (path::greedy_limited(&net, lim), "greedy")),
+                Optimize::Dp => path::dp_limited(&net, minimize, DP_BUDGET, lim)
+                    .map(|p| (p, "dp"))
+                    .unwrap_or_else(|| (path::greedy_limited(&net, lim), "greedy")),
+                Optimize::Auto if n <= AUTO_DP_MAX => {
+                    path::dp_limited(&net, minimize, AUTO_DP_BUDGET, lim)
+                        .map(|p| (p, "auto (dp)"))
+                        .unwrap_or_else(|| (path::greedy_limited(&net, lim), "auto (greedy)"))
+                }
+                Optimize::LeftToRight => (choose_path(parsed, inner, minimize)?.0, "left to right"),
+                _ => (path::greedy_limited(&net, lim), "greedy"),
+            };
+            return Ok((p, format!("{m}, memory_limit={lim}"), note));
         }
     };
     Ok((path, method.to_string(), note))

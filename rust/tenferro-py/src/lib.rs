@@ -133,7 +133,8 @@ fn _tenferro(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_catalog, m)?)?;
     m.add_function(wrap_pyfunction!(args::_normalize_axes, m)?)?;
     m.add_function(wrap_pyfunction!(einsum::_einsum, m)?)?;
-    m.add_function(wrap_pyfunction!(einsum::_einsum_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(einsum::_einsum_path, m)?)?;
+    m.add_class::<einsum::PyEinsumPathInfo>()?;
     m.add_function(wrap_pyfunction!(_from_numpy, m)?)?;
     m.add_function(wrap_pyfunction!(_full, m)?)?;
     m.add_function(wrap_pyfunction!(imports::_register_hooks, m)?)?;
