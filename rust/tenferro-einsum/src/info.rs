@@ -95,3 +95,77 @@ pub fn table(p: &Planned) -> String {
     }
     lines.join("\n")
 }
+
+/// A chosen, validated path and what it was chosen for: `tf.einsum_path`'s answer before the
+/// costs are needed. [`PathPlan::lower`] lowers it (costs, table) when `info` is read.
+#[derive(Clone, Debug)]
+pub struct PathPlan {
+    /// The parsed subscripts.
+    pub parsed: crate::Parsed,
+    /// Per operand, dtype and shape.
+    pub metas: Vec<(crate::DType, Vec<usize>)>,
+    /// The linear path (validated).
+    pub path: Vec<Vec<usize>>,
+    /// The planner that chose it.
+    pub method: String,
+    /// Why a planner fell back, or empty.
+    pub note: String,
+}
+
+impl PathPlan {
+    /// Parse and plan (no lowering).
+    ///
+    /// # Errors
+    /// As [`crate::plan`].
+    pub fn choose(
+        subscripts: &str,
+        metas: Vec<(crate::DType, Vec<usize>)>,
+        optimize: &crate::Optimize,
+        minimize: crate::Minimize,
+    ) -> crate::Result<PathPlan> {
+        let shapes: Vec<&[usize]> = metas.iter().map(|m| m.1.as_slice()).collect();
+        let parsed = crate::parse(subscripts, &shapes)?;
+        let (path, method, note) = crate::choose_path(&parsed, optimize, minimize)?;
+        PathPlan::given(parsed, metas, path, method, note)
+    }
+
+    /// A plan of a path chosen elsewhere (validated here).
+    ///
+    /// # Errors
+    /// [`crate::Error::Einsum`] for an invalid path.
+    pub fn given(
+        parsed: crate::Parsed,
+        metas: Vec<(crate::DType, Vec<usize>)>,
+        path: Vec<Vec<usize>>,
+        method: String,
+        note: String,
+    ) -> crate::Result<PathPlan> {
+        crate::validate_path(&parsed.subscripts, &path, metas.len())?;
+        Ok(PathPlan {
+            parsed,
+            metas,
+            path,
+            method,
+            note,
+        })
+    }
+
+    /// Lower along the path: the costs and the table's rows.
+    ///
+    /// # Errors
+    /// Only internal errors (the path is validated).
+    pub fn lower(&self) -> crate::Result<Planned> {
+        let metas: Vec<crate::Meta<'_>> = self
+            .metas
+            .iter()
+            .map(|(d, s)| (*d, s.as_slice(), false))
+            .collect();
+        crate::plan_path(
+            self.parsed.clone(),
+            &metas,
+            self.path.clone(),
+            self.method.clone(),
+            self.note.clone(),
+        )
+    }
+}

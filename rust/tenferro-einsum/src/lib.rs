@@ -314,6 +314,7 @@ pub fn choose_path(
             },
             "left to right",
         ),
+        Optimize::Greedy if n == 2 => (single(), "greedy"),
         Optimize::Greedy => (path::greedy(&net), "greedy"),
         Optimize::Optimal => match path::optimal(&net, minimize) {
             Some(p) => (p, "optimal"),

@@ -16,6 +16,7 @@ use pyo3::prelude::*;
 use pyo3::types::{
     PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySequence, PyString, PyTuple,
 };
+use tenferro_einsum::info::PathPlan;
 use tenferro_einsum::{py_repr, Label, Minimize, Optimize, Parsed, Tree, ACCEPTED};
 use tenferro_tensor::{DType, Error};
 
@@ -429,18 +430,14 @@ pub fn _einsum_path<'py>(
     let n = items.len();
     let opt = optimize_of(subscripts, n, optimize).py(py)?;
     let min = minimize_of(subscripts, minimize).py(py)?;
-    let metas_owned = items
+    let metas = items
         .iter()
         .map(|o| path_meta(py, o))
         .collect::<PyResult<Vec<_>>>()?;
-    let metas: Vec<tenferro_einsum::Meta<'_>> = metas_owned
-        .iter()
-        .map(|(d, s)| (*d, s.as_slice(), false))
-        .collect();
-    let planned = match opt {
-        Ok(o) => tenferro_einsum::plan(subscripts, &metas, &o, min).py(py)?,
+    let plan = match opt {
+        Ok(o) => PathPlan::choose(subscripts, metas, &o, min).py(py)?,
         Err(optimizer) => {
-            let shapes: Vec<&[usize]> = metas.iter().map(|m| m.1).collect();
+            let shapes: Vec<&[usize]> = metas.iter().map(|m| m.1.as_slice()).collect();
             let parsed = tenferro_einsum::parse(subscripts, &shapes).py(py)?;
             let path = custom_path(py, &parsed, &optimizer)?;
             let name = optimizer
@@ -448,15 +445,15 @@ pub fn _einsum_path<'py>(
                 .name()
                 .map(|s| s.to_string())
                 .unwrap_or_default();
-            tenferro_einsum::plan_path(parsed, &metas, path, name, String::new()).py(py)?
+            PathPlan::given(parsed, metas, path, name, String::new()).py(py)?
         }
     };
-    let path = path_list(py, &planned.path)?;
+    let path = path_list(py, &plan.path)?;
     Ok((
         path,
         PyEinsumPathInfo {
-            subscripts: subscripts.to_string(),
-            planned,
+            plan,
+            planned: std::sync::OnceLock::new(),
         },
     ))
 }
@@ -512,52 +509,67 @@ fn big_int<'py>(py: Python<'py>, b: &tenferro_einsum::Big) -> PyResult<Bound<'py
 /// ``str(info)`` is the printable table (built when printed).
 #[pyclass(name = "EinsumPathInfo", module = "tenferro.einsum", frozen)]
 pub struct PyEinsumPathInfo {
-    subscripts: String,
-    planned: tenferro_einsum::Planned,
+    plan: PathPlan,
+    /// The lowering along the path (costs, table), made when first read.
+    planned: std::sync::OnceLock<tenferro_einsum::Planned>,
+}
+
+impl PyEinsumPathInfo {
+    fn planned(&self, py: Python<'_>) -> PyResult<&tenferro_einsum::Planned> {
+        if let Some(p) = self.planned.get() {
+            return Ok(p);
+        }
+        let p = self.plan.lower().py(py)?;
+        Ok(self.planned.get_or_init(|| p))
+    }
 }
 
 #[pymethods]
 impl PyEinsumPathInfo {
     #[getter]
     fn path<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        path_list(py, &self.planned.path)
+        path_list(py, &self.plan.path)
     }
     #[getter]
     fn opt_cost<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        big_int(py, &self.planned.report.opt_cost)
+        big_int(py, &self.planned(py)?.report.opt_cost)
     }
     #[getter]
     fn naive_cost<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        big_int(py, &self.planned.naive_cost)
+        big_int(py, &self.planned(py)?.naive_cost)
     }
     #[getter]
     fn largest_intermediate<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        big_int(py, &self.planned.report.largest)
+        big_int(py, &self.planned(py)?.report.largest)
     }
     #[getter]
-    fn speedup(&self) -> f64 {
-        tenferro_einsum::info::speedup(&self.planned.naive_cost, &self.planned.report.opt_cost)
+    fn speedup(&self, py: Python<'_>) -> PyResult<f64> {
+        let p = self.planned(py)?;
+        Ok(tenferro_einsum::info::speedup(
+            &p.naive_cost,
+            &p.report.opt_cost,
+        ))
     }
     #[getter]
     fn method(&self) -> &str {
-        &self.planned.method
+        &self.plan.method
     }
     #[getter]
     fn note(&self) -> &str {
-        &self.planned.note
+        &self.plan.note
     }
     #[getter]
     fn subscripts(&self) -> &str {
-        &self.subscripts
+        &self.plan.parsed.subscripts
     }
     #[getter]
     fn eq(&self) -> String {
-        self.planned.parsed.equation()
+        self.plan.parsed.equation()
     }
     #[getter]
     fn size_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let sizes = PyDict::new(py);
-        let p = &self.planned.parsed;
+        let p = &self.plan.parsed;
         for (i, &l) in p.labels.iter().enumerate() {
             sizes.set_item(tenferro_einsum::info::label_name(l), p.sizes[i])?;
         }
@@ -566,7 +578,7 @@ impl PyEinsumPathInfo {
     #[getter]
     fn contraction_list<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let rows = PyList::empty(py);
-        for (idx, eq, cost, size) in &self.planned.report.rows {
+        for (idx, eq, cost, size) in &self.planned(py)?.report.rows {
             rows.append((
                 PyTuple::new(py, idx)?,
                 eq,
@@ -576,22 +588,22 @@ impl PyEinsumPathInfo {
         }
         Ok(rows)
     }
-    fn __repr__(&self) -> String {
-        let path: Vec<String> = self
-            .planned
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let p = self.planned(py)?;
+        let path: Vec<String> = p
             .path
             .iter()
             .map(|e| tenferro_einsum::fmt_tuple(e))
             .collect();
-        format!(
+        Ok(format!(
             "EinsumPathInfo(path=[{}], opt_cost={}, largest_intermediate={}, method={})",
             path.join(", "),
-            self.planned.report.opt_cost,
-            self.planned.report.largest,
-            py_repr(&self.planned.method)
-        )
+            p.report.opt_cost,
+            p.report.largest,
+            py_repr(&p.method)
+        ))
     }
-    fn __str__(&self) -> String {
-        tenferro_einsum::info::table(&self.planned)
+    fn __str__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(tenferro_einsum::info::table(self.planned(py)?))
     }
 }
