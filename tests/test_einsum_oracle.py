@@ -356,16 +356,17 @@ def test_numpy_memory_limit_tuples_and_paths_round_trip() -> None:
         np_path, _ = np.einsum_path(subs, *arrays, optimize=(name, 0))
         assert tf.einsum_path(subs, *arrays, optimize=(name, 0))[0] == np_path[1:]
     # the unlimited planner is the limit-free one
-    assert tf.einsum_path(subs, *arrays, optimize=("greedy", 1e9))[0] == tf.einsum_path(
-        subs, *arrays
-    )[0]
+    assert (
+        tf.einsum_path(subs, *arrays, optimize=("greedy", 1e9))[0]
+        == tf.einsum_path(subs, *arrays)[0]
+    )
     # NumPy's path (["einsum_path", ...]) round-trips, as a list or a tuple
     for name in ("greedy", "optimal"):
         np_path, _ = np.einsum_path(subs, *arrays, optimize=name)
-        for given in (np_path, tuple(np_path)):
-            path, info = tf.einsum_path(subs, *arrays, optimize=given)
+        for explicit in (np_path, tuple(np_path)):
+            path, info = tf.einsum_path(subs, *arrays, optimize=explicit)
             assert path == list(np_path[1:]) and info.method == "explicit path"
-            got = tf.einsum(subs, *arrays, optimize=given)
+            got = tf.einsum(subs, *arrays, optimize=explicit)
             np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
     for bad in (("greedy", "x"), ("bogus", 10), ("greedy", float("nan"))):
         with pytest.raises(tf.errors.EinsumError):
