@@ -21,11 +21,12 @@ Ctrl-C between steps.
 
 Planners (``optimize=``): ``False`` (left to right), ``"greedy"`` (``opt_einsum``'s greedy,
 step for step: the same paths), ``"optimal"`` (exact dynamic programming over every subset:
-the least ``opt_einsum`` ``opt_cost`` of any path, up to 12 operands), ``"dp"`` (exact over
-connected subsets, as ``opt_einsum``'s ``dynamic_programming``; up to 64 operands and about a
-second of work), ``"auto"`` (optimal up to 8 operands, dp up to 24 within tens of
-milliseconds, greedy otherwise), ``"anneal"`` / :class:`EinsumAnneal` (simulated annealing
-over contraction trees, seeded, never worse than greedy), an explicit
+the least ``opt_einsum`` ``opt_cost`` of any path, up to 12 operands), ``"dp"`` (up to 12
+operands the same exhaustive search, above exact over connected subsets as ``opt_einsum``'s
+``dynamic_programming``; up to 64 operands and about a second of work), ``"auto"`` (optimal up
+to 8 operands, dp up to 24 within tens of milliseconds, greedy otherwise), ``"anneal"`` /
+:class:`EinsumAnneal` (simulated annealing over contraction trees, seeded, never worse than
+greedy), an explicit
 path or nested-tuple tree, or an ``opt_einsum`` ``PathOptimizer`` instance (called with
 ``opt_einsum``'s ``(inputs, output, size_dict)``; ``cotengra.HyperOptimizer()`` works).
 
@@ -47,7 +48,15 @@ from typing import Any
 import numpy as np
 
 from . import _progress
-from ._tenferro import Session, Tensor, _einsum, _einsum_plan, _implicit_session, _register_hooks
+from ._tenferro import (
+    EinsumPathInfo,
+    Session,
+    Tensor,
+    _einsum,
+    _einsum_path,
+    _implicit_session,
+    _register_hooks,
+)
 from .errors import EinsumError
 
 __all__ = ["EinsumAnneal", "einsum", "einsum_path"]
@@ -102,108 +111,6 @@ def _interleaved(args: Sequence[Any]) -> tuple[str, list[Any]]:
     if out is not None:
         subs += "->" + conv(out)
     return subs, operands
-
-
-def _sci(n: int) -> str:
-    """``n`` in scientific notation, also beyond the float range."""
-    digits = str(n)
-    if len(digits) <= 300:
-        return f"{n:.3e}"
-    return f"{digits[0]}.{digits[1:4]}e+{len(digits) - 1:02d}"
-
-
-class EinsumPathInfo:
-    """What :func:`einsum_path` reports about a contraction (as ``opt_einsum.PathInfo``).
-
-    Attributes
-    ----------
-    path : list of tuple of int
-        The contraction path (linear, ``opt_einsum`` convention).
-    opt_cost : int
-        FLOP count of the path: ``opt_einsum``'s ``opt_cost`` of the same path (per path entry
-        of ``k`` operands, the size of their joint index space times ``max(1, k - 1)``, plus
-        one more when labels are summed; labels counted on the operands as given).
-    naive_cost : int
-        FLOP count of a single joint contraction (``opt_einsum``'s ``naive_cost``).
-    speedup : float
-        ``naive_cost / opt_cost``.
-    largest_intermediate : int
-        Element count of the largest tensor along the path: the intermediates and the operands after their diagonals and single-operand sums are taken.
-    method : str
-        ``"left to right"``, ``"greedy"``, ``"optimal"``, ``"dp"``, ``"auto (...)"``, ``"anneal"``,
-        ``"explicit path"``, ``"explicit tree"`` or a ``PathOptimizer``'s class name.
-    note : str
-        Non-empty when ``"optimal"`` or ``"dp"`` fell back to greedy.
-    contraction_list : list of tuple
-        ``(indices, equation, flops, result size)`` per path entry (the equation of the lowered
-        operands).
-    slicing : SlicePlan or None
-        With ``memory_limit=``: the sliced labels (``.labels``, ``.sizes``), ``.nslices``, the
-        FLOP ``.overhead`` (all slices / unsliced), ``.sliced_cost`` and the largest tensor of
-        one slice (``.largest_intermediate``, at most the limit); ``None`` otherwise.
-    """
-
-    def __init__(
-        self,
-        *,
-        subscripts: str,
-        eq: str,
-        path: list[tuple[int, ...]],
-        method: str,
-        opt_cost: int,
-        naive_cost: int,
-        largest_intermediate: int,
-        rows: list[Any],
-        note: str,
-        sizes: dict[str, int],
-        slicing: Any = None,
-    ) -> None:
-        self.slicing = slicing
-        self.subscripts = subscripts
-        self.eq = eq
-        self.path = path
-        self.method = method
-        self.opt_cost = opt_cost
-        self.naive_cost = naive_cost
-        self.largest_intermediate = largest_intermediate
-        self.contraction_list = rows
-        self.note = note
-        self.size_dict = sizes
-        try:
-            self.speedup = naive_cost / opt_cost if opt_cost else 1.0
-        except OverflowError:  # naive costs of large networks exceed the float range
-            self.speedup = math.inf
-
-    def __repr__(self) -> str:
-        return (
-            f"EinsumPathInfo(path={self.path!r}, opt_cost={self.opt_cost}, "
-            f"largest_intermediate={self.largest_intermediate}, method={self.method!r})"
-        )
-
-    def __str__(self) -> str:
-        lines = [
-            f"  Complete contraction:  {self.eq}",
-            f"         Naive scaling:  {len(self.size_dict)}",
-            f"      Optimized method:  {self.method}",
-            f"      Naive FLOP count:  {_sci(self.naive_cost)}",
-            f"  Optimized FLOP count:  {_sci(self.opt_cost)}",
-            f"   Theoretical speedup:  {self.speedup:.3e}",
-            f"  Largest intermediate:  {_sci(self.largest_intermediate)} elements",
-        ]
-        if self.note:
-            lines.append(f"                  Note:  {self.note}")
-        if self.slicing is not None:
-            sl = self.slicing
-            lines.append(f"        Sliced indices:  {', '.join(sl.labels) or '(none)'}")
-            lines.append(f"      Number of slices:  {sl.nslices}")
-            lines.append(f"    Slicing FLOP ratio:  {sl.overhead:.4f}")
-            lines.append(f"  Largest per slice:  {_sci(sl.largest_intermediate)} elements")
-        lines.append("-" * 74)
-        lines.append(f"{'step':>4}  {'indices':<10} {'flops':>12} {'size':>12}  contraction")
-        lines.append("-" * 74)
-        for k, (idx, eq, cost, size) in enumerate(self.contraction_list):
-            lines.append(f"{k:>4}  {str(idx):<10} {cost:>12} {size:>12}  {eq}")
-        return "\n".join(lines)
 
 
 class EinsumAnneal:
@@ -337,14 +244,20 @@ def einsum(
         unoptimised loop it forms intermediates, which outer products can make large),
         ``"greedy"`` (default; ``opt_einsum``'s greedy, the same paths), ``"optimal"`` (exact
         dynamic programming over every subset: the least ``opt_einsum`` ``opt_cost``; up to 12
-        operands, greedy above with ``info.note`` saying so), ``"dp"`` (exact over connected
-        subsets, as ``opt_einsum``'s ``dynamic_programming``: no outer products inside a
-        connected component; up to 64 operands and a fixed work budget of 1–4 s, greedy above),
+        operands, greedy above with ``info.note`` saying so), ``"dp"`` (up to 12
+        operands the exhaustive search of ``"optimal"``, outer products between
+        intermediates included; above, exact over connected subsets, as ``opt_einsum``'s
+        ``dynamic_programming``: no outer products inside a connected component; up to 64 operands and a fixed work budget of 1–4 s, greedy above),
         ``"auto"`` (optimal up to 8 operands, dp up to 24 within tens of milliseconds, greedy
         otherwise), ``"anneal"`` or :class:`EinsumAnneal` ``(seed=, max_time=, max_repeats=)``
         (simulated annealing over contraction trees as TreeSA / cotengra's ``SA``, the best of
-        greedy's tree and the annealed ones; ``"anneal"`` is ``EinsumAnneal()``), an explicit path (a list of index
-        tuples, or NumPy's ``["einsum_path", (0, 1), ...]``), a nested-tuple contraction tree
+        greedy's tree and the annealed ones; ``"anneal"`` is ``EinsumAnneal()``), an explicit
+        path (a list of index tuples, or NumPy's ``["einsum_path", (0, 1), ...]`` as
+        ``np.einsum_path`` returns it), NumPy's ``(name, memory_limit)`` (the named planner with
+        every intermediate of at most ``memory_limit`` elements, the final result excepted;
+        when no pair fits, the operands left are contracted in one step, as NumPy; the limit
+        only restricts the path, nothing is sliced -- the ``memory_limit=`` keyword slices),
+        a nested-tuple contraction tree
         (``((0, 1), (2, 3))``), or an ``opt_einsum`` ``PathOptimizer`` instance (called as
         ``optimizer(inputs, output, size_dict)``; ``cotengra.HyperOptimizer()`` works). Other
         ``opt_einsum`` names map onto these: ``"auto-hq"``/``"dynamic-programming"`` to dp,
@@ -457,7 +370,8 @@ def einsum_path(
     info : EinsumPathInfo
         ``.opt_cost`` (FLOP count: ``opt_einsum``'s ``opt_cost`` of the same path),
         ``.largest_intermediate`` (elements, the prepared operands included), ``.naive_cost``, ``.method``,
-        ``.note`` (set when ``"optimal"``/``"dp"`` fell back to greedy) and a printable table.
+        ``.note`` (set when ``"optimal"``/``"dp"`` fell back to greedy) and a printable table
+        (``str(info)``, built when printed); see :class:`EinsumPathInfo`.
 
     Raises
     ------
@@ -474,36 +388,14 @@ def einsum_path(
     >>> info.opt_cost, info.largest_intermediate
     (7560, 1200)
     """
-    subscripts, raw = _split_args(operands)
-    if not isinstance(subscripts, str):
-        raise EinsumError(f"einsum: subscripts must be a str, got {type(subscripts).__name__}")
-    metas = [_meta(x) for x in raw]
-    limit = None
-    if memory_limit is not None:
-        from ._sliced import memory_limit_of
+    if memory_limit is None:
+        return _einsum_path(operands, optimize, minimize)
+    from ._sliced import SlicePlan, memory_limit_of
 
-        limit = memory_limit_of(memory_limit, [m[0] for m in metas])
-    path, f = _einsum_plan(
-        subscripts,
-        [list(m[0]) for m in metas],
-        [m[1].str for m in metas],
-        optimize,
-        minimize,
-        limit,
-    )
-    if "slicing" in f:
-        from ._sliced import SlicePlan
-
-        f["slicing"] = SlicePlan(f["slicing"])
-    rows = [(idx, eq, int(cost), int(size)) for idx, eq, cost, size in f.pop("rows")]
-    info = EinsumPathInfo(
-        rows=rows,
-        opt_cost=int(f.pop("opt_cost")),
-        naive_cost=int(f.pop("naive_cost")),
-        largest_intermediate=int(f.pop("largest_intermediate")),
-        path=path,
-        **f,
-    )
+    _, raw = _split_args(operands)
+    limit = memory_limit_of(memory_limit, [_meta(x)[0] for x in raw])
+    path, info = _einsum_path(operands, optimize, minimize, limit)
+    info.slicing = SlicePlan(info.slicing)
     return path, info
 
 

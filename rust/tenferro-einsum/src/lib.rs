@@ -9,6 +9,7 @@
 //! knows Python.
 
 pub mod anneal;
+pub mod info;
 pub mod lower;
 pub mod parse;
 pub mod path;
@@ -60,6 +61,11 @@ pub enum Optimize {
     /// `"anneal"` / `tf.EinsumAnneal(...)`: simulated annealing over contraction trees
     /// ([`anneal`]).
     Anneal(AnnealOptions),
+    /// NumPy's `(name, memory_limit)`: the named planner with every intermediate (the final
+    /// result excepted) of at most this many elements; when none fits, the remaining operands
+    /// are contracted in one step (NumPy, opt_einsum). Only the path is restricted: nothing is
+    /// sliced.
+    Limited(Box<Optimize>, u128),
 }
 
 /// The accepted `optimize=` names, for messages.
@@ -119,6 +125,12 @@ impl Optimize {
                     .max_time
                     .map_or(-1, |d| d.as_nanos().min(i64::MAX as u128) as i64);
                 key.extend([7, o.seed as i64, o.max_repeats as i64, t]);
+            }
+            Optimize::Limited(inner, limit) => {
+                key.push(8);
+                key.push(*limit as i64);
+                key.push((*limit >> 64) as i64);
+                inner.encode(key);
             }
         }
     }
@@ -315,6 +327,7 @@ pub fn choose_path(
             },
             "left to right",
         ),
+        Optimize::Greedy if n == 2 => (single(), "greedy"),
         Optimize::Greedy => (path::greedy(&net), "greedy"),
         Optimize::Optimal => match path::optimal(&net, minimize) {
             Some(p) => (p, "optimal"),
@@ -368,6 +381,25 @@ pub fn choose_path(
                 )
             })?;
             (p, "explicit tree")
+        }
+        Optimize::Limited(inner, limit) => {
+            let lim = *limit;
+            let (p, m) = match **inner {
+                Optimize::Optimal => path::optimal_limited(&net, minimize, lim)
+                    .map(|p| (p, "optimal"))
+                    .unwrap_or_else(|| (path::greedy_limited(&net, lim), "greedy")),
+                Optimize::Dp => path::dp_limited(&net, minimize, DP_BUDGET, lim)
+                    .map(|p| (p, "dp"))
+                    .unwrap_or_else(|| (path::greedy_limited(&net, lim), "greedy")),
+                Optimize::Auto if n <= AUTO_DP_MAX => {
+                    path::dp_limited(&net, minimize, AUTO_DP_BUDGET, lim)
+                        .map(|p| (p, "auto (dp)"))
+                        .unwrap_or_else(|| (path::greedy_limited(&net, lim), "auto (greedy)"))
+                }
+                Optimize::LeftToRight => (choose_path(parsed, inner, minimize)?.0, "left to right"),
+                _ => (path::greedy_limited(&net, lim), "greedy"),
+            };
+            return Ok((p, format!("{m}, memory_limit={lim}"), note));
         }
     };
     Ok((path, method.to_string(), note))

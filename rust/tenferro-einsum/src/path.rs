@@ -154,6 +154,8 @@ struct Greedy<'a> {
     ref3: Vec<bool>,
     cands: Vec<Cand>,
     queue: BinaryHeap<Reverse<(CandKey, usize)>>,
+    /// Candidates whose result exceeds this many elements are never pushed.
+    limit: u128,
 }
 
 impl Greedy<'_> {
@@ -192,6 +194,9 @@ impl Greedy<'_> {
                 }
             }
             let s12 = size_of(&k12, self.sizes);
+            if s12 > self.limit {
+                continue;
+            }
             let wide = |x: u128| x.min(i128::MAX as u128) as i128;
             let cost = wide(s12)
                 .saturating_sub(wide(self.footprint[k1]))
@@ -224,6 +229,13 @@ impl Greedy<'_> {
 
 /// opt_einsum's greedy path (see the module docs).
 pub fn greedy(net: &Network) -> Vec<Vec<usize>> {
+    greedy_limited(net, u128::MAX)
+}
+
+/// [`greedy`] with NumPy's `memory_limit`: pairs whose result exceeds `limit` elements are never
+/// candidates, and once no pair within the limit is left the remaining operands are contracted
+/// in one step (as NumPy's and opt_einsum's planners do).
+pub fn greedy_limited(net: &Network, limit: u128) -> Vec<Vec<usize>> {
     let n = net.inputs.len();
     if n == 1 {
         return vec![vec![0]];
@@ -256,6 +268,7 @@ pub fn greedy(net: &Network) -> Vec<Vec<usize>> {
         ref3: vec![false; nl],
         cands: Vec::new(),
         queue: BinaryHeap::new(),
+        limit,
     };
     let mut order: Vec<usize> = Vec::new(); // distinct input keys, first appearance first
     let mut ssa_path: Vec<Vec<usize>> = Vec::new();
@@ -350,6 +363,13 @@ pub fn greedy(net: &Network) -> Vec<Vec<usize>> {
             g.push(k12, &k2s);
         }
     }
+    if limit != u128::MAX && g.dim_keys.iter().any(|ks| ks.len() >= 2) {
+        // pairs left that share summed labels: none fits the memory limit
+        let mut all: Vec<usize> = g.remaining.iter().flatten().copied().collect();
+        all.sort_unstable();
+        ssa_path.push(all);
+        return ssa_to_linear(&ssa_path, n);
+    }
     // outer products of what is left, smallest (on the output labels) first
     let mut fq: BinaryHeap<Reverse<(u128, usize, Vec<usize>)>> = BinaryHeap::new();
     for (k, r) in g.remaining.iter().enumerate() {
@@ -360,9 +380,17 @@ pub fn greedy(net: &Network) -> Vec<Vec<usize>> {
     }
     if let Some(Reverse((_, mut id1, mut k1))) = fq.pop() {
         while let Some(Reverse((_, id2, k2))) = fq.pop() {
-            ssa_path.push(vec![id1.min(id2), id1.max(id2)]);
             let k12: Vec<usize> = union(&k1, &k2).into_iter().filter(|&l| g.out[l]).collect();
             let cost = size_of(&k12, sizes);
+            if cost > limit && !fq.is_empty() {
+                // nothing fits the limit: everything left at once
+                let mut all = vec![id1, id2];
+                all.extend(fq.into_iter().map(|Reverse((_, id, _))| id));
+                all.sort_unstable();
+                ssa_path.push(all);
+                break;
+            }
+            ssa_path.push(vec![id1.min(id2), id1.max(id2)]);
             let id12 = next_id;
             next_id += 1;
             fq.push(Reverse((cost, id12, k12)));
@@ -425,20 +453,7 @@ struct Best {
 }
 
 fn combine(min: Minimize, a: &Best, b: &Best, flops: u128, size: u128) -> (u128, u128) {
-    let f = a.key.1.saturating_add(b.key.1).saturating_add(flops);
-    match min {
-        Minimize::Flops => (f, f),
-        Minimize::Size => (a.key.0.max(b.key.0).max(size), f),
-        Minimize::Combo => {
-            let c = a
-                .key
-                .0
-                .saturating_add(b.key.0)
-                .saturating_add(flops)
-                .saturating_add(size.saturating_mul(64));
-            (c, f)
-        }
-    }
+    combine_keys(min, a.key, b.key, flops, size)
 }
 
 fn step_flops(a: &[usize], b: &[usize], r: &[usize], sizes: &[usize]) -> u128 {
@@ -478,6 +493,36 @@ fn walk(best: &HashMap<u64, Best>, m: u64, ssa: &mut Vec<Vec<usize>>, n: usize) 
 
 /// Exact DP over every subset (module docs); `None` above [`OPTIMAL_MAX`] operands.
 pub fn optimal(net: &Network, min: Minimize) -> Option<Vec<Vec<usize>>> {
+    optimal_limited(net, min, u128::MAX)
+}
+
+/// Label sets as bitsets of `w` words.
+fn bits_of(set: &[usize], w: usize) -> Vec<u64> {
+    let mut b = vec![0u64; w];
+    for &l in set {
+        b[l / 64] |= 1 << (l % 64);
+    }
+    b
+}
+
+/// `Π sizes[l]` over the labels of a bitset, saturating.
+fn bits_size(b: &[u64], sizes: &[usize]) -> u128 {
+    let mut acc = 1u128;
+    for (i, &word) in b.iter().enumerate() {
+        let mut x = word;
+        while x != 0 {
+            let l = i * 64 + x.trailing_zeros() as usize;
+            acc = acc.saturating_mul(sizes[l] as u128);
+            x &= x - 1;
+        }
+    }
+    acc
+}
+
+/// [`optimal`] with every intermediate (the final result excepted) of at most `limit` elements
+/// (NumPy's `memory_limit`); `None` above [`OPTIMAL_MAX`] operands or when no tree stays within
+/// the limit.
+pub fn optimal_limited(net: &Network, min: Minimize, limit: u128) -> Option<Vec<Vec<usize>>> {
     let n = net.inputs.len();
     if n > OPTIMAL_MAX {
         return None;
@@ -485,45 +530,113 @@ pub fn optimal(net: &Network, min: Minimize) -> Option<Vec<Vec<usize>>> {
     if n == 1 {
         return Some(vec![vec![0]]);
     }
-    let counts = Counts::new(net);
-    let full: u64 = (1u64 << n) - 1;
-    let mut best: HashMap<u64, Best> = HashMap::new();
-    for k in 0..n {
-        best.insert(1 << k, leaf(net, k));
+    let sizes = &net.sizes;
+    let w = sizes.len().div_ceil(64).max(1);
+    let full: usize = (1usize << n) - 1;
+    // union of the operands' labels per subset, then the result labels per subset: those the
+    // output or an operand outside carries (a leaf keeps its labels as given)
+    let mut uni = vec![0u64; (full + 1) * w];
+    for m in 1..=full {
+        let k = m.trailing_zeros() as usize;
+        let rest = m & (m - 1);
+        let kb = bits_of(&net.inputs[k], w);
+        for i in 0..w {
+            uni[m * w + i] = uni[rest * w + i] | kb[i];
+        }
     }
-    let mut masks: Vec<u64> = (1..=full).filter(|m| m.count_ones() >= 2).collect();
-    masks.sort_by_key(|m| m.count_ones());
-    for m in masks {
-        let result = counts.result(net, members(m));
-        let size = size_of(&result, &net.sizes);
+    let outb = bits_of(&net.output, w);
+    let mut res = vec![0u64; (full + 1) * w];
+    let mut res_size = vec![0u128; full + 1];
+    let mut res_len = vec![0u32; full + 1];
+    for m in 1..=full {
+        let comp = full ^ m;
+        for i in 0..w {
+            res[m * w + i] = if m.is_power_of_two() {
+                uni[m * w + i]
+            } else {
+                uni[m * w + i] & (outb[i] | uni[comp * w + i])
+            };
+        }
+        let r = &res[m * w..(m + 1) * w];
+        res_size[m] = bits_size(r, sizes);
+        res_len[m] = r.iter().map(|x| x.count_ones()).sum();
+    }
+    // per subset: (objective, flops) and the split (the part holding the lowest operand)
+    let mut key: Vec<Option<(u128, u128)>> = vec![None; full + 1];
+    let mut split = vec![0usize; full + 1];
+    for k in 0..n {
+        key[1 << k] = Some((0, 0));
+    }
+    let mut contract = vec![0u64; w];
+    for m in 1..=full {
+        if m.is_power_of_two() || (m != full && res_size[m] > limit) {
+            continue;
+        }
+        let size = res_size[m];
         let low = m & m.wrapping_neg();
-        let mut cand: Option<Best> = None;
+        let mut cand: Option<((u128, u128), usize)> = None;
         let mut sub = (m - 1) & m;
         while sub != 0 {
             if sub & low != 0 {
                 let rest = m ^ sub;
-                let (a, b) = (&best[&sub], &best[&rest]);
-                let flops = step_flops(&a.result, &b.result, &result, &net.sizes);
-                let key = combine(min, a, b, flops, size);
-                if cand.as_ref().is_none_or(|c| key < c.key) {
-                    cand = Some(Best {
-                        key,
-                        split: Some((sub, rest)),
-                        result: Vec::new(),
-                        size,
-                    });
+                if let (Some(ka), Some(kb)) = (key[sub], key[rest]) {
+                    let mut len = 0u32;
+                    for i in 0..w {
+                        contract[i] = res[sub * w + i] | res[rest * w + i];
+                        len += contract[i].count_ones();
+                    }
+                    let flops = flop_count_bits(&contract, len > res_len[m], sizes);
+                    let c = combine_keys(min, ka, kb, flops, size);
+                    if cand.is_none_or(|(best, _)| c < best) {
+                        cand = Some((c, sub));
+                    }
                 }
             }
             sub = (sub - 1) & m;
         }
-        if let Some(mut c) = cand {
-            c.result = result;
-            best.insert(m, c);
+        if let Some((c, s)) = cand {
+            key[m] = Some(c);
+            split[m] = s;
         }
     }
+    key[full]?;
+    fn go(split: &[usize], m: usize, ssa: &mut Vec<Vec<usize>>, n: usize) -> usize {
+        if m.is_power_of_two() {
+            return m.trailing_zeros() as usize;
+        }
+        let x = go(split, split[m], ssa, n);
+        let y = go(split, m ^ split[m], ssa, n);
+        ssa.push(vec![x, y]);
+        n + ssa.len() - 1
+    }
     let mut ssa = Vec::new();
-    walk(&best, full, &mut ssa, n);
+    go(&split, full, &mut ssa, n);
     Some(ssa_to_linear(&ssa, n))
+}
+
+fn flop_count_bits(contract: &[u64], inner: bool, sizes: &[usize]) -> u128 {
+    bits_size(contract, sizes).saturating_mul(1 + u128::from(inner))
+}
+
+/// [`combine`] on bare keys.
+fn combine_keys(
+    min: Minimize,
+    a: (u128, u128),
+    b: (u128, u128),
+    flops: u128,
+    size: u128,
+) -> (u128, u128) {
+    let f = a.1.saturating_add(b.1).saturating_add(flops);
+    match min {
+        Minimize::Flops => (f, f),
+        Minimize::Size => (a.0.max(b.0).max(size), f),
+        Minimize::Combo => (
+            a.0.saturating_add(b.0)
+                .saturating_add(flops)
+                .saturating_add(size.saturating_mul(64)),
+            f,
+        ),
+    }
 }
 
 /// Exact DP over connected subsets (module docs); `None` above [`DP_MAX`] operands or
@@ -534,12 +647,31 @@ pub fn dp(net: &Network, min: Minimize) -> Option<Vec<Vec<usize>>> {
 
 /// [`dp`] within `budget` units of work (see [`DP_BUDGET`]; `None` beyond).
 pub fn dp_within(net: &Network, min: Minimize, budget: u64) -> Option<Vec<Vec<usize>>> {
+    dp_limited(net, min, budget, u128::MAX)
+}
+
+/// [`dp_within`] with every intermediate (the final result excepted) of at most `limit`
+/// elements (NumPy's `memory_limit`); `None` also when no tree stays within the limit. Up to
+/// [`OPTIMAL_MAX`] operands this is [`optimal_limited`] (outer products between intermediates
+/// included: exact), above it the connected-subset search.
+pub fn dp_limited(
+    net: &Network,
+    min: Minimize,
+    budget: u64,
+    limit: u128,
+) -> Option<Vec<Vec<usize>>> {
     let n = net.inputs.len();
     if n > DP_MAX {
         return None;
     }
     if n == 1 {
         return Some(vec![vec![0]]);
+    }
+    if n <= OPTIMAL_MAX {
+        // 3^n / 2 pair tests at most (265 720 at 12 operands: milliseconds)
+        let work = 3u64.pow(n as u32) / 2;
+        budget.checked_sub(work)?;
+        return optimal_limited(net, min, limit);
     }
     let counts = Counts::new(net);
     // operands sharing a label with each operand
@@ -608,6 +740,9 @@ pub fn dp_within(net: &Network, min: Minimize, budget: u64) -> Option<Vec<Vec<us
                             budget = budget.checked_sub(SUBSET_WORK)?;
                             let result = counts.result(net, members(u));
                             let size = size_of(&result, &net.sizes);
+                            if size > limit && u != cm {
+                                continue;
+                            }
                             let flops = step_flops(&ba.result, &bb.result, &result, &net.sizes);
                             let key = combine(min, ba, bb, flops, size);
                             found.insert(
@@ -633,6 +768,7 @@ pub fn dp_within(net: &Network, min: Minimize, budget: u64) -> Option<Vec<Vec<us
     let mut ssa = Vec::new();
     let mut heap: BinaryHeap<Reverse<(u128, usize, Vec<usize>)>> = BinaryHeap::new();
     for &cm in &comps {
+        best.get(&cm)?;
         let id = walk(&best, cm, &mut ssa, n);
         let b = &best[&cm];
         heap.push(Reverse((b.size, id, b.result.clone())));
@@ -642,7 +778,11 @@ pub fn dp_within(net: &Network, min: Minimize, budget: u64) -> Option<Vec<Vec<us
         let Reverse((_, y, rb)) = heap.pop()?;
         ssa.push(vec![x.min(y), x.max(y)]);
         let r = union(&ra, &rb);
-        heap.push(Reverse((size_of(&r, &net.sizes), n + ssa.len() - 1, r)));
+        let size = size_of(&r, &net.sizes);
+        if size > limit && !heap.is_empty() {
+            return None;
+        }
+        heap.push(Reverse((size, n + ssa.len() - 1, r)));
     }
     Some(ssa_to_linear(&ssa, n))
 }

@@ -193,6 +193,97 @@ fn optimal_is_the_brute_force_minimum_and_dp_not_worse_than_greedy() {
 }
 
 #[test]
+fn dp_is_exact_where_outer_products_between_intermediates_pay() {
+    // Found against opt_einsum's optimal: the connected-subset DP, its components joined by
+    // outer products smallest first, paid 5x here.
+    let n = net(
+        &["a", "b", "afh", "ceg", "d"],
+        "fgh",
+        &[
+            ('a', 5),
+            ('b', 4),
+            ('c', 5),
+            ('d', 4),
+            ('e', 3),
+            ('f', 4),
+            ('g', 4),
+            ('h', 3),
+        ],
+    );
+    let opt = cost(&n, &path::optimal(&n, Minimize::Flops).unwrap());
+    assert_eq!(opt, brute(&n));
+    assert_eq!(cost(&n, &path::dp(&n, Minimize::Flops).unwrap()), opt);
+}
+
+/// The largest intermediate (the final result excepted) along `p`.
+fn largest_intermediate(n: &Network, p: &[Vec<usize>]) -> u128 {
+    let mut sets = n.inputs.clone();
+    let mut largest = 0;
+    for (i, e) in p.iter().enumerate() {
+        let mut idx = e.clone();
+        idx.sort_unstable();
+        let mut u: Vec<usize> = idx.iter().flat_map(|&k| sets[k].clone()).collect();
+        u.sort_unstable();
+        u.dedup();
+        for &k in idx.iter().rev() {
+            sets.remove(k);
+        }
+        let keep: Vec<usize> = u
+            .iter()
+            .copied()
+            .filter(|l| n.output.contains(l) || sets.iter().any(|s| s.contains(l)))
+            .collect();
+        if i + 1 < p.len() {
+            largest = largest.max(path::size_of(&keep, &n.sizes));
+        }
+        sets.push(keep);
+    }
+    largest
+}
+
+#[test]
+fn memory_limits_restrict_every_intermediate() {
+    // a chain whose cheapest order makes a 40x3 intermediate
+    let n = net(
+        &["ij", "jk", "kl", "lm"],
+        "im",
+        &[('i', 40), ('j', 2), ('k', 30), ('l', 2), ('m', 3)],
+    );
+    for limit in [1u128, 60, 80, 1000] {
+        for p in [
+            path::greedy_limited(&n, limit),
+            path::optimal_limited(&n, Minimize::Flops, limit)
+                .unwrap_or_else(|| path::greedy_limited(&n, limit)),
+            path::dp_limited(&n, Minimize::Flops, path::DP_BUDGET, limit)
+                .unwrap_or_else(|| path::greedy_limited(&n, limit)),
+        ] {
+            // a valid path (every operand once) whose pairwise intermediates fit the limit
+            let mut left = n.inputs.len();
+            for e in &p {
+                assert!(e.iter().all(|&k| k < left), "{p:?}");
+                left = left + 1 - e.len();
+            }
+            assert_eq!(left, 1, "{p:?}");
+            if p.iter().all(|e| e.len() == 2) {
+                assert!(largest_intermediate(&n, &p) <= limit, "{limit} {p:?}");
+            }
+        }
+    }
+    // nothing fits: one joint contraction
+    assert_eq!(path::greedy_limited(&n, 1), vec![vec![0, 1, 2, 3]]);
+    // unlimited: the unrestricted planners
+    assert_eq!(
+        path::optimal_limited(&n, Minimize::Flops, u128::MAX),
+        path::optimal(&n, Minimize::Flops)
+    );
+    assert_eq!(path::greedy_limited(&n, u128::MAX), path::greedy(&n));
+    // the exact planner under a limit is the least cost among paths within it
+    let lim = path::optimal_limited(&n, Minimize::Flops, 80).unwrap();
+    assert!(largest_intermediate(&n, &lim) <= 80);
+    assert!(cost(&n, &lim) >= cost(&n, &path::optimal(&n, Minimize::Flops).unwrap()));
+}
+
+#[test]
 fn trees_and_paths() {
     let t = Tree::Node(vec![
         Tree::Node(vec![Tree::Leaf(0), Tree::Leaf(2)]),

@@ -79,7 +79,7 @@ pub(crate) fn weak_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
     Ok(None)
 }
 
-fn dtype_of_descr(kind: u8, itemsize: usize) -> Option<DType> {
+pub(crate) fn dtype_of_descr(kind: u8, itemsize: usize) -> Option<DType> {
     match (kind, itemsize) {
         (b'b', 1) => Some(DType::Bool),
         (b'i', 4) => Some(DType::I32),

@@ -13,9 +13,12 @@ use crate::host::PyHost;
 use crate::imports::{hook, EINSUM_SPLIT_ARGS};
 use crate::mode::current_state;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFrozenSet, PyInt, PyList, PySequence, PyString, PyTuple};
+use pyo3::types::{
+    PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySequence, PyString, PyTuple,
+};
+use tenferro_einsum::info::PathPlan;
 use tenferro_einsum::{py_repr, Label, Minimize, Optimize, Parsed, Tree, ACCEPTED};
-use tenferro_tensor::Error;
+use tenferro_tensor::{DType, Error};
 
 fn einsum_err(subscripts: &str, what: String) -> Error {
     Error::einsum(
@@ -131,6 +134,9 @@ fn optimize_of<'py>(
         }
         return tree(subscripts, optimize).map(|t| Ok(Optimize::Tree(t)));
     }
+    if let Some(limited) = memory_limited(subscripts, &items)? {
+        return Ok(Ok(limited));
+    }
     let mut entries = &items[..];
     if let Some(first) = items.first() {
         if let Ok(s) = first.cast::<PyString>() {
@@ -192,6 +198,49 @@ fn optimize_of<'py>(
     Ok(Ok(Optimize::Path(path)))
 }
 
+/// NumPy's `(name, memory_limit)` (a name and an int or float), or `None` for other sequences.
+fn memory_limited(subscripts: &str, items: &[Bound<'_, PyAny>]) -> Result<Option<Optimize>, Error> {
+    let [name, limit] = items else {
+        return Ok(None);
+    };
+    let Ok(name) = name.cast::<PyString>() else {
+        return Ok(None);
+    };
+    let name = name.to_str().unwrap_or("");
+    let numeric = limit.is_instance_of::<PyInt>() || limit.is_instance_of::<PyFloat>();
+    if name == "einsum_path" || limit.is_instance_of::<PyBool>() || !numeric {
+        return Ok(None);
+    }
+    let inner = Optimize::from_name(name).ok_or_else(|| {
+        einsum_err(
+            subscripts,
+            format!("unknown optimize {} ({ACCEPTED})", py_repr(name)),
+        )
+    })?;
+    // as NumPy's int(memory_limit); a negative limit admits no intermediate, as 0
+    let elements = if let Ok(v) = limit.extract::<u128>() {
+        v
+    } else if let Ok(v) = limit.extract::<i128>() {
+        v.max(0) as u128
+    } else if limit.is_instance_of::<PyInt>() {
+        u128::MAX // beyond 2**128: no limit in practice
+    } else {
+        let f: f64 = limit.extract().unwrap_or(f64::NAN);
+        if f.is_nan() {
+            return Err(einsum_err(
+                subscripts,
+                format!(
+                    "invalid memory_limit {} (a number of elements)",
+                    repr(limit)
+                ),
+            ));
+        }
+        // saturating, truncating toward zero as int()
+        f as u128
+    };
+    Ok(Some(Optimize::Limited(Box::new(inner), elements)))
+}
+
 fn minimize_of(subscripts: &str, m: Option<&Bound<'_, PyAny>>) -> Result<Minimize, Error> {
     let Some(m) = m else {
         return Ok(Minimize::Flops);
@@ -207,15 +256,31 @@ fn minimize_of(subscripts: &str, m: Option<&Bound<'_, PyAny>>) -> Result<Minimiz
     }
 }
 
-/// The name opt_einsum-style optimizers see for a label (ellipsis axes get private-use
-/// characters no subscript uses).
-fn label_str(l: Label) -> String {
-    match l {
-        Label::Char(c) => c.to_string(),
-        Label::Ell(r) => char::from_u32(0xF0000 + r as u32)
-            .unwrap_or('\u{FFFD}')
-            .to_string(),
-    }
+/// The names opt_einsum-style optimizers see for `labels`: a label's own character; the
+/// ellipsis axes private-use code points from U+F0000 on, skipping any the subscripts use as
+/// labels (so the two never collide).
+fn label_strs(labels: &[Label]) -> Vec<String> {
+    let used: std::collections::HashSet<char> = labels
+        .iter()
+        .filter_map(|l| match l {
+            Label::Char(c) => Some(*c),
+            Label::Ell(_) => None,
+        })
+        .collect();
+    let mut next = 0xF0000u32;
+    labels
+        .iter()
+        .map(|l| match l {
+            Label::Char(c) => c.to_string(),
+            Label::Ell(_) => loop {
+                let c = char::from_u32(next).unwrap_or('\u{FFFD}');
+                next += 1;
+                if !used.contains(&c) {
+                    break c.to_string();
+                }
+            },
+        })
+        .collect()
 }
 
 /// Call an opt_einsum `PathOptimizer` (or any callable with its signature) on `parsed`.
@@ -225,8 +290,9 @@ fn custom_path(
     optimizer: &Bound<'_, PyAny>,
 ) -> PyResult<Vec<Vec<usize>>> {
     let net = tenferro_einsum::network(parsed);
+    let names = label_strs(&parsed.labels);
     let set = |ids: &[usize]| -> PyResult<Bound<'_, PyFrozenSet>> {
-        PyFrozenSet::new(py, ids.iter().map(|&i| label_str(parsed.labels[i])))
+        PyFrozenSet::new(py, ids.iter().map(|&i| names[i].as_str()))
     };
     let inputs = PyList::empty(py);
     for t in &net.inputs {
@@ -234,8 +300,8 @@ fn custom_path(
     }
     let output = set(&net.output)?;
     let sizes = PyDict::new(py);
-    for (i, &l) in parsed.labels.iter().enumerate() {
-        sizes.set_item(label_str(l), parsed.sizes[i])?;
+    for (name, &size) in names.iter().zip(&parsed.sizes) {
+        sizes.set_item(name, size)?;
     }
     let res = optimizer.call1((inputs, output, sizes))?;
     let bad = || {
@@ -321,91 +387,275 @@ fn operand_shape(o: &tenferro_eager::Operand<'_>) -> Vec<usize> {
     }
 }
 
-/// `tf.einsum_path`'s planning: `subscripts`, the operands' shapes and NumPy dtype strings
-/// (`dtype.str`); returns
-/// `(path, fields)` with `fields` the keyword arguments of `EinsumPathInfo` (FLOP counts as
-/// decimal strings: exact beyond every machine type).
+/// Dtype and shape of an `einsum_path` operand (only these are read): tensors and NumPy arrays
+/// directly, anything else through its NumPy array.
+fn path_meta(py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<(DType, Vec<usize>)> {
+    use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
+    // dtypes without a tenferro counterpart plan as float64 (only bool-ness and promotion
+    // matter to the planner)
+    let dtype_of = |d: &Bound<'_, numpy::PyArrayDescr>| {
+        crate::convert::dtype_of_descr(d.kind(), d.itemsize()).unwrap_or(DType::F64)
+    };
+    if let Ok(t) = o.cast::<PyTensor>() {
+        let t = &t.get().inner;
+        return Ok(match &t.value {
+            tenferro_eager::Value::Tensor(d) => (d.dtype(), d.shape().to_vec()),
+            tenferro_eager::Value::Symbol(s) => (s.dtype, s.shape.clone()),
+        });
+    }
+    if let Ok(a) = o.cast::<PyUntypedArray>() {
+        return Ok((dtype_of(&a.dtype()), a.shape().to_vec()));
+    }
+    if let (Ok(shape), Ok(dtype)) = (o.getattr("shape"), o.getattr("dtype")) {
+        if let (Ok(shape), Ok(d)) = (
+            shape.extract::<Vec<usize>>(),
+            dtype.cast::<numpy::PyArrayDescr>(),
+        ) {
+            return Ok((dtype_of(d), shape));
+        }
+    }
+    let t = crate::apply::tensor_from_object(py, o, false)?;
+    Ok((t.dtype(), t.shape().to_vec()))
+}
+
+/// `tf.einsum_path(*operands, optimize=, minimize=)`: `operands` is the positional tuple
+/// (subscripts first, or the interleaved form); returns `(path, info)`.
 #[pyfunction]
-#[pyo3(signature = (subscripts, shapes, dtypes, optimize, minimize=None, memory_limit=None))]
-pub fn _einsum_plan<'py>(
+#[pyo3(signature = (operands, optimize, minimize=None, memory_limit=None))]
+pub fn _einsum_path<'py>(
     py: Python<'py>,
-    subscripts: &str,
-    shapes: Vec<Vec<usize>>,
-    dtypes: Vec<String>,
+    operands: &Bound<'py, PyTuple>,
     optimize: &Bound<'py, PyAny>,
     minimize: Option<&Bound<'py, PyAny>>,
     memory_limit: Option<u128>,
-) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyDict>)> {
-    let n = shapes.len();
+) -> PyResult<(Bound<'py, PyList>, PyEinsumPathInfo)> {
+    let (subscripts, items) = split(py, operands)?;
+    let subscripts = subscripts.to_str()?;
+    let n = items.len();
     let opt = optimize_of(subscripts, n, optimize).py(py)?;
     let min = minimize_of(subscripts, minimize).py(py)?;
-    let shape_refs: Vec<&[usize]> = shapes.iter().map(|s| s.as_slice()).collect();
-    let metas: Vec<tenferro_einsum::Meta<'_>> = shape_refs
+    let metas = items
         .iter()
-        .zip(&dtypes)
-        .map(|(s, d)| {
-            // NumPy's `dtype.str` ('<f8', '|b1', ...): only bool-ness and promotion matter here
-            use tenferro_tensor::DType;
-            let dt = match d.get(1..).unwrap_or("") {
-                "b1" => DType::Bool,
-                "i4" => DType::I32,
-                "i8" => DType::I64,
-                "f4" => DType::F32,
-                "c8" => DType::C32,
-                "c16" => DType::C64,
-                _ => DType::F64,
-            };
-            (dt, *s, false)
-        })
-        .collect();
-    let planned = match opt {
-        Ok(o) => tenferro_einsum::plan(subscripts, &metas, &o, min).py(py)?,
+        .map(|o| path_meta(py, o))
+        .collect::<PyResult<Vec<_>>>()?;
+    let plan = match opt {
+        Ok(o) => PathPlan::choose(subscripts, metas, &o, min).py(py)?,
         Err(optimizer) => {
-            let parsed = tenferro_einsum::parse(subscripts, &shape_refs).py(py)?;
+            let shapes: Vec<&[usize]> = metas.iter().map(|m| m.1.as_slice()).collect();
+            let parsed = tenferro_einsum::parse(subscripts, &shapes).py(py)?;
             let path = custom_path(py, &parsed, &optimizer)?;
             let name = optimizer
                 .get_type()
                 .name()
                 .map(|s| s.to_string())
                 .unwrap_or_default();
-            tenferro_einsum::plan_path(parsed, &metas, path, name, String::new()).py(py)?
+            PathPlan::given(parsed, metas, path, name, String::new()).py(py)?
         }
     };
-    let path = PyList::empty(py);
-    for e in &planned.path {
-        path.append(PyTuple::new(py, e)?)?;
+    let path = path_list(py, &plan.path)?;
+    let planned = std::sync::OnceLock::new();
+    let slicing = match memory_limit {
+        None => None,
+        Some(limit) => {
+            let p = plan.lower().py(py)?;
+            let shapes: Vec<&[usize]> = plan.metas.iter().map(|m| m.1.as_slice()).collect();
+            let d = slicing(py, &p, &shapes, limit)?;
+            let _ = planned.set(p);
+            Some(d.into_any().unbind())
+        }
+    };
+    Ok((
+        path,
+        PyEinsumPathInfo {
+            plan,
+            planned,
+            slicing: std::sync::Mutex::new(slicing),
+        },
+    ))
+}
+
+fn path_list<'py>(py: Python<'py>, path: &[Vec<usize>]) -> PyResult<Bound<'py, PyList>> {
+    let out = PyList::empty(py);
+    for e in path {
+        out.append(PyTuple::new(py, e)?)?;
     }
-    let rows = PyList::empty(py);
-    for (idx, eq, cost, size) in &planned.report.rows {
-        rows.append((
-            PyTuple::new(py, idx)?,
-            eq,
-            cost.to_string(),
-            size.to_string(),
-        ))?;
+    Ok(out)
+}
+
+/// A decimal count as a Python int (exact beyond every machine type).
+fn big_int<'py>(py: Python<'py>, b: &tenferro_einsum::Big) -> PyResult<Bound<'py, PyAny>> {
+    let s = b.to_string();
+    match s.parse::<u128>() {
+        Ok(v) => Ok(v.into_pyobject(py)?.into_any()),
+        Err(_) => py.get_type::<PyInt>().call1((s,)),
     }
-    let sizes = PyDict::new(py);
-    for (i, &l) in planned.parsed.labels.iter().enumerate() {
-        let name = match l {
-            Label::Char(c) => c.to_string(),
-            Label::Ell(r) => format!("\u{2026}{r}"),
+}
+
+/// What :func:`einsum_path` reports about a contraction (as ``opt_einsum.PathInfo``).
+///
+/// Attributes
+/// ----------
+/// path : list of tuple of int
+///     The contraction path (linear, ``opt_einsum`` convention).
+/// opt_cost : int
+///     FLOP count of the path: ``opt_einsum``'s ``opt_cost`` of the same path (per path entry
+///     of ``k`` operands, the size of their joint index space times ``max(1, k - 1)``, plus
+///     one more when labels are summed; labels counted on the operands as given).
+/// naive_cost : int
+///     FLOP count of a single joint contraction (``opt_einsum``'s ``naive_cost``).
+/// speedup : float
+///     ``naive_cost / opt_cost``.
+/// largest_intermediate : int
+///     Element count of the largest tensor along the path: the intermediates and the operands
+///     after their diagonals and single-operand sums are taken.
+/// method : str
+///     ``"left to right"``, ``"greedy"``, ``"optimal"``, ``"dp"``, ``"auto (...)"``,
+///     ``"explicit path"``, ``"explicit tree"`` or a ``PathOptimizer``'s class name (with
+///     ``", memory_limit=N"`` appended under NumPy's ``(name, memory_limit)`` form).
+/// note : str
+///     Non-empty when ``"optimal"`` or ``"dp"`` fell back to greedy.
+/// contraction_list : list of tuple
+///     ``(indices, equation, flops, result size)`` per path entry (the equation of the lowered
+///     operands).
+/// subscripts, eq : str
+///     The subscripts as given and the parsed equation.
+/// size_dict : dict
+///     Size per label (``"…k"`` for the ``k``-th ellipsis axis).
+///
+/// ``str(info)`` is the printable table (built when printed).
+#[pyclass(name = "EinsumPathInfo", module = "tenferro.einsum", frozen)]
+pub struct PyEinsumPathInfo {
+    plan: PathPlan,
+    /// The lowering along the path (costs, table), made when first read.
+    planned: std::sync::OnceLock<tenferro_einsum::Planned>,
+    /// With `memory_limit=`: the slicing (`tenferro._sliced.SlicePlan`, set by
+    /// `tf.einsum_path` from the fields this binding reports).
+    slicing: std::sync::Mutex<Option<Py<PyAny>>>,
+}
+
+impl PyEinsumPathInfo {
+    fn planned(&self, py: Python<'_>) -> PyResult<&tenferro_einsum::Planned> {
+        if let Some(p) = self.planned.get() {
+            return Ok(p);
+        }
+        let p = self.plan.lower().py(py)?;
+        Ok(self.planned.get_or_init(|| p))
+    }
+}
+
+#[pymethods]
+impl PyEinsumPathInfo {
+    #[getter]
+    fn path<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        path_list(py, &self.plan.path)
+    }
+    #[getter]
+    fn opt_cost<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        big_int(py, &self.planned(py)?.report.opt_cost)
+    }
+    #[getter]
+    fn naive_cost<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        big_int(py, &self.planned(py)?.naive_cost)
+    }
+    #[getter]
+    fn largest_intermediate<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        big_int(py, &self.planned(py)?.report.largest)
+    }
+    #[getter]
+    fn speedup(&self, py: Python<'_>) -> PyResult<f64> {
+        let p = self.planned(py)?;
+        Ok(tenferro_einsum::info::speedup(
+            &p.naive_cost,
+            &p.report.opt_cost,
+        ))
+    }
+    #[getter]
+    fn method(&self) -> &str {
+        &self.plan.method
+    }
+    #[getter]
+    fn note(&self) -> &str {
+        &self.plan.note
+    }
+    #[getter]
+    fn subscripts(&self) -> &str {
+        &self.plan.parsed.subscripts
+    }
+    #[getter]
+    fn eq(&self) -> String {
+        self.plan.parsed.equation()
+    }
+    #[getter]
+    fn size_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let sizes = PyDict::new(py);
+        let p = &self.plan.parsed;
+        for (i, &l) in p.labels.iter().enumerate() {
+            sizes.set_item(tenferro_einsum::info::label_name(l), p.sizes[i])?;
+        }
+        Ok(sizes)
+    }
+    #[getter]
+    fn contraction_list<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let rows = PyList::empty(py);
+        for (idx, eq, cost, size) in &self.planned(py)?.report.rows {
+            rows.append((
+                PyTuple::new(py, idx)?,
+                eq,
+                big_int(py, cost)?,
+                big_int(py, size)?,
+            ))?;
+        }
+        Ok(rows)
+    }
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let p = self.planned(py)?;
+        let path: Vec<String> = p
+            .path
+            .iter()
+            .map(|e| tenferro_einsum::fmt_tuple(e))
+            .collect();
+        Ok(format!(
+            "EinsumPathInfo(path=[{}], opt_cost={}, largest_intermediate={}, method={})",
+            path.join(", "),
+            p.report.opt_cost,
+            p.report.largest,
+            py_repr(&p.method)
+        ))
+    }
+    /// With `memory_limit=`: the sliced labels, the number of slices, the FLOP overhead and the
+    /// largest tensor of one slice (a `SlicePlan`); `None` otherwise.
+    #[getter]
+    fn slicing(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        let s = self.slicing.lock().unwrap_or_else(|e| e.into_inner());
+        s.as_ref().map(|v| v.clone_ref(py))
+    }
+    #[setter]
+    fn set_slicing(&self, value: Option<Py<PyAny>>) {
+        *self.slicing.lock().unwrap_or_else(|e| e.into_inner()) = value;
+    }
+    fn __str__(&self, py: Python<'_>) -> PyResult<String> {
+        let table = tenferro_einsum::info::table(self.planned(py)?);
+        let Some(sl) = self.slicing(py) else {
+            return Ok(table);
         };
-        sizes.set_item(name, planned.parsed.sizes[i])?;
+        let sl = sl.bind(py);
+        let labels: Vec<String> = sl.getattr("labels")?.extract()?;
+        let nslices = sl.getattr("nslices")?.str()?.to_string();
+        let overhead: f64 = sl.getattr("overhead")?.extract()?;
+        let largest = sl.getattr("largest_intermediate")?.str()?.to_string();
+        let labels = if labels.is_empty() {
+            "(none)".to_string()
+        } else {
+            labels.join(", ")
+        };
+        let extra = format!(
+            "        Sliced indices:  {labels}\n      Number of slices:  {nslices}\n    Slicing FLOP ratio:  {overhead:.4}\n     Largest per slice:  {largest} elements\n"
+        );
+        Ok(match table.find("\n---") {
+            Some(k) => format!("{}\n{}{}", &table[..k], extra, &table[k + 1..]),
+            None => format!("{table}\n{extra}"),
+        })
     }
-    let f = PyDict::new(py);
-    f.set_item("subscripts", subscripts)?;
-    f.set_item("eq", planned.parsed.equation())?;
-    f.set_item("method", &planned.method)?;
-    f.set_item("opt_cost", planned.report.opt_cost.to_string())?;
-    f.set_item("naive_cost", planned.naive_cost.to_string())?;
-    f.set_item("largest_intermediate", planned.report.largest.to_string())?;
-    f.set_item("rows", rows)?;
-    f.set_item("note", &planned.note)?;
-    f.set_item("sizes", sizes)?;
-    if let Some(limit) = memory_limit {
-        f.set_item("slicing", slicing(py, &planned, &shape_refs, limit)?)?;
-    }
-    Ok((path, f))
 }
 
 /// `memory_limit=`: the slicing of `planned` as a dict (`labels` by name, their sizes, where

@@ -135,7 +135,8 @@ fn _tenferro(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(args::_normalize_axes, m)?)?;
     m.add_function(wrap_pyfunction!(einsum::_einsum, m)?)?;
     einsum_search::install();
-    m.add_function(wrap_pyfunction!(einsum::_einsum_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(einsum::_einsum_path, m)?)?;
+    m.add_class::<einsum::PyEinsumPathInfo>()?;
     m.add_function(wrap_pyfunction!(_from_numpy, m)?)?;
     m.add_function(wrap_pyfunction!(_full, m)?)?;
     m.add_function(wrap_pyfunction!(imports::_register_hooks, m)?)?;
