@@ -45,7 +45,7 @@ pub(crate) fn exp_times<T: Float>(x: T, c: T, s: T, halve: bool) -> (T, T) {
     }
     const K: i64 = 1799;
     #[allow(clippy::excessive_precision)] // msun's constant, verbatim
-    const K_LN2: f64 = 1246.971_777_827_341_611_56;
+    const K_LN2: f64 = 1_246.971_777_827_341_611_56;
     let m = (xf - K_LN2).exp(); // normal: x − k ln2 lies in [−537.2, 208.0]
     let bits = m.to_bits();
     let m_exp = i64::try_from((bits >> 52) & 0x7ff).unwrap_or(0) - 1023;
