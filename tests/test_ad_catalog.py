@@ -459,3 +459,21 @@ def test_broadcast_in_dim_vjp_with_transposing_dims() -> None:
     w = np.arange(6.0).reshape(3, 2)
     (tf.prim.broadcast_in_dim(x, (3, 2), (1, 0)) * w).sum().backward()
     np.testing.assert_array_equal(np.asarray(x.grad), w.T)
+
+
+def test_tanh_and_expm1_gradients_keep_relative_accuracy_in_their_tails() -> None:
+    """``tanh' = sech² x`` and ``expm1' = exp x`` computed from ``x``: the forms from the output
+    (``1 - y²``, ``y + 1``) cancel to a few digits or to 0 in the tails (x = 18 for tanh,
+    x < -1 for expm1), against the long-double reference."""
+    x = np.array([-40.0, -19.5, -18.0, -3.0, 0.0, 0.5, 7.0, 15.0, 18.0, 19.5, 40.0])
+    g = np.asarray(tf.func.grad(lambda a: tf.tanh(a).sum())(tf.asarray(x)))
+    want = (1 / np.cosh(x.astype(np.longdouble)) ** 2).astype(np.float64)
+    np.testing.assert_allclose(g, want, rtol=1e-14, atol=0)
+    x = np.array([-100.0, -40.0, -30.0, -20.0, -1.0, -1e-10, 0.0, 1e-10, 2.0, 30.0])
+    g = np.asarray(tf.func.grad(lambda a: tf.expm1(a).sum())(tf.asarray(x)))
+    np.testing.assert_allclose(g, np.exp(x), rtol=1e-15, atol=0)
+    x32 = np.array([-17.0, -5.0, 0.25, 4.15, 7.0], np.float32)
+    g32 = np.asarray(tf.func.grad(lambda a: tf.tanh(a).sum())(tf.asarray(x32)))
+    np.testing.assert_allclose(g32, 1 / np.cosh(x32.astype(np.float64)) ** 2, rtol=2e-6)
+    g32 = np.asarray(tf.func.grad(lambda a: tf.expm1(a).sum())(tf.asarray(x32)))
+    np.testing.assert_allclose(g32, np.exp(x32.astype(np.float64)), rtol=2e-6)
