@@ -492,15 +492,15 @@ def sliced_einsum(
 ) -> Tensor:
     """``einsum`` with ``memory_limit=``/``executor=`` (see :func:`tenferro.einsum`)."""
     from . import _factories
-    from .einsum import einsum_path
 
     ops = [o if isinstance(o, Tensor) else _factories.asarray(o) for o in raw]
     # executor= without a limit: one slice
-    limit = NO_LIMIT if memory_limit is None else memory_limit
-    path, info = einsum_path(
-        subscripts, *ops, optimize=optimize, minimize=minimize, memory_limit=limit
+    limit = (
+        NO_LIMIT if memory_limit is None else memory_limit_of(memory_limit, [o.shape for o in ops])
     )
-    plan = info.slicing
+    # the planner itself (what einsum_path calls), so that this module needs nothing of einsum.py
+    path, info = _tenferro._einsum_path((subscripts, *ops), optimize, minimize, limit)
+    plan = SlicePlan(info.slicing)
     if plan.nslices > MAX_SLICES:
         raise EinsumError(
             f"einsum: subscripts {subscripts!r}: memory_limit={memory_limit} needs "
