@@ -267,11 +267,19 @@ fn gemm_batches<T>(
     } else {
         n.max(1)
     };
-    let run_block = |b: usize, j0: usize, w: usize, par: Par| {
+    // One block of batch `b`: rows `i0..i0 + h` and columns `j0..j0 + w` of its output,
+    // C[i0.., j0..] = A[i0.., :]·B[:, j0..].
+    let run_block = |b: usize, (i0, h): (usize, usize), (j0, w): (usize, usize), par: Par| {
         // SAFETY: offsets and strides describe in-bounds views of live storages; the output
-        // block `b` (columns `j0..j0 + w`) is written by this call only.
+        // block is written by this call only.
         unsafe {
-            let a = MatRef::from_raw_parts(p.lhs().offset(l.batch_offsets[b]), m, k, l.rs, l.cs);
+            let a = MatRef::from_raw_parts(
+                p.lhs().offset(l.batch_offsets[b] + i0 as isize * l.rs),
+                h,
+                k,
+                l.rs,
+                l.cs,
+            );
             let bm = MatRef::from_raw_parts(
                 p.rhs().offset(r.batch_offsets[b] + j0 as isize * r.cs),
                 k,
@@ -280,8 +288,8 @@ fn gemm_batches<T>(
                 r.cs,
             );
             let c = MatMut::from_raw_parts_mut(
-                p.out().add(b * m * n + j0 * m),
-                m,
+                p.out().add(b * m * n + j0 * m + i0),
+                h,
                 w,
                 1,
                 m.max(1) as isize,
@@ -301,22 +309,47 @@ fn gemm_batches<T>(
             }
         }
     };
-    let run = |b: usize, par: Par| {
-        let mut j0 = 0;
-        while j0 < n {
+    // Rows `rows` of batch `b`, `cols` output columns at a time (a cancellation look between).
+    let run_rows = |b: usize, rows: (usize, usize), cols_lo: usize, cols_hi: usize, par: Par| {
+        let mut j0 = cols_lo;
+        while j0 < cols_hi {
             if cancel.requested() {
                 return;
             }
-            let w = cols.min(n - j0);
-            run_block(b, j0, w, par);
+            let w = cols.min(cols_hi - j0);
+            run_block(b, rows, (j0, w), par);
             j0 += w;
         }
     };
+    let run = |b: usize, par: Par| run_rows(b, (0, m), 0, n, par);
     let work = m * n * k.max(1) * mac_weight(T::DTYPE);
     match e.parallel_pool() {
         // Many batches: one GEMM per task, each sequential.
         Some(pool) if nb >= 2 * e.threads && work * nb >= PAR_MIN_MACS => {
             pool.install(|| (0..nb).into_par_iter().for_each(|b| run(b, Par::Seq)));
+        }
+        // Few large GEMMs: each split into one block per worker along its longer side, each
+        // block a sequential GEMM with its own packing — no synchronisation inside a product.
+        // Measured against faer's own `Par::rayon` split (2-core Zen 4, f64, 15 interleaved
+        // rounds, median): 2048² C 1.85× the serial engine against 1.42×, F 2.01× against
+        // 1.81×, 1024² 2.04× against 1.67×.
+        Some(pool) if work >= PAR_MIN_MACS && m.max(n) / e.threads >= MIN_SPLIT_SIDE => {
+            let t = e.threads;
+            let along_n = n >= m;
+            let len = m.max(n);
+            pool.install(|| {
+                (0..nb * t).into_par_iter().for_each(|task| {
+                    let (b, part) = (task / t, task % t);
+                    let (lo, hi) = (part * len / t, (part + 1) * len / t);
+                    if hi > lo {
+                        if along_n {
+                            run_rows(b, (0, m), lo, hi, Par::Seq);
+                        } else {
+                            run_rows(b, (lo, hi - lo), 0, n, Par::Seq);
+                        }
+                    }
+                })
+            });
         }
         // Few large GEMMs: faer parallelises inside each, within the engine's pool.
         Some(pool) if work >= PAR_MIN_MACS => {
@@ -326,6 +359,10 @@ fn gemm_batches<T>(
         _ => (0..nb).for_each(|b| run(b, Par::Seq)),
     }
 }
+
+/// The narrowest block side of a GEMM split over the engine's workers ([`gemm_batches`]);
+/// narrower splits go through faer's own parallel GEMM, which splits both sides.
+const MIN_SPLIT_SIDE: usize = 96;
 
 /// Largest `M`, `N`, `K` routed to [`small_batches`]. Measured (one thread each, process CPU
 /// time, the 2-core Zen 4 host under load): B=4096 n=4 f64 2.0× faster than one faer call per
