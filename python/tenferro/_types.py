@@ -50,8 +50,8 @@ class BufferPoolStats:
         The most ``live_buffers`` at any time since the engine was built or
         ``engine.reset_peak_memory_stats()`` was called.
     live_bytes : int
-        Bytes of the live buffers (bytes; the sizes requested, each allocation rounded up to
-        64-byte alignment by the allocator is not included): as ``torch.cuda.memory_allocated()``.
+        Bytes of the live buffers (bytes: the sizes requested, without the 64-byte alignment
+        padding), as ``torch.cuda.memory_allocated()``.
     peak_live_bytes : int
         The most ``live_bytes`` at any time since the engine was built or
         ``engine.reset_peak_memory_stats()`` was called (bytes): as
