@@ -139,13 +139,17 @@ def _assemble(
     dtype: Any,
     xp: Any,
 ) -> Any:
-    """The full tensor from its blocks keyed by the sliced labels' values on ``axes``."""
+    """The full tensor from its blocks keyed by the sliced labels' values on ``axes``.
+
+    ``blocks`` is consumed: each block is dropped once copied (the concatenations cannot
+    write in place, so the blocks and the result are alive together only up to one copy of
+    the result)."""
     js = [j for _, j in axes]
     if len(set(js)) == len(js):
 
         def build(level: int, prefix: tuple[int, ...]) -> Any:
             if level == len(axes):
-                return blocks[prefix]
+                return blocks.pop(prefix)
             ax, j = axes[level]
             parts = [build(level + 1, prefix + (v,)) for v in range(plan.sizes[j])]
             return xp.concatenate(parts, axis=ax)
@@ -153,7 +157,8 @@ def _assemble(
         return build(0, ())
     # a label sliced on two axes of one operand (a diagonal): the blocks off it are zero
     out = xp.zeros(shape, dtype=dtype)
-    for key, b in blocks.items():
+    while blocks:
+        key, b = blocks.popitem()
         idx: list[Any] = [slice(None)] * len(shape)
         for (ax, _), v in zip(axes, key):
             idx[ax] = slice(v, v + 1)
@@ -261,10 +266,23 @@ class _Contraction:
                     sub[s] = w
             y = self.einsum(sub)
             gs = _tenferro._vjp(y, wrt, ct_s, create_graph=record)
-            for b, s, g in zip(blocks, slots, gs):
-                if g is not None:
-                    _add(b, _op_key(self.plan, s, c), g)
+            # the slice's graph (every intermediate of its forward) goes before the next
+            # slice's forward: one slice in flight, not two
+            del y, wrt, sub, ct_s
+            self._accumulate(blocks, slots, gs, c)
+            del gs
         return blocks
+
+    def _accumulate(
+        self,
+        blocks: list[dict[tuple[int, ...], Any]],
+        slots: Sequence[int],
+        gs: Sequence[Any],
+        c: tuple[int, ...],
+    ) -> None:
+        for b, s, g in zip(blocks, slots, gs):
+            if g is not None:
+                _add(b, _op_key(self.plan, s, c), g)
 
 
 class _XP:
@@ -457,19 +475,23 @@ class _Bridge:
             blocks = self.con.cotangents(ops, self.slots, ct, record)
         finally:
             _tenferro._state_var().reset(token)
-        return [
-            _assemble(
-                b,
-                self.con.plan.operand_axes[s],
-                self.con.plan,
-                tuple(ops[s].shape),
-                np.dtype(ops[s].dtype),
-                _XP(),
+        grads: list[Tensor | None] = []
+        for i, s in enumerate(self.slots):
+            # one operand's blocks at a time, each block dropped once placed
+            b, blocks[i] = blocks[i], {}
+            grads.append(
+                _assemble(
+                    b,
+                    self.con.plan.operand_axes[s],
+                    self.con.plan,
+                    tuple(ops[s].shape),
+                    np.dtype(ops[s].dtype),
+                    _XP(),
+                )
+                if b
+                else None
             )
-            if b
-            else None
-            for s, b in zip(self.slots, blocks)
-        ]
+        return grads
 
     def jvp(
         self, inputs: list[Tensor], tangents: list[Tensor], record: bool

@@ -41,6 +41,22 @@ class BufferPoolStats:
         Retention limit (bytes); set with ``engine.set_buffer_pool_limit``.
     hits, misses : int
         Allocations served from the pool / from the system allocator.
+    live_buffers : int
+        Engine buffers alive now: tensor storage this engine allocated (pool hits and misses,
+        the decompositions' working memory included) and not yet dropped, whether or not it
+        will return to the pool. A buffer exported to NumPy or DLPack stays live while
+        exported. Tensors wrapping foreign memory (NumPy arrays read in place) are not counted.
+    peak_live_buffers : int
+        The most ``live_buffers`` at any time since the engine was built or
+        ``engine.reset_peak_memory_stats()`` was called.
+    live_bytes : int
+        Bytes of the live buffers (bytes: the sizes requested, without the 64-byte alignment
+        padding), as ``torch.cuda.memory_allocated()``.
+    peak_live_bytes : int
+        The most ``live_bytes`` at any time since the engine was built or
+        ``engine.reset_peak_memory_stats()`` was called (bytes): as
+        ``torch.cuda.max_memory_allocated()``. Memory the kernels use outside tensor storage
+        (small per-thread packing buffers of the GEMM, sort scratch) is not counted.
     """
 
     buffers: int
@@ -48,6 +64,10 @@ class BufferPoolStats:
     capacity_bytes: int
     hits: int
     misses: int
+    live_buffers: int = 0
+    peak_live_buffers: int = 0
+    live_bytes: int = 0
+    peak_live_bytes: int = 0
 
 
 @dataclass(frozen=True)

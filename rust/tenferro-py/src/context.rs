@@ -89,6 +89,12 @@ impl PyExecutionContext {
         self.core.engine().buffer_pool().reset();
     }
 
+    /// Restart the peaks of the engine's ``buffer_pool_stats()`` from the buffers live now
+    /// (as ``engine.reset_peak_memory_stats()``).
+    fn reset_peak_memory_stats(&self) {
+        self.core.engine().buffer_pool().reset_peak_live();
+    }
+
     /// Run the graph ``graph`` (a ``_Graph``) on ``inputs`` (tensors of this context's runtime,
     /// or array-likes) on this context's engine; ``tf.ExecutionContext.run_graph`` wraps it.
     /// A session of this context held by the calling context is used; otherwise the engine is

@@ -138,12 +138,22 @@ impl PyCpuEngine {
             s.capacity_bytes,
             s.hits,
             s.misses,
+            s.live,
+            s.peak_live,
+            s.live_bytes,
+            s.peak_live_bytes,
         ))
     }
 
     /// Free every buffer retained by the pool.
     fn reset_buffer_pool(&self) {
         self.cpu.buffer_pool().reset();
+    }
+
+    /// Restart the peaks of ``buffer_pool_stats()`` (``peak_live_bytes``,
+    /// ``peak_live_buffers``) from the buffers live now, to measure one computation's peak.
+    fn reset_peak_memory_stats(&self) {
+        self.cpu.buffer_pool().reset_peak_live();
     }
 
     /// Statistics of the engine's prepared-plan cache (``tf.CacheStats``).

@@ -72,6 +72,11 @@ pub struct BufferPoolStats {
     /// The most `live` storages at any time since the pool was created or
     /// [`BufferPool::reset_peak_live`] was called.
     pub peak_live: usize,
+    /// Bytes of the `live` storages (requested sizes): the engine's memory in use now.
+    pub live_bytes: usize,
+    /// The most `live_bytes` at any time since the pool was created or
+    /// [`BufferPool::reset_peak_live`] was called.
+    pub peak_live_bytes: usize,
 }
 
 /// The hasher of the pool's size keys: one multiply (the std SipHash showed in the profile of
@@ -113,6 +118,8 @@ struct PoolState {
     misses: u64,
     live: usize,
     peak_live: usize,
+    live_bytes: usize,
+    peak_live_bytes: usize,
 }
 
 /// A per-engine pool of freed allocations, keyed by exact byte size, bounded by `limit` bytes.
@@ -129,6 +136,13 @@ pub const DEFAULT_POOL_LIMIT: usize = 1 << 30;
 const MAX_PER_SIZE: usize = 32;
 
 impl PoolState {
+    fn count_live(&mut self, bytes: usize) {
+        self.live += 1;
+        self.peak_live = self.peak_live.max(self.live);
+        self.live_bytes += bytes;
+        self.peak_live_bytes = self.peak_live_bytes.max(self.live_bytes);
+    }
+
     /// Remove the least recently returned buffer still retained.
     fn evict_oldest(&mut self) -> Option<Buffer> {
         while let Some((size, stamp)) = self.order.pop_front() {
@@ -175,6 +189,8 @@ impl BufferPool {
                 misses: 0,
                 live: 0,
                 peak_live: 0,
+                live_bytes: 0,
+                peak_live_bytes: 0,
             }),
         })
     }
@@ -184,13 +200,12 @@ impl BufferPool {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// A buffer of `bytes` bytes if one is retained (a hit), else `None` (a miss: the caller
-    /// allocates). Either way the caller's storage counts as live until [`BufferPool::release`]
-    /// or [`BufferPool::give_back`].
+    /// A buffer of `bytes` bytes if one is retained (a hit: the caller's storage counts as
+    /// live from now), else `None` (a miss: the caller allocates and reports success with
+    /// [`BufferPool::allocated`]). A live storage stops counting at [`BufferPool::release`] or
+    /// [`BufferPool::give_back`].
     fn take(&self, bytes: usize) -> Option<Buffer> {
         let mut s = self.lock();
-        s.live += 1;
-        s.peak_live = s.peak_live.max(s.live);
         // The most recently returned buffer of the size (warmest in cache).
         let found = s.free.get_mut(&bytes).and_then(|v| v.pop_back());
         match found {
@@ -198,6 +213,7 @@ impl BufferPool {
                 s.retained -= b.bytes;
                 s.count -= 1;
                 s.hits += 1;
+                s.count_live(bytes);
                 Some(b)
             }
             None => {
@@ -207,11 +223,19 @@ impl BufferPool {
         }
     }
 
-    /// A storage handed out by [`BufferPool::take`] is gone without returning its buffer
-    /// (exported, or its allocation failed).
-    fn release(&self) {
+    /// After a miss, the caller's allocation of `bytes` bytes succeeded: its storage is live.
+    /// (A second lock only on misses, which pay for the system allocator anyway; a failed
+    /// allocation never counts towards the peak.)
+    fn allocated(&self, bytes: usize) {
+        self.lock().count_live(bytes);
+    }
+
+    /// A storage of `bytes` bytes handed out by the pool is gone without returning its buffer
+    /// (exported).
+    fn release(&self, bytes: usize) {
         let mut s = self.lock();
         s.live = s.live.saturating_sub(1);
+        s.live_bytes = s.live_bytes.saturating_sub(bytes);
     }
 
     fn give_back(&self, buf: Buffer) {
@@ -219,6 +243,7 @@ impl BufferPool {
         {
             let mut s = self.lock();
             s.live = s.live.saturating_sub(1);
+            s.live_bytes = s.live_bytes.saturating_sub(buf.bytes);
             if buf.bytes > s.limit
                 || s.free
                     .get(&buf.bytes)
@@ -257,14 +282,17 @@ impl BufferPool {
             misses: s.misses,
             live: s.live,
             peak_live: s.peak_live,
+            live_bytes: s.live_bytes,
+            peak_live_bytes: s.peak_live_bytes,
         }
     }
 
-    /// Restart the `peak_live` statistic from the current number of live storages (to measure
-    /// the peak of one computation).
+    /// Restart the `peak_live` and `peak_live_bytes` statistics from the current live storages
+    /// (to measure the peak of one computation).
     pub fn reset_peak_live(&self) {
         let mut s = self.lock();
         s.peak_live = s.live;
+        s.peak_live_bytes = s.live_bytes;
     }
 
     /// Free every retained buffer (statistics counters are kept).
@@ -344,15 +372,13 @@ impl Storage {
                 }
                 b
             }
-            None => match Buffer::allocate(op, bytes, zeroed) {
-                Ok(b) => b,
-                Err(e) => {
-                    if let Some(p) = pool {
-                        p.release();
-                    }
-                    return Err(e);
+            None => {
+                let b = Buffer::allocate(op, bytes, zeroed)?;
+                if let Some(p) = pool {
+                    p.allocated(bytes);
                 }
-            },
+                b
+            }
         };
         Ok(Arc::new(Storage {
             ptr: buffer.ptr,
@@ -418,7 +444,7 @@ impl Drop for Storage {
             match buffer.take() {
                 // Exported memory is freed here, never recycled.
                 Some(buf) if !self.exported.load(Ordering::Relaxed) => pool.give_back(buf),
-                _ => pool.release(),
+                _ => pool.release(self.bytes),
             }
         }
     }
@@ -437,20 +463,35 @@ mod tests {
         let big = Storage::allocate("t", 4096, Some(&pool), false).unwrap();
         let st = pool.stats();
         assert_eq!((st.live, st.peak_live, st.misses), (3, 3, 3));
+        assert_eq!((st.live_bytes, st.peak_live_bytes), (5120, 5120));
         drop(big);
         b.mark_exported();
+        // An exported storage stays live while the exporter holds it.
+        let exporter = Arc::clone(&b);
         drop(b);
-        assert_eq!((pool.stats().live, pool.stats().peak_live), (1, 3));
+        assert_eq!((pool.stats().live, pool.stats().live_bytes), (2, 1024));
+        drop(exporter);
+        let st = pool.stats();
+        assert_eq!((st.live, st.peak_live), (1, 3));
+        assert_eq!((st.live_bytes, st.peak_live_bytes), (512, 5120));
         pool.reset_peak_live();
-        assert_eq!(pool.stats().peak_live, 1);
+        let st = pool.stats();
+        assert_eq!((st.peak_live, st.peak_live_bytes), (1, 512));
         drop(a);
         let c = Storage::allocate("t", 512, Some(&pool), false).unwrap();
+        let d = Storage::allocate("t", 100, Some(&pool), false).unwrap();
         let st = pool.stats();
-        assert_eq!((st.live, st.peak_live, st.hits), (1, 1, 1));
+        assert_eq!((st.live, st.peak_live, st.hits), (2, 2, 1));
+        assert_eq!((st.live_bytes, st.peak_live_bytes), (612, 612));
         drop(c);
+        drop(d);
+        // A failed allocation is not live.
+        assert!(Storage::allocate("t", usize::MAX / 2, Some(&pool), false).is_err());
+        let st = pool.stats();
+        assert_eq!((st.live, st.live_bytes, st.peak_live_bytes), (0, 0, 612));
         // Storages outside any pool are not counted.
         let d = Storage::allocate("t", 512, None, false).unwrap();
-        assert_eq!(pool.stats().live, 0);
+        assert_eq!((pool.stats().live, pool.stats().live_bytes), (0, 0));
         drop(d);
     }
 

@@ -1,0 +1,149 @@
+"""The peak of live engine buffers of a sliced contraction (issue 25): during
+``value_and_grad`` (and a forward pass) it stays within one slice's peak, computed from the
+plan's contraction tree, plus the operands, the output and the gradients being built; and far
+below the same contraction unsliced.
+
+The per-slice peak (elements, then bytes) is an upper bound computed from the tree of the path
+with the sliced labels of size 1 (``peaks``):
+
+- forward, nothing recorded: at each step the intermediates made before and not yet consumed,
+  the step's result and a compact copy of each of its two inputs (a GEMM copies an operand it
+  cannot read in place);
+- forward + VJP (a slice's backward recomputes the slice recorded, then walks it back): the
+  recorded graph keeps every intermediate (the *tape*); the cotangents pending at any time of
+  the reverse walk form an antichain of the tree (a node's cotangent exists from its parent's
+  step until its own), bounded by the heaviest antichain; one step makes two cotangents with a
+  compact copy of its two inputs each; and the leaves' cotangents are returned at the end.
+"""
+
+from __future__ import annotations
+
+from math import prod
+
+import numpy as np
+
+import tenferro as tf
+
+from test_einsum_sliced import network
+
+# a random 3-regular network of 20 nodes, bond 4: largest intermediate 65536 elements unsliced,
+# 16 slices of at most 4096 at a limit of 8192 (1/8)
+N, SEED, D = 20, 3, 4
+
+
+def contraction_tree(
+    inputs: list[str], output: str, path: list[tuple[int, ...]]
+) -> list[tuple[frozenset[str], tuple[int, ...]]]:
+    """Nodes ``(labels, children)``: the leaves (operands) first, then one node per path entry
+    in path order (the last is the root)."""
+    nodes: list[tuple[frozenset[str], tuple[int, ...]]] = [(frozenset(t), ()) for t in inputs]
+    live = list(range(len(inputs)))
+    for step in path:
+        ids = [live[i] for i in step]
+        for i in sorted(step, reverse=True):
+            live.pop(i)
+        rest = set(output).union(*(nodes[j][0] for j in live))
+        labels = frozenset().union(*(nodes[j][0] for j in ids)) & rest
+        nodes.append((labels, tuple(ids)))
+        live.append(len(nodes) - 1)
+    return nodes
+
+
+def peaks(nodes, n_leaves: int, size: dict[str, int]) -> tuple[int, int]:
+    """``(forward, forward + VJP)`` peak in elements of one contraction along the tree."""
+    sz = [prod(size[c] for c in labels) for labels, _ in nodes]
+    internal = range(n_leaves, len(nodes))
+    parent = {c: v for v in internal for c in nodes[v][1]}
+    parent[len(nodes) - 1] = len(nodes)
+    fwd = max(
+        sum(sz[j] for j in range(n_leaves, v) if parent[j] >= v)
+        + sz[v]
+        + sum(sz[c] for c in nodes[v][1])
+        for v in internal
+    )
+    tape = sum(sz[v] for v in internal)
+    rec_fwd = max(sum(sz[n_leaves:v]) + sz[v] + sum(sz[c] for c in nodes[v][1]) for v in internal)
+    anti: dict[int, int] = {}
+    for v in internal:  # children before parents
+        anti[v] = max(sz[v], sum(anti[c] for c in nodes[v][1] if c >= n_leaves))
+    step = max(
+        sum(sz[c] for c in nodes[v][1]) + sz[v] + max(sz[c] for c in nodes[v][1]) for v in internal
+    )
+    vjp = tape + anti[len(nodes) - 1] + step + sum(sz[:n_leaves])
+    return fwd, max(rec_fwd, vjp)
+
+
+def test_tree_peaks_of_a_chain() -> None:
+    # ij,jk,kl-> along ((0, 1), 2): k (i and j summed: 3 elements), then the scalar
+    nodes = contraction_tree(["ij", "jk", "kl"], "", [(0, 1), (0, 1)])
+    assert [sorted(lab) for lab, _ in nodes[3:]] == [["k"], []]
+    size = {"i": 2, "j": 5, "k": 3, "l": 2}
+    fwd, vjp = peaks(nodes, 3, size)
+    # step 1: k + ij + jk = 3 + 10 + 15; step 2: k (pending) + scalar + k + kl = 3 + 1 + 3 + 6
+    assert fwd == 28
+    # tape 3 + 1; heaviest antichain {k}: 3; step at node k: ij + jk cotangents 10 + 15, its
+    # own 3, a copy of the larger input 15; leaves' cotangents 10 + 15 + 6
+    assert vjp == 4 + 3 + 43 + 31
+
+
+def _measure(engine, fn):
+    """Peak live engine bytes of ``fn()`` above what was live before, and its result."""
+    engine.reset_peak_memory_stats()
+    base = engine.buffer_pool_stats().live_bytes
+    out = fn()
+    return engine.buffer_pool_stats().peak_live_bytes - base, out
+
+
+def test_sliced_value_and_grad_peak_is_one_slice_plus_operands_and_gradients() -> None:
+    subs, ops = network(N, SEED, D, np.dtype(np.float64))
+    inputs, output = subs.split("->")[0].split(","), subs.split("->")[1]
+    path, info = tf.einsum_path(subs, *ops)
+    limit = info.largest_intermediate // 8
+    spath, sinfo = tf.einsum_path(subs, *ops, memory_limit=limit)
+    sl = sinfo.slicing
+    assert spath == path and sl.nslices > 1
+    size = {c: n for t, o in zip(inputs, ops) for c, n in zip(t, o.shape)}
+    sliced = {**size, **dict.fromkeys(sl.labels, 1)}
+    nodes = contraction_tree(inputs, output, path)
+    item = 8  # float64
+    fwd_slice, vg_slice = (item * p for p in peaks(nodes, len(ops), sliced))
+    fwd_full, vg_full = (item * p for p in peaks(nodes, len(ops), size))
+    operands = sum(o.nbytes for o in ops)
+    out = item  # a scalar
+    grads, largest_grad = operands, max(o.nbytes for o in ops)
+
+    engine = tf.default_engine()
+    argnums = tuple(range(len(ops)))
+
+    def value_and_grad(**kw):
+        def run():
+            ts = [tf.asarray(o) for o in ops]  # created inside the measurement
+            return tf.func.value_and_grad(lambda *xs: tf.einsum(subs, *xs, **kw), argnums)(*ts)
+
+        return _measure(engine, run)
+
+    peak, (v1, g1) = value_and_grad(memory_limit=limit)
+    peak0, (v0, g0) = value_and_grad()
+    assert abs(float(v1) - float(v0)) <= 1e-12 * abs(float(v0))
+    # One slice in flight (local: slices run one after the other). Besides it: the operands;
+    # the output; the gradients being built (each slice's cotangents are summed into one block
+    # per value of the operand's sliced labels; the blocks of an operand are its gradient's
+    # size); and one more gradient of the largest operand (a block's running sum and the
+    # slice's addend are alive with the new sum, and the blocks with their concatenation into
+    # the gradient).
+    bound = 1 * vg_slice + operands + out + grads + largest_grad
+    print(f"value_and_grad: peak {peak} <= {bound}; unsliced {peak0} (model {vg_full})")
+    assert peak <= bound
+    # the same bound unsliced, and the measured unsliced run, are far above
+    assert bound < (vg_full + operands + out + grads) / 4
+    assert peak <= peak0 / 4
+
+    # forward only: one slice's forward, the operands, the running sum, the slice's result
+    # and their sum (three outputs)
+    fpeak, y1 = _measure(engine, lambda: tf.einsum(subs, *ops, memory_limit=limit))
+    fpeak0, y0 = _measure(engine, lambda: tf.einsum(subs, *ops))
+    assert abs(float(y1) - float(y0)) <= 1e-12 * abs(float(y0))
+    fbound = 1 * fwd_slice + operands + 3 * out
+    print(f"forward: peak {fpeak} <= {fbound}; unsliced {fpeak0} (model {fwd_full})")
+    assert fpeak <= fbound
+    assert fpeak <= fpeak0 / 4
