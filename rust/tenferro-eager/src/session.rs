@@ -448,7 +448,8 @@ impl Session {
         let exec = self.resolve(name, first_rt, mode, host)?;
         exec.check_members(name, operands)?;
         let scalars = promote_weak_scalars(op, operands)?;
-        let refs: Vec<&Tensor> = operands
+        // Inline up to 4 operands: a tiny op allocates nothing here.
+        let refs: smallvec::SmallVec<[&Tensor; 4]> = operands
             .iter()
             .enumerate()
             .map(|(i, o)| match o {
