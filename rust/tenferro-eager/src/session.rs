@@ -451,7 +451,12 @@ impl Session {
         }
         let exec = self.resolve(name, first_rt, mode, host)?;
         exec.check_members(name, operands)?;
-        let scalars = promote_weak_scalars(op, operands)?;
+        // Checked here so that an op without weak scalars moves no (empty) vector out of a call.
+        let scalars = if operands.iter().any(|o| matches!(o, Operand::Scalar(_))) {
+            promote_weak_scalars(op, operands)?
+        } else {
+            WeakScalars::new()
+        };
         // Inline up to 4 operands: a tiny op allocates nothing here.
         let refs: smallvec::SmallVec<[&Tensor; 4]> = operands
             .iter()
