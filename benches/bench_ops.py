@@ -9,7 +9,8 @@ Cases
 -----
 tiny add
     ``a + b`` on 8 float64: the per-op dispatch cost, in microseconds per op (``timeit``, best of
-    several repeats of many iterations).
+    several repeats of many iterations); target ``<= 1.0x numpy`` (issue 26), a ``WARNING`` line
+    when missed.
 add 1e7
     ``a + b`` on 10**7 float64 returning a new tensor, in milliseconds (best of N); for tenferro
     the buffer-pool hits and misses of the default engine during the case are reported.
@@ -160,7 +161,7 @@ def run(quick: bool) -> list[Case]:
 
     # (a) tiny-op dispatch
     x8, y8 = rng.normal(size=8), rng.normal(size=8)
-    tiny = Case("a + b, 8 f64 (dispatch)", "us", "tenferro <= 1.0 us")
+    tiny = Case("a + b, 8 f64 (dispatch)", "us", "<= 1.0x numpy")
     cases.append(tiny)
     peers: dict[str, tuple[Any, Any]] = {
         "tenferro": (tf.asarray(x8), tf.asarray(y8)),
@@ -266,7 +267,7 @@ def report(cases: list[Case]) -> None:
     print("targets:")
     tiny, big, ex = cases[:3]
     checks = [
-        (tiny, tiny.results.get("tenferro"), 1.0, " us"),
+        (tiny, _ratio(tiny, "numpy"), 1.0, "x numpy"),
         (big, _ratio(big, "numpy"), 1.0, "x numpy"),
         (ex, _ratio(ex, "jax"), 1.0, "x jax"),
     ]

@@ -273,6 +273,44 @@ def test_no_grad_is_isolated_between_asyncio_tasks() -> None:
     assert asyncio.run(main()) == {"a": False, "b": True, "main": True}
 
 
+def test_no_grad_stays_per_task_when_recording_ops_interleave() -> None:
+    # Two tasks on one thread alternate op by op (each await hands over to the other): the
+    # mode state read by every op is the calling task's own, never one cached by the other
+    # task's last op on the same thread (the tiny-op path reads the ContextVar each op).
+    rt = tf.Runtime()
+    x0 = np.array([0.5, -1.25, 2.0])
+    x = rt.variable(x0)
+    steps = 6
+    seen: dict[str, list[bool]] = {"a": [], "b": []}
+
+    async def main() -> tf.Tensor:
+        async def task_a() -> None:
+            with tf.no_grad():
+                y = x
+                for _ in range(steps):
+                    y = y * x + x  # under no_grad: never recorded
+                    seen["a"].append(y.requires_grad)
+                    await asyncio.sleep(0)
+            seen["a"].append((x * x).requires_grad)  # no_grad exited inside the task
+
+        async def task_b() -> tf.Tensor:
+            z = x
+            for _ in range(steps):
+                await asyncio.sleep(0)
+                z = z * x  # grad mode on in this task: recorded
+                seen["b"].append(z.requires_grad)
+            return z
+
+        _, z = await asyncio.gather(task_a(), task_b())
+        return z
+
+    z = asyncio.run(main())
+    assert seen == {"a": [False] * steps + [True], "b": [True] * steps}
+    # The recorded product is x**(steps+1): its gradient is (steps+1) x**steps (NumPy oracle).
+    (g,) = rt.grad(z.sum(), [x])
+    np.testing.assert_allclose(np.asarray(g), (steps + 1) * x0**steps, rtol=1e-13)
+
+
 def test_mode_decorators_with_and_without_parentheses() -> None:
     rt = tf.Runtime()
     x = rt.variable([1.0])

@@ -54,6 +54,8 @@ pub struct CpuEngine {
     pub(crate) operand_copies: AtomicU64,
     lending: Lending,
     broken: Mutex<Option<String>>,
+    /// Whether `broken` holds a reason: every op reads this flag (one load), not the mutex.
+    is_broken: std::sync::atomic::AtomicBool,
     /// Test hook: panic inside the next `execute` (see `tf._testing`).
     panic_next: std::sync::atomic::AtomicBool,
 }
@@ -136,6 +138,7 @@ impl CpuEngine {
             operand_copies: AtomicU64::new(0),
             lending: Lending::default(),
             broken: Mutex::new(None),
+            is_broken: std::sync::atomic::AtomicBool::new(false),
             panic_next: std::sync::atomic::AtomicBool::new(false),
         }
     }
@@ -197,9 +200,11 @@ impl Engine for CpuEngine {
 
     fn execute(&self, op: &Op, inputs: &[&Tensor], meta: &OutMeta) -> Result<Tensor> {
         let name = op.name();
-        if self
-            .panic_next
-            .swap(false, std::sync::atomic::Ordering::Relaxed)
+        // A load first: the swap (a locked instruction) only when the test hook is armed.
+        if self.panic_next.load(std::sync::atomic::Ordering::Relaxed)
+            && self
+                .panic_next
+                .swap(false, std::sync::atomic::Ordering::Relaxed)
         {
             panic!("injected panic in {name} (tenferro._testing)");
         }
@@ -316,6 +321,9 @@ impl Engine for CpuEngine {
     }
 
     fn broken_reason(&self) -> Option<String> {
+        if !self.is_broken.load(std::sync::atomic::Ordering::Acquire) {
+            return None;
+        }
         self.broken
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -324,6 +332,8 @@ impl Engine for CpuEngine {
 
     fn mark_broken(&self, reason: String) {
         *self.broken.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason);
+        self.is_broken
+            .store(true, std::sync::atomic::Ordering::Release);
     }
 }
 

@@ -33,6 +33,6 @@ pub use runtime::{default_runtime, live_runtimes, Context, Runtime};
 pub use session::concretization_because;
 pub use session::{
     copy_for, promote_weak_scalars, scalar_tensor, DirectHost, EagerTensor, Exec, Host, ModeState,
-    Operand, RuleExec, Session, IMPLICIT,
+    Operand, RuleExec, Session, WeakScalars, IMPLICIT,
 };
 pub use tenferro_ad::Value;

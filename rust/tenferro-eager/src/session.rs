@@ -16,10 +16,10 @@ use tenferro_runtime::{
     apply, apply_multi, apply_prepared, Borrow, Engine, PreparedGraph, Program, StepOutputs,
 };
 use tenferro_tensor::dtype::scalar_default_dtype;
-use tenferro_tensor::Tensor;
 use tenferro_tensor::{
     promote, promote_weak, Complex32, Complex64, DType, Error, Result, Scalar, ScalarKind,
 };
+use tenferro_tensor::{Element, Tensor};
 
 /// A tensor as the eager core holds it: the value, the runtime it belongs to and, when it was
 /// recorded (or captured by a functional transform), its node.
@@ -122,6 +122,10 @@ impl EagerTensor {
         }
     }
 }
+
+/// The tensors of an op's weak scalar operands ([`promote_weak_scalars`]; `None` for the other
+/// operands), inline for up to two operands (`x * 2.0`: no vector allocated).
+pub type WeakScalars = smallvec::SmallVec<[Option<Tensor>; 2]>;
 
 /// An operand of [`Session::apply`].
 pub enum Operand<'a> {
@@ -447,8 +451,14 @@ impl Session {
         }
         let exec = self.resolve(name, first_rt, mode, host)?;
         exec.check_members(name, operands)?;
-        let scalars = promote_weak_scalars(op, operands)?;
-        let refs: Vec<&Tensor> = operands
+        // Checked here so that an op without weak scalars moves no (empty) vector out of a call.
+        let scalars = if operands.iter().any(|o| matches!(o, Operand::Scalar(_))) {
+            promote_weak_scalars(op, operands)?
+        } else {
+            WeakScalars::new()
+        };
+        // Inline up to 4 operands: a tiny op allocates nothing here.
+        let refs: smallvec::SmallVec<[&Tensor; 4]> = operands
             .iter()
             .enumerate()
             .map(|(i, o)| match o {
@@ -1108,9 +1118,9 @@ pub fn copy_for(
 ///
 /// # Errors
 /// `Overflow` for an integer that does not fit the adopted integer dtype.
-pub fn promote_weak_scalars(op: &Op, operands: &[Operand<'_>]) -> Result<Vec<Option<Tensor>>> {
+pub fn promote_weak_scalars(op: &Op, operands: &[Operand<'_>]) -> Result<WeakScalars> {
     if !operands.iter().any(|o| matches!(o, Operand::Scalar(_))) {
-        return Ok(Vec::new());
+        return Ok(WeakScalars::new());
     }
     let (data_from, common) = strong_common(op, operands);
     operands
@@ -1190,19 +1200,27 @@ pub fn scalar_tensor(op: &str, s: Scalar, dtype: DType) -> Result<Tensor> {
         Scalar::Complex(c) => (c.re, c.im, c.re as i64),
     };
     match dtype {
-        DType::Bool => Tensor::from_vec(&[], vec![re != 0.0 || im != 0.0]),
+        DType::Bool => scalar_of(re != 0.0 || im != 0.0),
         DType::I32 => {
             let v = i32::try_from(int).map_err(|_| {
                 Error::overflow(op, format!("Python integer {int} out of bounds for int32"))
             })?;
-            Tensor::from_vec(&[], vec![v])
+            scalar_of(v)
         }
-        DType::I64 => Tensor::from_vec(&[], vec![int]),
-        DType::F32 => Tensor::from_vec(&[], vec![re as f32]),
-        DType::F64 => Tensor::from_vec(&[], vec![re]),
-        DType::C32 => Tensor::from_vec(&[], vec![Complex32::new(re as f32, im as f32)]),
-        DType::C64 => Tensor::from_vec(&[], vec![Complex64::new(re, im)]),
+        DType::I64 => scalar_of(int),
+        DType::F32 => scalar_of(re as f32),
+        DType::F64 => scalar_of(re),
+        DType::C32 => scalar_of(Complex32::new(re as f32, im as f32)),
+        DType::C64 => scalar_of(Complex64::new(re, im)),
     }
+}
+
+/// A 0-d tensor holding `value`, written in place (no temporary vector).
+fn scalar_of<T: Element>(value: T) -> Result<Tensor> {
+    let t = Tensor::empty("scalar", T::DTYPE, &[], None, false)?;
+    // SAFETY: freshly allocated, compact, one element of type `T`, not yet shared.
+    unsafe { t.fresh_slice_mut::<T>()[0] = value };
+    Ok(t)
 }
 
 /// `ContextMismatch` when a tensor operand belongs to another runtime than `runtime`.

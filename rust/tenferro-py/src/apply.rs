@@ -21,17 +21,19 @@ pub(crate) fn operands<'a>(
     py: Python<'_>,
     args: &[&'a Bound<'_, PyAny>],
 ) -> PyResult<Vec<Operand<'a>>> {
-    let mut out = Vec::with_capacity(args.len());
-    for a in args {
-        if let Ok(t) = a.cast::<PyTensor>() {
-            out.push(Operand::Tensor(&t.get().inner));
-        } else if let Some(s) = weak_scalar(a)? {
-            out.push(Operand::Scalar(s));
-        } else {
-            out.push(Operand::Array(tensor_from_object(py, a, false)?));
-        }
+    args.iter().map(|a| operand(py, a)).collect()
+}
+
+/// One Python operand (see [`operands`]).
+#[inline]
+fn operand<'a>(py: Python<'_>, a: &'a Bound<'_, PyAny>) -> PyResult<Operand<'a>> {
+    if let Ok(t) = a.cast::<PyTensor>() {
+        Ok(Operand::Tensor(&t.get().inner))
+    } else if let Some(s) = weak_scalar(a)? {
+        Ok(Operand::Scalar(s))
+    } else {
+        Ok(Operand::Array(tensor_from_object(py, a, false)?))
     }
-    Ok(out)
 }
 
 /// Run `op` through `session` on Python operands (any number of outputs).
@@ -55,10 +57,23 @@ pub(crate) fn apply1(
     op: &Op,
     args: &[&Bound<'_, PyAny>],
 ) -> PyResult<PyTensor> {
-    let ops = operands(py, args)?;
+    // One or two operands (operators, most functions) in an array on the stack: no vector.
+    match args {
+        [a] => apply1_on(py, session, op, &[operand(py, a)?]),
+        [a, b] => apply1_on(py, session, op, &[operand(py, a)?, operand(py, b)?]),
+        _ => apply1_on(py, session, op, &operands(py, args)?),
+    }
+}
+
+fn apply1_on(
+    py: Python<'_>,
+    session: &Session,
+    op: &Op,
+    ops: &[Operand<'_>],
+) -> PyResult<PyTensor> {
     let state = current_state(py)?;
     let host = PyHost::new(py);
-    let out = host.finish(session.apply1(op, &ops, &state.get().core, &host))?;
+    let out = host.finish(session.apply1(op, ops, &state.get().core, &host))?;
     Ok(out.into())
 }
 

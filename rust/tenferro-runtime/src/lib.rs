@@ -17,10 +17,11 @@ pub use plan_cache::{CacheStats, KeyHasher, PlanCache};
 pub use prepared::{prepared_key, PreparedGraph, StepOutputs, PREPARED_GRAPH_TAG};
 pub use program::{Instr, Program, ProgramBuilder, Symbol, TraceEnded};
 
+use smallvec::SmallVec;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use tenferro_ops::{infer, infer_outputs, Op, OpKind, OutMeta};
-use tenferro_tensor::{BufferPool, Error, Result, Tensor};
+use tenferro_tensor::{BufferPool, DType, Error, Result, Tensor};
 
 /// An execution backend (CPU now; CUDA behind a feature later).
 pub trait Engine: Send + Sync {
@@ -278,11 +279,21 @@ fn apply_inner(engine: &dyn Engine, op: &Op, inputs: &[&Tensor]) -> Result<Tenso
             format!("has {} outputs; use apply_multi", op.num_outputs()),
         ));
     }
-    let metas: Vec<_> = inputs.iter().map(|t| (t.dtype(), t.shape())).collect();
+    // Inline up to 4 operands (every op but a long `concatenate`): no allocation here.
+    let metas: SmallVec<[(DType, &[usize]); 4]> =
+        inputs.iter().map(|t| (t.dtype(), t.shape())).collect();
     let meta = infer(op, &metas)?;
     // Metadata-only layout ops.
     if let Some(v) = layout_view(op, inputs)? {
         return Ok(v);
+    }
+    // Operands already of the common dtype (the usual case) go to the kernel as they are.
+    if !inputs
+        .iter()
+        .enumerate()
+        .any(|(i, t)| op.is_data_operand(i) && t.dtype() != meta.operand_dtype)
+    {
+        return guarded(engine, op.name(), || engine.execute(op, inputs, &meta));
     }
     guarded(engine, op.name(), || {
         let mut converted: Vec<Tensor> = Vec::new();

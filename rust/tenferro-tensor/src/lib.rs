@@ -3,6 +3,7 @@
 //!
 //! This crate has no threads and no Python: it is the vocabulary every other crate speaks.
 
+mod dims;
 pub mod dtype;
 pub mod error;
 pub mod shape;

@@ -2,9 +2,10 @@
 //! Compact tensors are column-major (leftmost axis fastest). Transpose, reversal, strided slicing
 //! and broadcasting only change metadata.
 
+use crate::dims::Dims;
 use crate::dtype::{DType, Element, ScalarKind};
 use crate::error::{Error, Result};
-use crate::shape::{check_permutation, checked_bytes, checked_numel, col_major_strides};
+use crate::shape::{check_permutation, checked_bytes, checked_numel};
 use crate::storage::{BufferPool, Storage};
 use num_complex::Complex64;
 use std::sync::Arc;
@@ -34,8 +35,8 @@ impl Scalar {
 #[derive(Clone)]
 pub struct Tensor {
     dtype: DType,
-    shape: Vec<usize>,
-    strides: Vec<isize>,
+    /// Shape and strides (inline up to 3 axes: no allocation for a small op's output header).
+    dims: Dims,
     offset: usize,
     storage: Arc<Storage>,
 }
@@ -44,8 +45,8 @@ impl std::fmt::Debug for Tensor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Tensor")
             .field("dtype", &self.dtype)
-            .field("shape", &self.shape)
-            .field("strides", &self.strides)
+            .field("shape", &self.shape())
+            .field("strides", &self.strides())
             .field("offset", &self.offset)
             .finish()
     }
@@ -68,8 +69,7 @@ impl Tensor {
         let storage = Storage::allocate(op, bytes, pool, zeroed)?;
         Ok(Tensor {
             dtype,
-            shape: shape.to_vec(),
-            strides: col_major_strides(shape),
+            dims: Dims::compact(shape),
             offset: 0,
             storage,
         })
@@ -112,8 +112,7 @@ impl Tensor {
         }
         let t = Tensor {
             dtype,
-            shape,
-            strides,
+            dims: Dims::from_vecs(shape, strides),
             offset,
             storage,
         };
@@ -132,7 +131,9 @@ impl Tensor {
                 "view",
                 format!(
                     "view shape {:?} strides {:?} offset {} exceeds storage of {cap} elements",
-                    self.shape, self.strides, self.offset
+                    self.shape(),
+                    self.strides(),
+                    self.offset
                 ),
             ));
         }
@@ -143,7 +144,7 @@ impl Tensor {
     fn offset_range(&self) -> (i128, i128) {
         let mut lo = self.offset as i128;
         let mut hi = lo;
-        for (&d, &s) in self.shape.iter().zip(&self.strides) {
+        for (&d, &s) in self.shape().iter().zip(self.strides()) {
             let ext = (d as i128 - 1) * s as i128;
             if ext < 0 {
                 lo += ext;
@@ -155,39 +156,47 @@ impl Tensor {
     }
 
     /// Element type.
+    #[inline]
     pub fn dtype(&self) -> DType {
         self.dtype
     }
     /// Shape (column-major axes order is the same as NumPy's axes order).
+    #[inline]
     pub fn shape(&self) -> &[usize] {
-        &self.shape
+        self.dims.shape()
     }
     /// Strides in elements (may be zero or negative).
+    #[inline]
     pub fn strides(&self) -> &[isize] {
-        &self.strides
+        self.dims.strides()
     }
     /// Offset of element `[0, ..., 0]` from the storage base, in elements.
+    #[inline]
     pub fn offset(&self) -> usize {
         self.offset
     }
     /// The storage behind the view.
+    #[inline]
     pub fn storage(&self) -> &Arc<Storage> {
         &self.storage
     }
     /// Rank.
+    #[inline]
     pub fn ndim(&self) -> usize {
-        self.shape.len()
+        self.shape().len()
     }
     /// Number of elements (cannot overflow: it was checked when the storage was allocated, and
     /// views never reach more elements than their storage).
+    #[inline]
     pub fn numel(&self) -> usize {
-        self.shape.iter().product()
+        self.shape().iter().product()
     }
 
     /// Compact column-major: the layout kernels produce and read fastest.
+    #[inline]
     pub fn is_contiguous(&self) -> bool {
         let mut acc = 1isize;
-        for (&d, &s) in self.shape.iter().zip(&self.strides) {
+        for (&d, &s) in self.shape().iter().zip(self.strides()) {
             if d == 0 {
                 return true;
             }
@@ -202,7 +211,7 @@ impl Tensor {
     /// Compact row-major (C order).
     pub fn is_c_contiguous(&self) -> bool {
         let mut acc = 1isize;
-        for (&d, &s) in self.shape.iter().zip(&self.strides).rev() {
+        for (&d, &s) in self.shape().iter().zip(self.strides()).rev() {
             if d == 0 {
                 return true;
             }
@@ -272,7 +281,7 @@ impl Tensor {
         let mut off = self.offset as isize;
         for _ in 0..n {
             f(off);
-            for ((i, &d), &s) in idx.iter_mut().zip(&self.shape).zip(&self.strides) {
+            for ((i, &d), &s) in idx.iter_mut().zip(self.shape()).zip(self.strides()) {
                 *i += 1;
                 off += s;
                 if *i < d {
@@ -285,10 +294,13 @@ impl Tensor {
     }
 
     fn with_meta(&self, shape: Vec<usize>, strides: Vec<isize>, offset: usize) -> Tensor {
+        self.with_dims(Dims::from_vecs(shape, strides), offset)
+    }
+
+    fn with_dims(&self, dims: Dims, offset: usize) -> Tensor {
         Tensor {
             dtype: self.dtype,
-            shape,
-            strides,
+            dims,
             offset,
             storage: self.storage.clone(),
         }
@@ -300,9 +312,9 @@ impl Tensor {
     /// [`Error::Axis`] if `perm` is not a permutation of the axes.
     pub fn transpose_view(&self, perm: &[usize]) -> Result<Tensor> {
         check_permutation("transpose", perm, self.ndim())?;
-        Ok(self.with_meta(
-            perm.iter().map(|&p| self.shape[p]).collect(),
-            perm.iter().map(|&p| self.strides[p]).collect(),
+        let (shape, strides) = (self.shape(), self.strides());
+        Ok(self.with_dims(
+            Dims::from_fn(perm.len(), |i| (shape[perm[i]], strides[perm[i]])),
             self.offset,
         ))
     }
@@ -312,7 +324,7 @@ impl Tensor {
     /// # Errors
     /// [`Error::Axis`] for an axis out of range or repeated.
     pub fn reverse_view(&self, axes: &[usize]) -> Result<Tensor> {
-        let mut strides = self.strides.clone();
+        let mut strides = self.strides().to_vec();
         let mut offset = self.offset as isize;
         let mut seen = vec![false; self.ndim()];
         for &ax in axes {
@@ -325,15 +337,15 @@ impl Tensor {
                     ),
                 ));
             }
-            if self.shape[ax] > 0 {
-                offset += strides[ax] * (self.shape[ax] as isize - 1);
+            if self.shape()[ax] > 0 {
+                offset += strides[ax] * (self.shape()[ax] as isize - 1);
             }
             strides[ax] = -strides[ax];
         }
         if self.numel() == 0 {
             offset = self.offset as isize;
         }
-        Ok(self.with_meta(self.shape.clone(), strides, offset as usize))
+        Ok(self.with_meta(self.shape().to_vec(), strides, offset as usize))
     }
 
     /// `broadcast_in_dim(shape, dims)` as a view: input axis `i` becomes output axis `dims[i]`
@@ -365,15 +377,15 @@ impl Tensor {
                     ),
                 ));
             }
-            let src = self.shape[i];
+            let src = self.shape()[i];
             if src == shape[d] {
-                strides[d] = self.strides[i];
+                strides[d] = self.strides()[i];
             } else if src != 1 {
                 return Err(Error::shape(
                     op,
                     format!(
                         "input shape {:?} cannot broadcast to {shape:?} along dims {dims:?}",
-                        self.shape
+                        self.shape()
                     ),
                 ));
             }
@@ -389,7 +401,7 @@ impl Tensor {
         if shape.len() < self.ndim() {
             return Err(Error::shape(
                 "broadcast_to",
-                format!("cannot broadcast shape {:?} to {shape:?}", self.shape),
+                format!("cannot broadcast shape {:?} to {shape:?}", self.shape()),
             ));
         }
         let pad = shape.len() - self.ndim();
@@ -400,20 +412,16 @@ impl Tensor {
     /// Column-major `reshape` as a view when the strides allow it, else `None`.
     pub fn reshape_view(&self, new_shape: &[usize]) -> Option<Tensor> {
         if self.is_contiguous() {
-            return Some(self.with_meta(
-                new_shape.to_vec(),
-                col_major_strides(new_shape),
-                self.offset,
-            ));
+            return Some(self.with_dims(Dims::compact(new_shape), self.offset));
         }
         if self.numel() == 0 {
             return None;
         }
         // Group axes (size-1 axes dropped) into runs whose column-major strides chain.
         let old: Vec<(usize, isize)> = self
-            .shape
+            .shape()
             .iter()
-            .zip(&self.strides)
+            .zip(self.strides())
             .filter(|(&d, _)| d != 1)
             .map(|(&d, &s)| (d, s))
             .collect();
@@ -477,7 +485,7 @@ impl Tensor {
         len: usize,
         step: isize,
     ) -> Result<Tensor> {
-        let d = self.shape[axis];
+        let d = self.shape()[axis];
         if len > 0 {
             let last = start as i128 + (len as i128 - 1) * step as i128;
             if start >= d || last < 0 || last >= d as i128 {
@@ -487,15 +495,15 @@ impl Tensor {
                 ));
             }
         }
-        let mut shape = self.shape.clone();
-        let mut strides = self.strides.clone();
+        let mut shape = self.shape().to_vec();
+        let mut strides = self.strides().to_vec();
         shape[axis] = len;
         let offset = if len > 0 {
-            (self.offset as isize + start as isize * self.strides[axis]) as usize
+            (self.offset as isize + start as isize * self.strides()[axis]) as usize
         } else {
             self.offset
         };
-        strides[axis] = self.strides[axis] * step;
+        strides[axis] = self.strides()[axis] * step;
         Ok(self.with_meta(shape, strides, offset))
     }
 
@@ -504,15 +512,15 @@ impl Tensor {
     /// # Errors
     /// [`Error::Index`] if `i` is out of range.
     pub fn index_axis_view(&self, axis: usize, i: usize) -> Result<Tensor> {
-        let d = self.shape[axis];
+        let d = self.shape()[axis];
         if i >= d {
             return Err(Error::index(
                 "index",
                 format!("index {i} is out of bounds for axis {axis} with size {d}"),
             ));
         }
-        let mut shape = self.shape.clone();
-        let mut strides = self.strides.clone();
+        let mut shape = self.shape().to_vec();
+        let mut strides = self.strides().to_vec();
         let offset = (self.offset as isize + i as isize * strides[axis]) as usize;
         shape.remove(axis);
         strides.remove(axis);
@@ -534,10 +542,10 @@ impl Tensor {
                 ),
             ));
         }
-        let mut shape = self.shape.clone();
-        let mut strides = self.strides.clone();
-        shape[a] = self.shape[a].min(self.shape[b]);
-        strides[a] = self.strides[a] + self.strides[b];
+        let mut shape = self.shape().to_vec();
+        let mut strides = self.strides().to_vec();
+        shape[a] = self.shape()[a].min(self.shape()[b]);
+        strides[a] = self.strides()[a] + self.strides()[b];
         shape.remove(b);
         strides.remove(b);
         Ok(self.with_meta(shape, strides, self.offset))
@@ -545,8 +553,8 @@ impl Tensor {
 
     /// Insert a size-1 axis at `axis` (view).
     pub fn expand_dims_view(&self, axis: usize) -> Tensor {
-        let mut shape = self.shape.clone();
-        let mut strides = self.strides.clone();
+        let mut shape = self.shape().to_vec();
+        let mut strides = self.strides().to_vec();
         let axis = axis.min(shape.len());
         shape.insert(axis, 1);
         strides.insert(axis, 0);
@@ -556,7 +564,7 @@ impl Tensor {
     /// Element strides usable for export when the storage has element alignment.
     pub fn byte_strides(&self) -> Vec<isize> {
         let item = self.dtype.itemsize() as isize;
-        self.strides.iter().map(|&s| s * item).collect()
+        self.strides().iter().map(|&s| s * item).collect()
     }
 }
 
