@@ -27,7 +27,8 @@ sort 1e6
 contractions
     GEMM f64 2048² and c128 1024² with C-ordered (NumPy memory shared with ``copy=False``),
     F-ordered (tenferro's compact layout) and transposed-view operands, and batched
-    ``bij,bjk->bik`` with (B, n) = (64, 128) and (4096, 8), in GFLOP/s (higher is better;
+    ``bij,bjk->bik`` in float64, float32, complex128 and complex64 with (B, n) = (64, 128),
+    (4096, 4), (4096, 8) and (4096, 16) (C-ordered), in GFLOP/s (higher is better;
     complex FLOPs counted as 4 real multiply-adds). Targets (issue 26): GEMM ≥ 1.0× NumPy,
     batched ≥ 1.0× ``np.matmul``, with no operand copy for any layout (the engine's
     ``operand_copies`` counter is printed). Each timing repeats the call for about 50 ms (counts
@@ -339,9 +340,15 @@ def run_contractions(quick: bool) -> list[Gemm]:
                 fns["torch"] = lambda pa=pa, pb=pb: pa @ pb
             measure(Gemm(f"GEMM {name} {lay}", flops, 1.0), fns)
 
-    for batch, n in ((64, 128), (4096, 8)):
-        x = rng.normal(size=(batch, n, n))
-        y = rng.normal(size=(batch, n, n))
+    for dtype, (batch, n) in (
+        (dt, bn)
+        for dt in (np.float64, np.float32, np.complex128, np.complex64)
+        for bn in ((64, 128), (4096, 4), (4096, 8), (4096, 16))
+    ):
+        x, y = (rng.normal(size=(batch, n, n)) for _ in range(2))
+        if np.dtype(dtype).kind == "c":
+            x, y = x + 1j * rng.normal(size=x.shape), y + 1j * rng.normal(size=y.shape)
+        x, y = x.astype(dtype), y.astype(dtype)
         tx, ty = tf.asarray(x, copy=False), tf.asarray(y, copy=False)
         fns = {
             "tenferro": lambda: tf.matmul(tx, ty),
@@ -353,7 +360,9 @@ def run_contractions(quick: bool) -> list[Gemm]:
         if torch is not None:
             px, py_ = torch.from_numpy(x), torch.from_numpy(y)
             fns["torch"] = lambda: torch.matmul(px, py_)
-        measure(Gemm(f"bij,bjk->bik B={batch} n={n}", 2.0 * batch * n**3, 1.0), fns)
+        mult = 8.0 if np.dtype(dtype).kind == "c" else 2.0
+        name = f"bij,bjk->bik {np.dtype(dtype).name} B={batch} n={n}"
+        measure(Gemm(name, mult * batch * n**3, 1.0), fns)
 
     # 2-thread scaling of the f64 GEMM: a serial engine against a 2-worker pool, same rounds.
     n = 1024 if quick else 2048

@@ -45,12 +45,16 @@ def _layouts(a: np.ndarray) -> Iterator[tuple[str, Any, np.ndarray]]:
         yield "reversed+strided", tf.asarray(big, copy=False)[..., ::-1, ::2], big[..., ::-1, ::2]
 
 
-#: (lhs shape, rhs shape): batched tiny, single small, edge sizes, dimensions past the small
-#: kernel's route (8; up to 16 for the kernel itself), vector operands (rank 1) and zero-size
-#: batches and dimensions.
+#: (lhs shape, rhs shape): batched tiny (each register width of the small kernel: rows 4, 8,
+#: 12 and 16, with partial vectors and column blocks), single small, edge sizes, dimensions past
+#: the small kernel's route (16), vector operands (rank 1) and zero-size batches and dimensions.
 SHAPES = [
     ((7, 8, 8), (7, 8, 8)),
     ((5, 3, 4), (5, 4, 2)),
+    ((3, 4, 4), (3, 4, 4)),
+    ((3, 16, 16), (3, 16, 16)),
+    ((2, 12, 7), (2, 7, 11)),
+    ((2, 5, 16), (2, 16, 9)),
     ((16, 16), (16, 16)),
     ((1, 1), (1, 1)),
     ((2, 9, 13), (2, 13, 16)),

@@ -367,8 +367,9 @@ const MIN_SPLIT_SIDE: usize = 96;
 /// Largest `M`, `N`, `K` routed to [`small_batches`]. Measured (one thread each, process CPU
 /// time, the 2-core Zen 4 host under load): B=4096 n=4 f64 2.0× faster than one faer call per
 /// matrix and 1.1× NumPy, n=8 level with before (0.49× NumPy, against 0.44×), but B=1024 n=16 f64
-/// 0.78× the faer route (7.7 against 9.9 GFLOP/s) — so up to 8 only, until the kernel keeps
-/// more than one vector of rows in registers.
+/// 0.78× the faer route (7.7 against 9.9 GFLOP/s) — so up to 8. The register-blocked FMA kernel
+/// (issue 26) handles up to `SMALL_MAX` (16) and is checked there; routing 9..16
+/// to it waits for a measurement against faer on a quiet host.
 const SMALL_ROUTE_MAX: usize = 8;
 
 /// Products whose `M`, `N` and `K` are all at most [`SMALL_ROUTE_MAX`]: the whole batch

@@ -9,9 +9,14 @@
 //! on `-C target-cpu`. A test hook ([`force`], `tf._testing.set_cpu_kernel`) pins one of the
 //! available kernels so each is checked against a reference on the machine that runs the tests.
 //!
-//! Every variant compiles the same generic loop (separate multiplies and adds — Rust never fuses
-//! them into FMAs — in the same summation order), so the three give identical bits for the same
-//! input: results never depend on the CPU's vector width.
+//! Every variant compiles the same generic loop ([`body`]) over its own vector registers
+//! ([`Lanes`]: `__m512d`/`__m512`, `__m256d`/`__m256`, or one scalar lane): columns of `A` in
+//! registers (packed once per matrix, vector loads when its rows are contiguous), `B[q, j]`
+//! broadcast, one fused multiply-add per element and `q`, several output columns accumulated at
+//! once, masked loads and stores for the rows past a whole register. Each output element is the
+//! same FMA chain in the same order at every level (the baseline build calls `mul_add`), so the
+//! three give identical bits for the same input: results never depend on the CPU's vector width.
+//! The x86 intrinsics need Rust 1.89 (AVX-512 stabilised), the workspace's `rust-version`.
 
 use std::ops::{Add, Mul, Neg, Sub};
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -115,9 +120,21 @@ pub fn force(isa: Option<Isa>) -> Result<(), &'static str> {
 pub(crate) trait Real:
     Copy + Default + Send + Sync + Add<Output = Self> + Mul<Output = Self> + Sub<Output = Self>
 {
+    /// `a·b + c` with one rounding (the scalar lanes' FMA; a library call where the baseline
+    /// build has no FMA instruction).
+    fn fma(a: Self, b: Self, c: Self) -> Self;
+
+    /// Runs the batch elements `range` of `g` with the kernel `isa`, the vector width and
+    /// register blocking chosen from `g.m` (see [`run`]).
+    ///
+    /// # Safety
+    /// As [`run`].
+    unsafe fn dispatch<T: Small<R = Self>>(
+        g: &Geometry<'_, T>,
+        range: std::ops::Range<usize>,
+        isa: Isa,
+    );
 }
-impl Real for f32 {}
-impl Real for f64 {}
 
 /// An element type of the small kernel: real, or complex split into real and imaginary parts.
 pub(crate) trait Small: Copy + Send + Sync + 'static {
@@ -125,7 +142,6 @@ pub(crate) trait Small: Copy + Send + Sync + 'static {
     const COMPLEX: bool;
     fn re(self) -> Self::R;
     fn im(self) -> Self::R;
-    fn make(re: Self::R, im: Self::R) -> Self;
 }
 
 macro_rules! small_real {
@@ -141,10 +157,6 @@ macro_rules! small_real {
             fn im(self) -> $t {
                 0.0
             }
-            #[inline(always)]
-            fn make(re: $t, _im: $t) -> $t {
-                re
-            }
         }
         impl Small for Complex<$t> {
             type R = $t;
@@ -156,10 +168,6 @@ macro_rules! small_real {
             #[inline(always)]
             fn im(self) -> $t {
                 self.im
-            }
-            #[inline(always)]
-            fn make(re: $t, im: $t) -> Self {
-                Complex::new(re, im)
             }
         }
     };
@@ -194,105 +202,704 @@ unsafe impl<T> Sync for Geometry<'_, T> {}
 
 /// Computes the batch elements `range` with the kernel `isa`.
 ///
+/// Every level computes each output element as the same chain of fused multiply-adds,
+/// `c = fma(a_iq, b_qj, c)` for `q` ascending from `c = 0` (complex: the real part
+/// `fma(-a_im, b_im, fma(a_re, b_re, c_re))`, the imaginary part
+/// `fma(a_im, b_re, fma(a_re, b_im, c_im))`), so AVX-512, AVX2 and the baseline build give the
+/// same bits; only how many rows share one vector register differs.
+///
 /// # Safety
 /// The geometry describes in-bounds views of live storages for every `b` of `range`; `m`, `n`
 /// and `k` are in `1..=SMALL_MAX`; no other thread writes the output blocks of `range`; `isa`
 /// is one of [`available`].
 pub(crate) unsafe fn run<T: Small>(g: &Geometry<'_, T>, range: std::ops::Range<usize>, isa: Isa) {
     debug_assert!(g.m.max(g.n).max(g.k) <= SMALL_MAX && g.m.min(g.n).min(g.k) >= 1);
-    // Rows padded to a whole number of vectors (the padding rows stay zero and are not stored).
-    match g.m {
-        0..=4 => unsafe { run_isa::<T, 4>(g, range, isa) },
-        5..=8 => unsafe { run_isa::<T, 8>(g, range, isa) },
-        _ => unsafe { run_isa::<T, SMALL_MAX>(g, range, isa) },
-    }
+    // SAFETY: the caller's contract.
+    unsafe { T::R::dispatch(g, range, isa) }
 }
 
-unsafe fn run_isa<T: Small, const MP: usize>(
-    g: &Geometry<'_, T>,
-    range: std::ops::Range<usize>,
-    isa: Isa,
-) {
-    match isa {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: the caller checked that the CPU has the features (`available`).
-        Isa::Avx512 => unsafe { kernel_avx512::<T, MP>(g, range) },
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: as above.
-        Isa::Avx2 => unsafe { kernel_avx2::<T, MP>(g, range) },
-        #[cfg(not(target_arch = "x86_64"))]
-        // SAFETY: the caller's contract; on other architectures every level runs the baseline.
-        Isa::Avx512 | Isa::Avx2 => unsafe { kernel::<T, MP>(g, range) },
-        // SAFETY: the caller's contract.
-        Isa::Scalar => unsafe { kernel::<T, MP>(g, range) },
+/// The vector registers of one kernel level: `W` lanes of a real type. Every method is exact
+/// except [`Lanes::fma`], which rounds once per lane like [`Real::fma`].
+trait Lanes<R: Real>: Copy {
+    /// Lanes per register.
+    const W: usize;
+    /// All lanes zero.
+    unsafe fn zero() -> Self;
+    /// Every lane `x`.
+    unsafe fn splat(x: R) -> Self;
+    /// The `len` (`0..=W`) values at `p`, zeros in the lanes after them.
+    unsafe fn load(p: *const R, len: usize) -> Self;
+    /// Stores the first `len` (`0..=W`) lanes at `p`.
+    unsafe fn store(self, p: *mut R, len: usize);
+    /// `a·b + c` lane by lane, one rounding.
+    unsafe fn fma(a: Self, b: Self, c: Self) -> Self;
+    /// Every lane with its sign flipped.
+    unsafe fn neg(self) -> Self;
+    /// The real and imaginary parts of the `len` (`0..=W`) complex values (re, im pairs) at
+    /// `p`, zeros in the lanes after them.
+    unsafe fn load_cplx(p: *const R, len: usize) -> (Self, Self);
+    /// Stores the first `len` lanes of `re` and `im` as `len` complex values (pairs) at `p`.
+    unsafe fn store_cplx(re: Self, im: Self, p: *mut R, len: usize);
+}
+
+/// One lane (the baseline build).
+#[derive(Clone, Copy)]
+struct Scalar<R>(R);
+
+impl<R: Real + Neg<Output = R>> Lanes<R> for Scalar<R> {
+    const W: usize = 1;
+    #[inline(always)]
+    unsafe fn zero() -> Self {
+        Scalar(R::default())
+    }
+    #[inline(always)]
+    unsafe fn splat(x: R) -> Self {
+        Scalar(x)
+    }
+    #[inline(always)]
+    unsafe fn load(p: *const R, len: usize) -> Self {
+        // SAFETY: `len` values at `p` are readable (the caller's contract).
+        Scalar(if len > 0 { unsafe { *p } } else { R::default() })
+    }
+    #[inline(always)]
+    unsafe fn store(self, p: *mut R, len: usize) {
+        if len > 0 {
+            // SAFETY: as above, writable.
+            unsafe { *p = self.0 }
+        }
+    }
+    #[inline(always)]
+    unsafe fn fma(a: Self, b: Self, c: Self) -> Self {
+        Scalar(R::fma(a.0, b.0, c.0))
+    }
+    #[inline(always)]
+    unsafe fn neg(self) -> Self {
+        Scalar(-self.0)
+    }
+    #[inline(always)]
+    unsafe fn load_cplx(p: *const R, len: usize) -> (Self, Self) {
+        if len > 0 {
+            // SAFETY: one complex value at `p`.
+            unsafe { (Scalar(*p), Scalar(*p.add(1))) }
+        } else {
+            (Scalar(R::default()), Scalar(R::default()))
+        }
+    }
+    #[inline(always)]
+    unsafe fn store_cplx(re: Self, im: Self, p: *mut R, len: usize) {
+        if len > 0 {
+            // SAFETY: one complex value at `p`.
+            unsafe {
+                *p = re.0;
+                *p.add(1) = im.0;
+            }
+        }
     }
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
-unsafe fn kernel_avx512<T: Small, const MP: usize>(
-    g: &Geometry<'_, T>,
-    range: std::ops::Range<usize>,
-) {
-    // SAFETY: the caller's contract.
-    unsafe { kernel::<T, MP>(g, range) }
-}
+mod x86 {
+    //! The AVX2 (`__m256d`, `__m256`) and AVX-512 (`__m512d`, `__m512`) lanes. Each method
+    //! carries its instruction set, so it inlines into the kernels compiled for that set.
+    use super::Lanes;
+    use std::arch::x86_64::*;
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn kernel_avx2<T: Small, const MP: usize>(
-    g: &Geometry<'_, T>,
-    range: std::ops::Range<usize>,
-) {
-    // SAFETY: the caller's contract.
-    unsafe { kernel::<T, MP>(g, range) }
-}
+    #[derive(Clone, Copy)]
+    pub(super) struct F64x4(__m256d);
+    #[derive(Clone, Copy)]
+    pub(super) struct F32x8(__m256);
+    #[derive(Clone, Copy)]
+    pub(super) struct F64x8(__m512d);
+    #[derive(Clone, Copy)]
+    pub(super) struct F32x16(__m512);
 
-/// The loop every variant compiles: `A_b` is packed column by column into `MP`-row vectors
-/// (split into real and imaginary parts), then each output column `C[:, j]` is accumulated in
-/// registers as `Σ_q A[:, q]·B[q, j]` (q ascending) and stored.
-#[inline(always)]
-unsafe fn kernel<T: Small, const MP: usize>(g: &Geometry<'_, T>, range: std::ops::Range<usize>) {
-    let (m, n, k) = (g.m, g.n, g.k);
-    let zero = T::R::default();
-    // Packed A: column q at [q]; rows m..MP stay zero for every batch element.
-    let mut ar = [[zero; MP]; SMALL_MAX];
-    let mut ai = [[zero; MP]; SMALL_MAX];
-    let (ca, cb) = (T::COMPLEX && g.conj.0, T::COMPLEX && g.conj.1);
-    for b in range {
-        // SAFETY (whole body): in-bounds offsets of live storages (the caller's contract).
-        let a = unsafe { g.lhs.offset(g.lhs_offsets[b]) };
-        for q in 0..k {
-            for i in 0..m {
-                let v = unsafe { *a.offset(i as isize * g.lhs_rs + q as isize * g.lhs_cs) };
-                ar[q][i] = v.re();
-                if T::COMPLEX {
-                    ai[q][i] = if ca { -v.im() } else { v.im() };
+    /// AVX2 mask: the first `len` 64-bit lanes set.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn mask64(len: usize) -> __m256i {
+        _mm256_cmpgt_epi64(
+            _mm256_set1_epi64x(len as i64),
+            _mm256_setr_epi64x(0, 1, 2, 3),
+        )
+    }
+
+    /// AVX2 mask: the first `len` 32-bit lanes set.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn mask32(len: usize) -> __m256i {
+        _mm256_cmpgt_epi32(
+            _mm256_set1_epi32(len as i32),
+            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+        )
+    }
+
+    impl Lanes<f64> for F64x4 {
+        const W: usize = 4;
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn zero() -> Self {
+            F64x4(_mm256_setzero_pd())
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn splat(x: f64) -> Self {
+            F64x4(_mm256_set1_pd(x))
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn load(p: *const f64, len: usize) -> Self {
+            // SAFETY: `len` values at `p` are readable; masked lanes are not touched.
+            unsafe {
+                if len >= 4 {
+                    F64x4(_mm256_loadu_pd(p))
+                } else {
+                    F64x4(_mm256_maskload_pd(p, mask64(len)))
                 }
             }
         }
-        let bp = unsafe { g.rhs.offset(g.rhs_offsets[b]) };
-        let c = unsafe { g.out.add(b * m * n) };
-        for j in 0..n {
-            let mut accr = [zero; MP];
-            let mut acci = [zero; MP];
-            for q in 0..k {
-                let v = unsafe { *bp.offset(q as isize * g.rhs_rs + j as isize * g.rhs_cs) };
-                let br = v.re();
-                if T::COMPLEX {
-                    let bi = if cb { -v.im() } else { v.im() };
-                    for i in 0..MP {
-                        accr[i] = accr[i] + ar[q][i] * br - ai[q][i] * bi;
-                        acci[i] = acci[i] + ar[q][i] * bi + ai[q][i] * br;
-                    }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn store(self, p: *mut f64, len: usize) {
+            // SAFETY: as above, writable.
+            unsafe {
+                if len >= 4 {
+                    _mm256_storeu_pd(p, self.0)
                 } else {
-                    for i in 0..MP {
-                        accr[i] = accr[i] + ar[q][i] * br;
+                    _mm256_maskstore_pd(p, mask64(len), self.0)
+                }
+            }
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn fma(a: Self, b: Self, c: Self) -> Self {
+            F64x4(_mm256_fmadd_pd(a.0, b.0, c.0))
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn neg(self) -> Self {
+            F64x4(_mm256_xor_pd(self.0, _mm256_set1_pd(-0.0)))
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn load_cplx(p: *const f64, len: usize) -> (Self, Self) {
+            // SAFETY: `2·len` values at `p`.
+            let (lo, hi) = unsafe {
+                (
+                    Self::load(p, 2 * len),
+                    Self::load(p.add(4), 2 * len.saturating_sub(2)),
+                )
+            };
+            // lo = [r0 i0 r1 i1], hi = [r2 i2 r3 i3]; unpack gives [r0 r2 r1 r3] / [i0 i2 i1 i3].
+            let re = _mm256_permute4x64_pd::<0b11_01_10_00>(_mm256_unpacklo_pd(lo.0, hi.0));
+            let im = _mm256_permute4x64_pd::<0b11_01_10_00>(_mm256_unpackhi_pd(lo.0, hi.0));
+            (F64x4(re), F64x4(im))
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn store_cplx(re: Self, im: Self, p: *mut f64, len: usize) {
+            let a = _mm256_unpacklo_pd(re.0, im.0); // [r0 i0 r2 i2]
+            let b = _mm256_unpackhi_pd(re.0, im.0); // [r1 i1 r3 i3]
+            let lo = F64x4(_mm256_permute2f128_pd::<0x20>(a, b));
+            let hi = F64x4(_mm256_permute2f128_pd::<0x31>(a, b));
+            // SAFETY: `2·len` values at `p` are writable.
+            unsafe {
+                lo.store(p, 2 * len);
+                if len > 2 {
+                    hi.store(p.add(4), 2 * (len - 2));
+                }
+            }
+        }
+    }
+
+    impl Lanes<f32> for F32x8 {
+        const W: usize = 8;
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn zero() -> Self {
+            F32x8(_mm256_setzero_ps())
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn splat(x: f32) -> Self {
+            F32x8(_mm256_set1_ps(x))
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn load(p: *const f32, len: usize) -> Self {
+            // SAFETY: `len` values at `p` are readable; masked lanes are not touched.
+            unsafe {
+                if len >= 8 {
+                    F32x8(_mm256_loadu_ps(p))
+                } else {
+                    F32x8(_mm256_maskload_ps(p, mask32(len)))
+                }
+            }
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn store(self, p: *mut f32, len: usize) {
+            // SAFETY: as above, writable.
+            unsafe {
+                if len >= 8 {
+                    _mm256_storeu_ps(p, self.0)
+                } else {
+                    _mm256_maskstore_ps(p, mask32(len), self.0)
+                }
+            }
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn fma(a: Self, b: Self, c: Self) -> Self {
+            F32x8(_mm256_fmadd_ps(a.0, b.0, c.0))
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn neg(self) -> Self {
+            F32x8(_mm256_xor_ps(self.0, _mm256_set1_ps(-0.0)))
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn load_cplx(p: *const f32, len: usize) -> (Self, Self) {
+            // SAFETY: `2·len` values at `p`.
+            let (lo, hi) = unsafe {
+                (
+                    Self::load(p, 2 * len),
+                    Self::load(p.add(8), 2 * len.saturating_sub(4)),
+                )
+            };
+            // Per 128-bit half: [r0 r1 r4 r5 | r2 r3 r6 r7], then the 64-bit pairs reordered.
+            let re = _mm256_shuffle_ps::<0b10_00_10_00>(lo.0, hi.0);
+            let im = _mm256_shuffle_ps::<0b11_01_11_01>(lo.0, hi.0);
+            let re = _mm256_permute4x64_pd::<0b11_01_10_00>(_mm256_castps_pd(re));
+            let im = _mm256_permute4x64_pd::<0b11_01_10_00>(_mm256_castps_pd(im));
+            (F32x8(_mm256_castpd_ps(re)), F32x8(_mm256_castpd_ps(im)))
+        }
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn store_cplx(re: Self, im: Self, p: *mut f32, len: usize) {
+            let a = _mm256_unpacklo_ps(re.0, im.0); // [r0 i0 r1 i1 | r4 i4 r5 i5]
+            let b = _mm256_unpackhi_ps(re.0, im.0); // [r2 i2 r3 i3 | r6 i6 r7 i7]
+            let lo = F32x8(_mm256_permute2f128_ps::<0x20>(a, b));
+            let hi = F32x8(_mm256_permute2f128_ps::<0x31>(a, b));
+            // SAFETY: `2·len` values at `p` are writable.
+            unsafe {
+                lo.store(p, 2 * len);
+                if len > 4 {
+                    hi.store(p.add(8), 2 * (len - 4));
+                }
+            }
+        }
+    }
+
+    /// AVX-512 mask: the first `len` lanes (of at most 16) set.
+    #[inline(always)]
+    fn kmask(len: usize) -> u16 {
+        ((1u32 << len.min(16)) - 1) as u16
+    }
+
+    impl Lanes<f64> for F64x8 {
+        const W: usize = 8;
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+        unsafe fn zero() -> Self {
+            F64x8(_mm512_setzero_pd())
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+        unsafe fn splat(x: f64) -> Self {
+            F64x8(_mm512_set1_pd(x))
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+        unsafe fn load(p: *const f64, len: usize) -> Self {
+            // SAFETY: `len` values at `p` are readable; masked lanes are not touched.
+            unsafe {
+                if len >= 8 {
+                    F64x8(_mm512_loadu_pd(p))
+                } else {
+                    F64x8(_mm512_maskz_loadu_pd(kmask(len) as u8, p))
+                }
+            }
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+        unsafe fn store(self, p: *mut f64, len: usize) {
+            // SAFETY: as above, writable.
+            unsafe {
+                if len >= 8 {
+                    _mm512_storeu_pd(p, self.0)
+                } else {
+                    _mm512_mask_storeu_pd(p, kmask(len) as u8, self.0)
+                }
+            }
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+        unsafe fn fma(a: Self, b: Self, c: Self) -> Self {
+            F64x8(_mm512_fmadd_pd(a.0, b.0, c.0))
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+        unsafe fn neg(self) -> Self {
+            F64x8(_mm512_castsi512_pd(_mm512_xor_si512(
+                _mm512_castpd_si512(self.0),
+                _mm512_set1_epi64(i64::MIN),
+            )))
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+        unsafe fn load_cplx(p: *const f64, len: usize) -> (Self, Self) {
+            // SAFETY: `2·len` values at `p`.
+            let (lo, hi) = unsafe {
+                (
+                    Self::load(p, 2 * len),
+                    Self::load(p.add(8), 2 * len.saturating_sub(4)),
+                )
+            };
+            let even = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
+            let odd = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
+            (
+                F64x8(_mm512_permutex2var_pd(lo.0, even, hi.0)),
+                F64x8(_mm512_permutex2var_pd(lo.0, odd, hi.0)),
+            )
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+        unsafe fn store_cplx(re: Self, im: Self, p: *mut f64, len: usize) {
+            let first = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11);
+            let second = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);
+            let lo = F64x8(_mm512_permutex2var_pd(re.0, first, im.0));
+            let hi = F64x8(_mm512_permutex2var_pd(re.0, second, im.0));
+            // SAFETY: `2·len` values at `p` are writable.
+            unsafe {
+                lo.store(p, 2 * len);
+                if len > 4 {
+                    hi.store(p.add(8), 2 * (len - 4));
+                }
+            }
+        }
+    }
+
+    impl Lanes<f32> for F32x16 {
+        const W: usize = 16;
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+        unsafe fn zero() -> Self {
+            F32x16(_mm512_setzero_ps())
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+        unsafe fn splat(x: f32) -> Self {
+            F32x16(_mm512_set1_ps(x))
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+        unsafe fn load(p: *const f32, len: usize) -> Self {
+            // SAFETY: `len` values at `p` are readable; masked lanes are not touched.
+            unsafe {
+                if len >= 16 {
+                    F32x16(_mm512_loadu_ps(p))
+                } else {
+                    F32x16(_mm512_maskz_loadu_ps(kmask(len), p))
+                }
+            }
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+        unsafe fn store(self, p: *mut f32, len: usize) {
+            // SAFETY: as above, writable.
+            unsafe {
+                if len >= 16 {
+                    _mm512_storeu_ps(p, self.0)
+                } else {
+                    _mm512_mask_storeu_ps(p, kmask(len), self.0)
+                }
+            }
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+        unsafe fn fma(a: Self, b: Self, c: Self) -> Self {
+            F32x16(_mm512_fmadd_ps(a.0, b.0, c.0))
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+        unsafe fn neg(self) -> Self {
+            F32x16(_mm512_castsi512_ps(_mm512_xor_si512(
+                _mm512_castps_si512(self.0),
+                _mm512_set1_epi32(i32::MIN),
+            )))
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+        unsafe fn load_cplx(p: *const f32, len: usize) -> (Self, Self) {
+            // SAFETY: `2·len` values at `p`.
+            let (lo, hi) = unsafe {
+                (
+                    Self::load(p, 2 * len),
+                    Self::load(p.add(16), 2 * len.saturating_sub(8)),
+                )
+            };
+            let even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+            let odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+            (
+                F32x16(_mm512_permutex2var_ps(lo.0, even, hi.0)),
+                F32x16(_mm512_permutex2var_ps(lo.0, odd, hi.0)),
+            )
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+        unsafe fn store_cplx(re: Self, im: Self, p: *mut f32, len: usize) {
+            let first = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+            let second =
+                _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+            let lo = F32x16(_mm512_permutex2var_ps(re.0, first, im.0));
+            let hi = F32x16(_mm512_permutex2var_ps(re.0, second, im.0));
+            // SAFETY: `2·len` values at `p` are writable.
+            unsafe {
+                lo.store(p, 2 * len);
+                if len > 8 {
+                    hi.store(p.add(16), 2 * (len - 8));
+                }
+            }
+        }
+    }
+}
+
+/// Row stride of the packed copy of `A` (at least `NV·W` of every instantiation).
+const PACK: usize = SMALL_MAX;
+
+/// 64-byte aligned scratch for one packed `A` (columns of [`PACK`] rows).
+#[repr(align(64))]
+struct Packed<R>([R; PACK * SMALL_MAX]);
+
+/// The loop every level compiles, with `NV` registers of `V` per column of `A`/`C` and `JB`
+/// output columns accumulated together. Per batch element: `A_b` is packed column by column
+/// into `NV·W` rows (vector loads when its rows are contiguous — for complex types split into
+/// real and imaginary parts, `A` conjugated here), then for each block of `JB` columns of `C`
+/// the accumulators take `A[:, q]·B[q, j]` for `q` ascending (`B[q, j]` broadcast, any
+/// strides) and are stored with masked stores of `m` rows. A block past the last column
+/// recomputes the last one (never stored).
+#[inline(always)]
+unsafe fn body<T: Small, V: Lanes<T::R>, const NV: usize, const JB: usize>(
+    g: &Geometry<'_, T>,
+    range: std::ops::Range<usize>,
+) {
+    let (m, n, k) = (g.m, g.n, g.k);
+    let w = V::W;
+    debug_assert!(NV * w <= PACK && NV * w >= m);
+    let zero = T::R::default();
+    let mut pre = Packed([zero; PACK * SMALL_MAX]);
+    let mut pim = Packed([zero; PACK * SMALL_MAX]);
+    let (ca, cb) = (T::COMPLEX && g.conj.0, T::COMPLEX && g.conj.1);
+    let len = |v: usize| m.saturating_sub(v * w).min(w);
+    let rows_contiguous = g.lhs_rs == 1;
+    // SAFETY (whole body): in-bounds offsets of live storages (the caller's contract); the
+    // packed buffers hold `k ≤ SMALL_MAX` columns of `PACK ≥ NV·W` rows.
+    unsafe {
+        for b in range {
+            let a = g.lhs.offset(g.lhs_offsets[b]);
+            if rows_contiguous {
+                for q in 0..k {
+                    let col = a.offset(q as isize * g.lhs_cs);
+                    for v in 0..NV {
+                        let dst = q * PACK + v * w;
+                        if T::COMPLEX {
+                            let (re, im) = V::load_cplx(col.add(v * w) as *const T::R, len(v));
+                            re.store(pre.0.as_mut_ptr().add(dst), w);
+                            let im = if ca { im.neg() } else { im };
+                            im.store(pim.0.as_mut_ptr().add(dst), w);
+                        } else {
+                            let x = V::load(col.add(v * w) as *const T::R, len(v));
+                            x.store(pre.0.as_mut_ptr().add(dst), w);
+                        }
+                    }
+                }
+            } else {
+                for q in 0..k {
+                    for i in 0..m {
+                        let x = *a.offset(i as isize * g.lhs_rs + q as isize * g.lhs_cs);
+                        pre.0[q * PACK + i] = x.re();
+                        if T::COMPLEX {
+                            pim.0[q * PACK + i] = if ca { -x.im() } else { x.im() };
+                        }
                     }
                 }
             }
-            for i in 0..m {
-                unsafe { *c.add(i + j * m) = T::make(accr[i], acci[i]) };
+            let bp = g.rhs.offset(g.rhs_offsets[b]);
+            let c = g.out.add(b * m * n);
+            let mut j0 = 0;
+            while j0 < n {
+                let mut cols = [0isize; JB];
+                for (t, col) in cols.iter_mut().enumerate() {
+                    *col = (j0 + t).min(n - 1) as isize * g.rhs_cs;
+                }
+                let mut accr = [[V::zero(); NV]; JB];
+                let mut acci = [[V::zero(); NV]; JB];
+                for q in 0..k {
+                    let brow = bp.offset(q as isize * g.rhs_rs);
+                    let mut xr = [V::zero(); NV];
+                    let mut xi = [V::zero(); NV];
+                    for v in 0..NV {
+                        xr[v] = V::load(pre.0.as_ptr().add(q * PACK + v * w), w);
+                        if T::COMPLEX {
+                            xi[v] = V::load(pim.0.as_ptr().add(q * PACK + v * w), w);
+                        }
+                    }
+                    for t in 0..JB {
+                        let e = *brow.offset(cols[t]);
+                        let br = V::splat(e.re());
+                        if T::COMPLEX {
+                            let bi = if cb { -e.im() } else { e.im() };
+                            let (bi, nbi) = (V::splat(bi), V::splat(-bi));
+                            for v in 0..NV {
+                                accr[t][v] = V::fma(xr[v], br, accr[t][v]);
+                                accr[t][v] = V::fma(xi[v], nbi, accr[t][v]);
+                                acci[t][v] = V::fma(xr[v], bi, acci[t][v]);
+                                acci[t][v] = V::fma(xi[v], br, acci[t][v]);
+                            }
+                        } else {
+                            for v in 0..NV {
+                                accr[t][v] = V::fma(xr[v], br, accr[t][v]);
+                            }
+                        }
+                    }
+                }
+                for t in 0..JB.min(n - j0) {
+                    let dst = c.add((j0 + t) * m);
+                    for v in 0..NV {
+                        if T::COMPLEX {
+                            let p = (dst.add(v * w)) as *mut T::R;
+                            V::store_cplx(accr[t][v], acci[t][v], p, len(v));
+                        } else {
+                            accr[t][v].store(dst.add(v * w) as *mut T::R, len(v));
+                        }
+                    }
+                }
+                j0 += JB;
+            }
+        }
+    }
+}
+
+/// The baseline build's kernel (any CPU).
+unsafe fn kernel_scalar<T: Small, const NV: usize, const JB: usize>(
+    g: &Geometry<'_, T>,
+    range: std::ops::Range<usize>,
+) {
+    // SAFETY: the caller's contract.
+    unsafe { body::<T, Scalar<T::R>, NV, JB>(g, range) }
+}
+
+/// The AVX2 + FMA kernel with lanes `V`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn kernel_avx2<T: Small, V: Lanes<T::R>, const NV: usize, const JB: usize>(
+    g: &Geometry<'_, T>,
+    range: std::ops::Range<usize>,
+) {
+    // SAFETY: the caller's contract (the CPU has the features: `available`).
+    unsafe { body::<T, V, NV, JB>(g, range) }
+}
+
+/// The AVX-512 kernel with lanes `V` (256-bit lanes for the narrow `m` where a 512-bit register
+/// would be mostly padding).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+unsafe fn kernel_avx512<T: Small, V: Lanes<T::R>, const NV: usize, const JB: usize>(
+    g: &Geometry<'_, T>,
+    range: std::ops::Range<usize>,
+) {
+    // SAFETY: the caller's contract (the CPU has the features: `available`).
+    unsafe { body::<T, V, NV, JB>(g, range) }
+}
+
+/// The scalar kernel for rows `m`: `m` lanes rounded up to 4, 8 or 16.
+macro_rules! scalar_by_m {
+    ($g:expr, $range:expr) => {
+        match $g.m {
+            0..=4 => kernel_scalar::<T, 4, 4>($g, $range),
+            5..=8 => kernel_scalar::<T, 8, 4>($g, $range),
+            _ => kernel_scalar::<T, 16, 4>($g, $range),
+        }
+    };
+}
+
+impl Real for f64 {
+    #[inline(always)]
+    fn fma(a: f64, b: f64, c: f64) -> f64 {
+        a.mul_add(b, c)
+    }
+
+    unsafe fn dispatch<T: Small<R = f64>>(
+        g: &Geometry<'_, T>,
+        range: std::ops::Range<usize>,
+        isa: Isa,
+    ) {
+        // Register budget: AVX-512 has 32 vector registers, AVX2 16; the accumulators
+        // (JB·NV, twice for complex) stay at or below 16 and 8.
+        // SAFETY (every arm): the caller's contract; `isa` is available on this CPU.
+        unsafe {
+            match isa {
+                #[cfg(target_arch = "x86_64")]
+                Isa::Avx512 => {
+                    use x86::{F64x4, F64x8};
+                    match g.m {
+                        0..=4 => kernel_avx512::<T, F64x4, 1, 4>(g, range),
+                        5..=8 => kernel_avx512::<T, F64x8, 1, 4>(g, range),
+                        _ => kernel_avx512::<T, F64x8, 2, 4>(g, range),
+                    }
+                }
+                #[cfg(target_arch = "x86_64")]
+                Isa::Avx2 => {
+                    use x86::F64x4;
+                    match (g.m, T::COMPLEX) {
+                        (0..=4, _) => kernel_avx2::<T, F64x4, 1, 4>(g, range),
+                        (5..=8, false) => kernel_avx2::<T, F64x4, 2, 4>(g, range),
+                        (5..=8, true) => kernel_avx2::<T, F64x4, 2, 2>(g, range),
+                        (9..=12, false) => kernel_avx2::<T, F64x4, 3, 2>(g, range),
+                        (9..=12, true) => kernel_avx2::<T, F64x4, 3, 1>(g, range),
+                        (_, false) => kernel_avx2::<T, F64x4, 4, 2>(g, range),
+                        (_, true) => kernel_avx2::<T, F64x4, 4, 1>(g, range),
+                    }
+                }
+                _ => scalar_by_m!(g, range),
+            }
+        }
+    }
+}
+
+impl Real for f32 {
+    #[inline(always)]
+    fn fma(a: f32, b: f32, c: f32) -> f32 {
+        a.mul_add(b, c)
+    }
+
+    unsafe fn dispatch<T: Small<R = f32>>(
+        g: &Geometry<'_, T>,
+        range: std::ops::Range<usize>,
+        isa: Isa,
+    ) {
+        // SAFETY (every arm): the caller's contract; `isa` is available on this CPU.
+        unsafe {
+            match isa {
+                #[cfg(target_arch = "x86_64")]
+                Isa::Avx512 => {
+                    use x86::{F32x16, F32x8};
+                    match g.m {
+                        0..=8 => kernel_avx512::<T, F32x8, 1, 4>(g, range),
+                        _ => kernel_avx512::<T, F32x16, 1, 4>(g, range),
+                    }
+                }
+                #[cfg(target_arch = "x86_64")]
+                Isa::Avx2 => {
+                    use x86::F32x8;
+                    match (g.m, T::COMPLEX) {
+                        (0..=8, _) => kernel_avx2::<T, F32x8, 1, 4>(g, range),
+                        (_, false) => kernel_avx2::<T, F32x8, 2, 4>(g, range),
+                        (_, true) => kernel_avx2::<T, F32x8, 2, 2>(g, range),
+                    }
+                }
+                _ => scalar_by_m!(g, range),
             }
         }
     }
@@ -357,9 +964,12 @@ mod tests {
         for &(m, n, k) in &[
             (1, 1, 1),
             (3, 5, 2),
+            (4, 4, 4),
             (8, 8, 8),
             (16, 16, 16),
             (9, 4, 13),
+            (12, 7, 16),
+            (5, 9, 3),
             (16, 1, 7),
         ] {
             for &row_major in &[false, true] {
