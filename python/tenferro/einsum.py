@@ -292,7 +292,7 @@ def einsum(
     Raises
     ------
     EinsumError
-        For malformed subscripts (a stray ``.``, ``-`` or ``>``, two ``->``), an
+        For malformed subscripts (a stray ``.``, ``-`` or ``>``, two ``->``, a lone surrogate), an
         operand-count or rank mismatch, a label with two sizes, an output label absent from the
         inputs, an invalid path or tree, or an unknown ``optimize``/``minimize`` name (the message
         lists the accepted values); the message names the subscripts and the offending label or
@@ -302,7 +302,8 @@ def einsum(
     RuntimeError
         ``executor`` was shut down before the backward pass (the message names it).
     KeyboardInterrupt
-        When Ctrl-C stops an annealing search.
+        When Ctrl-C stops an annealing search (a Python signal handler that raises another
+        exception stops it too, and that exception is raised).
 
     See Also
     --------

@@ -22,6 +22,7 @@
 //! request; the Python binding runs the search through a [`Runner`] ([`set_runner`]) on a
 //! helper thread with the GIL released, showing a progress bar and serving Ctrl-C.
 
+use crate::cost::Cost;
 use crate::path::{self, Minimize, Network};
 use rand_xoshiro::rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -133,7 +134,7 @@ struct Ctx {
     total: Vec<u32>,
     out: Vec<bool>,
     lg: Vec<f64>,
-    sizes: Vec<u128>,
+    sizes: Vec<Cost>,
 }
 
 /// A node's result: (label, operands below carrying it), sorted by label.
@@ -156,7 +157,7 @@ impl Ctx {
             total,
             out,
             lg: net.sizes.iter().map(|&s| (s as f64).log2()).collect(),
-            sizes: net.sizes.iter().map(|&s| s as u128).collect(),
+            sizes: net.sizes.iter().map(|&s| Cost::from(s)).collect(),
         }
     }
 
@@ -199,10 +200,10 @@ impl Ctx {
         (lu, removed, lr)
     }
 
-    fn size(&self, labels: &[(u32, u32)]) -> u128 {
-        labels.iter().fold(1u128, |acc, &(l, _)| {
-            acc.saturating_mul(self.sizes[l as usize])
-        })
+    fn size(&self, labels: &[(u32, u32)]) -> Cost {
+        labels
+            .iter()
+            .fold(Cost::ONE, |acc, &(l, _)| acc * self.sizes[l as usize])
     }
 }
 
@@ -283,8 +284,8 @@ impl BTree {
     }
 
     /// The exact objective `(key, flops)` (as `path::optimal`'s).
-    fn score(&self, ctx: &Ctx, min: Minimize) -> (u128, u128) {
-        let (mut flops, mut size_max, mut written) = (0u128, 0u128, 0u128);
+    fn score(&self, ctx: &Ctx, min: Minimize) -> (Cost, Cost) {
+        let (mut flops, mut size_max, mut written) = (Cost::ZERO, Cost::ZERO, Cost::ZERO);
         let mut labels: Vec<Labels> = self.labels.clone();
         let mut stack = vec![(self.root, false)];
         let mut buf = Vec::new();
@@ -303,7 +304,7 @@ impl BTree {
             ctx.merge(&labels[a as usize], &labels[b as usize], Some(&mut buf));
             // the union's size, exactly
             let (la, lb) = (&labels[a as usize], &labels[b as usize]);
-            let (mut union, mut width) = (1u128, 0usize);
+            let (mut union, mut width) = (Cost::ONE, 0usize);
             let (mut i, mut j) = (0, 0);
             while i < la.len() || j < lb.len() {
                 let l = if j >= lb.len() || (i < la.len() && la[i].0 < lb[j].0) {
@@ -317,21 +318,21 @@ impl BTree {
                     j += 1;
                     la[i - 1].0
                 };
-                union = union.saturating_mul(ctx.sizes[l as usize]);
+                union = union * ctx.sizes[l as usize];
                 width += 1;
             }
             let removed = width > buf.len();
-            let f = union.saturating_mul(1 + u128::from(removed));
+            let f = if removed { union.mul_small(2) } else { union };
             let s = ctx.size(&buf);
-            flops = flops.saturating_add(f);
+            flops += f;
             size_max = size_max.max(s);
-            written = written.saturating_add(s);
+            written += s;
             labels[vu] = std::mem::take(&mut buf);
         }
         match min {
             Minimize::Flops => (flops, flops),
             Minimize::Size => (size_max, flops),
-            Minimize::Combo => (flops.saturating_add(written.saturating_mul(64)), flops),
+            Minimize::Combo => (flops + written.mul_small(64), flops),
         }
     }
 }
@@ -660,7 +661,7 @@ mod tests {
         }
     }
 
-    fn cost(net: &Network, path: &[Vec<usize>], min: Minimize) -> (u128, u128) {
+    fn cost(net: &Network, path: &[Vec<usize>], min: Minimize) -> (Cost, Cost) {
         let ctx = Ctx::new(net);
         BTree::from_ssa(net, &ctx, &linear_to_ssa(path, net.inputs.len())).score(&ctx, min)
     }
@@ -690,8 +691,12 @@ mod tests {
             sizes: vec![2, 3, 4, 5],
         };
         let p = vec![vec![0, 1], vec![0, 1]];
-        assert_eq!(cost(&net, &p, Minimize::Flops), (128, 128));
-        assert_eq!(cost(&net, &p, Minimize::Size), (10, 128));
-        assert_eq!(cost(&net, &p, Minimize::Combo), (128 + 64 * (8 + 10), 128));
+        let c = Cost::exact;
+        assert_eq!(cost(&net, &p, Minimize::Flops), (c(128), c(128)));
+        assert_eq!(cost(&net, &p, Minimize::Size), (c(10), c(128)));
+        assert_eq!(
+            cost(&net, &p, Minimize::Combo),
+            (c(128 + 64 * (8 + 10)), c(128))
+        );
     }
 }

@@ -9,6 +9,7 @@
 //! knows Python.
 
 pub mod anneal;
+pub mod cost;
 pub mod info;
 pub mod lower;
 pub mod parse;
@@ -18,6 +19,7 @@ pub mod slice;
 use std::sync::Arc;
 
 pub use anneal::AnnealOptions;
+pub use cost::Cost;
 pub use lower::{lower, Report, Row};
 pub use parse::{parse, py_repr, Label, Parsed};
 pub use path::{Minimize, Network, Tree, DP_BUDGET, DP_MAX, OPTIMAL_MAX};
@@ -180,6 +182,19 @@ impl Big {
         let mut b = Big(out);
         b.trim();
         b
+    }
+
+    /// `self *= other`.
+    pub fn mul_big(&mut self, other: &Big) {
+        let mut acc = Big::default();
+        for (k, &d) in other.0.iter().enumerate() {
+            let mut part = self.mul32(u64::from(d));
+            if !part.0.is_empty() {
+                part.0.splice(0..0, std::iter::repeat_n(0, k));
+            }
+            acc.add(&part);
+        }
+        *self = acc;
     }
 
     /// `self += other`.

@@ -315,7 +315,7 @@ pub fn lower(
                 };
                 let mem_a = rev(&a2, a_c, &pre_a);
                 let mem_b = rev(&b2, b_c, &pre_b);
-                let (big, small) = if size_of_u128(&a2, sizes) >= size_of_u128(&b2, sizes) {
+                let (big, small) = if size_of(&a2, sizes) >= size_of(&b2, sizes) {
                     (mem_a, mem_b)
                 } else {
                     (mem_b, mem_a)
@@ -427,6 +427,6 @@ pub fn lower(
     Ok((program, report))
 }
 
-fn size_of_u128(labels: &[usize], sizes: &[usize]) -> u128 {
+fn size_of(labels: &[usize], sizes: &[usize]) -> crate::Cost {
     crate::path::size_of(labels, sizes)
 }

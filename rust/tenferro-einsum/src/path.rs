@@ -17,6 +17,7 @@
 //! Paths are opt_einsum's linear format: each entry names positions in the current operand
 //! list, which are removed; their contraction is appended at the end.
 
+use crate::cost::{Cost, Delta};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
@@ -55,10 +56,10 @@ pub struct Network {
     pub sizes: Vec<usize>,
 }
 
-/// `Π sizes[l]` over `set`, saturating.
-pub fn size_of(set: &[usize], sizes: &[usize]) -> u128 {
+/// `Π sizes[l]` over `set` (exact below `2^128`, see [`Cost`]).
+pub fn size_of(set: &[usize], sizes: &[usize]) -> Cost {
     set.iter()
-        .fold(1u128, |acc, &l| acc.saturating_mul(sizes[l] as u128))
+        .fold(Cost::ONE, |acc, &l| acc * Cost::from(sizes[l]))
 }
 
 fn union(a: &[usize], b: &[usize]) -> Vec<usize> {
@@ -100,9 +101,9 @@ fn intersects(a: &[usize], b: &[usize]) -> bool {
 
 /// opt_einsum's `flop_count`: `size(contract) × max(1, terms − 1)`, plus one when labels are
 /// summed.
-pub fn flop_count(contract: &[usize], inner: bool, terms: usize, sizes: &[usize]) -> u128 {
-    let factor = terms.saturating_sub(1).max(1) as u128 + u128::from(inner);
-    size_of(contract, sizes).saturating_mul(factor)
+pub fn flop_count(contract: &[usize], inner: bool, terms: usize, sizes: &[usize]) -> Cost {
+    let factor = terms.saturating_sub(1).max(1) as u64 + u64::from(inner);
+    size_of(contract, sizes).mul_small(factor)
 }
 
 /// Static-single-assignment entries (operand `n + k` is the result of entry `k`) to the linear
@@ -137,7 +138,7 @@ struct Cand {
 }
 
 /// A candidate's cost: (memory removed, larger SSA id, smaller SSA id) -- opt_einsum's heap key.
-type CandKey = (i128, usize, usize);
+type CandKey = (Delta, usize, usize);
 
 /// The state of opt_einsum's greedy: keys (label sets) interned to ids.
 struct Greedy<'a> {
@@ -147,7 +148,7 @@ struct Greedy<'a> {
     key_id: HashMap<Vec<usize>, usize>,
     /// The SSA id of the live operand with each key.
     remaining: Vec<Option<usize>>,
-    footprint: Vec<u128>,
+    footprint: Vec<Cost>,
     /// Per label, the live keys holding it (labels outside the output).
     dim_keys: Vec<Vec<usize>>,
     ref2: Vec<bool>,
@@ -155,7 +156,7 @@ struct Greedy<'a> {
     cands: Vec<Cand>,
     queue: BinaryHeap<Reverse<(CandKey, usize)>>,
     /// Candidates whose result exceeds this many elements are never pushed.
-    limit: u128,
+    limit: Cost,
 }
 
 impl Greedy<'_> {
@@ -197,10 +198,7 @@ impl Greedy<'_> {
             if s12 > self.limit {
                 continue;
             }
-            let wide = |x: u128| x.min(i128::MAX as u128) as i128;
-            let cost = wide(s12)
-                .saturating_sub(wide(self.footprint[k1]))
-                .saturating_sub(wide(self.footprint[k2]));
+            let cost = Delta::sub2(s12, self.footprint[k1], self.footprint[k2]);
             let (mut x1, mut x2) = (k1, k2);
             let (mut id1, mut id2) = (
                 self.remaining[k1].unwrap_or(0),
@@ -236,6 +234,7 @@ pub fn greedy(net: &Network) -> Vec<Vec<usize>> {
 /// candidates, and once no pair within the limit is left the remaining operands are contracted
 /// in one step (as NumPy's and opt_einsum's planners do).
 pub fn greedy_limited(net: &Network, limit: u128) -> Vec<Vec<usize>> {
+    let limit = Cost::limit(limit);
     let n = net.inputs.len();
     if n == 1 {
         return vec![vec![0]];
@@ -363,7 +362,7 @@ pub fn greedy_limited(net: &Network, limit: u128) -> Vec<Vec<usize>> {
             g.push(k12, &k2s);
         }
     }
-    if limit != u128::MAX && g.dim_keys.iter().any(|ks| ks.len() >= 2) {
+    if limit != Cost::UNBOUNDED && g.dim_keys.iter().any(|ks| ks.len() >= 2) {
         // pairs left that share summed labels: none fits the memory limit
         let mut all: Vec<usize> = g.remaining.iter().flatten().copied().collect();
         all.sort_unstable();
@@ -371,7 +370,7 @@ pub fn greedy_limited(net: &Network, limit: u128) -> Vec<Vec<usize>> {
         return ssa_to_linear(&ssa_path, n);
     }
     // outer products of what is left, smallest (on the output labels) first
-    let mut fq: BinaryHeap<Reverse<(u128, usize, Vec<usize>)>> = BinaryHeap::new();
+    let mut fq: BinaryHeap<Reverse<(Cost, usize, Vec<usize>)>> = BinaryHeap::new();
     for (k, r) in g.remaining.iter().enumerate() {
         if let Some(id) = *r {
             let kept: Vec<usize> = g.keys[k].iter().copied().filter(|&l| g.out[l]).collect();
@@ -394,7 +393,7 @@ pub fn greedy_limited(net: &Network, limit: u128) -> Vec<Vec<usize>> {
             let id12 = next_id;
             next_id += 1;
             fq.push(Reverse((cost, id12, k12)));
-            let Reverse((_, a, b)) = fq.pop().unwrap_or(Reverse((0, id12, Vec::new())));
+            let Reverse((_, a, b)) = fq.pop().unwrap_or(Reverse((Cost::ZERO, id12, Vec::new())));
             id1 = a;
             k1 = b;
         }
@@ -446,17 +445,17 @@ impl Counts {
 #[derive(Clone)]
 struct Best {
     /// (objective, flops) compared lexicographically
-    key: (u128, u128),
+    key: (Cost, Cost),
     split: Option<(u64, u64)>,
     result: Vec<usize>,
-    size: u128,
+    size: Cost,
 }
 
-fn combine(min: Minimize, a: &Best, b: &Best, flops: u128, size: u128) -> (u128, u128) {
+fn combine(min: Minimize, a: &Best, b: &Best, flops: Cost, size: Cost) -> (Cost, Cost) {
     combine_keys(min, a.key, b.key, flops, size)
 }
 
-fn step_flops(a: &[usize], b: &[usize], r: &[usize], sizes: &[usize]) -> u128 {
+fn step_flops(a: &[usize], b: &[usize], r: &[usize], sizes: &[usize]) -> Cost {
     let contract = union(a, b);
     flop_count(&contract, contract.len() > r.len(), 2, sizes)
 }
@@ -467,7 +466,7 @@ fn leaf(net: &Network, k: usize) -> Best {
     let result = net.inputs[k].clone();
     let size = size_of(&result, &net.sizes);
     Best {
-        key: (0, 0),
+        key: (Cost::ZERO, Cost::ZERO),
         split: None,
         result,
         size,
@@ -505,14 +504,14 @@ fn bits_of(set: &[usize], w: usize) -> Vec<u64> {
     b
 }
 
-/// `Π sizes[l]` over the labels of a bitset, saturating.
-fn bits_size(b: &[u64], sizes: &[usize]) -> u128 {
-    let mut acc = 1u128;
+/// `Π sizes[l]` over the labels of a bitset.
+fn bits_size(b: &[u64], sizes: &[usize]) -> Cost {
+    let mut acc = Cost::ONE;
     for (i, &word) in b.iter().enumerate() {
         let mut x = word;
         while x != 0 {
             let l = i * 64 + x.trailing_zeros() as usize;
-            acc = acc.saturating_mul(sizes[l] as u128);
+            acc = acc * Cost::from(sizes[l]);
             x &= x - 1;
         }
     }
@@ -523,6 +522,7 @@ fn bits_size(b: &[u64], sizes: &[usize]) -> u128 {
 /// (NumPy's `memory_limit`); `None` above [`OPTIMAL_MAX`] operands or when no tree stays within
 /// the limit.
 pub fn optimal_limited(net: &Network, min: Minimize, limit: u128) -> Option<Vec<Vec<usize>>> {
+    let limit = Cost::limit(limit);
     let n = net.inputs.len();
     if n > OPTIMAL_MAX {
         return None;
@@ -546,7 +546,7 @@ pub fn optimal_limited(net: &Network, min: Minimize, limit: u128) -> Option<Vec<
     }
     let outb = bits_of(&net.output, w);
     let mut res = vec![0u64; (full + 1) * w];
-    let mut res_size = vec![0u128; full + 1];
+    let mut res_size = vec![Cost::ZERO; full + 1];
     let mut res_len = vec![0u32; full + 1];
     for m in 1..=full {
         let comp = full ^ m;
@@ -562,10 +562,10 @@ pub fn optimal_limited(net: &Network, min: Minimize, limit: u128) -> Option<Vec<
         res_len[m] = r.iter().map(|x| x.count_ones()).sum();
     }
     // per subset: (objective, flops) and the split (the part holding the lowest operand)
-    let mut key: Vec<Option<(u128, u128)>> = vec![None; full + 1];
+    let mut key: Vec<Option<(Cost, Cost)>> = vec![None; full + 1];
     let mut split = vec![0usize; full + 1];
     for k in 0..n {
-        key[1 << k] = Some((0, 0));
+        key[1 << k] = Some((Cost::ZERO, Cost::ZERO));
     }
     let mut contract = vec![0u64; w];
     for m in 1..=full {
@@ -574,7 +574,7 @@ pub fn optimal_limited(net: &Network, min: Minimize, limit: u128) -> Option<Vec<
         }
         let size = res_size[m];
         let low = m & m.wrapping_neg();
-        let mut cand: Option<((u128, u128), usize)> = None;
+        let mut cand: Option<((Cost, Cost), usize)> = None;
         let mut sub = (m - 1) & m;
         while sub != 0 {
             if sub & low != 0 {
@@ -614,28 +614,28 @@ pub fn optimal_limited(net: &Network, min: Minimize, limit: u128) -> Option<Vec<
     Some(ssa_to_linear(&ssa, n))
 }
 
-fn flop_count_bits(contract: &[u64], inner: bool, sizes: &[usize]) -> u128 {
-    bits_size(contract, sizes).saturating_mul(1 + u128::from(inner))
+fn flop_count_bits(contract: &[u64], inner: bool, sizes: &[usize]) -> Cost {
+    let s = bits_size(contract, sizes);
+    if inner {
+        s.mul_small(2)
+    } else {
+        s
+    }
 }
 
 /// [`combine`] on bare keys.
 fn combine_keys(
     min: Minimize,
-    a: (u128, u128),
-    b: (u128, u128),
-    flops: u128,
-    size: u128,
-) -> (u128, u128) {
-    let f = a.1.saturating_add(b.1).saturating_add(flops);
+    a: (Cost, Cost),
+    b: (Cost, Cost),
+    flops: Cost,
+    size: Cost,
+) -> (Cost, Cost) {
+    let f = a.1 + b.1 + flops;
     match min {
         Minimize::Flops => (f, f),
         Minimize::Size => (a.0.max(b.0).max(size), f),
-        Minimize::Combo => (
-            a.0.saturating_add(b.0)
-                .saturating_add(flops)
-                .saturating_add(size.saturating_mul(64)),
-            f,
-        ),
+        Minimize::Combo => (a.0 + b.0 + flops + size.mul_small(64), f),
     }
 }
 
@@ -674,6 +674,7 @@ pub fn dp_limited(
         return optimal_limited(net, min, limit);
     }
     let counts = Counts::new(net);
+    let limit = Cost::limit(limit);
     // operands sharing a label with each operand
     let mut adj = vec![0u64; n];
     for i in 0..n {
@@ -766,7 +767,7 @@ pub fn dp_limited(
     }
     // components joined by outer products, smallest result first
     let mut ssa = Vec::new();
-    let mut heap: BinaryHeap<Reverse<(u128, usize, Vec<usize>)>> = BinaryHeap::new();
+    let mut heap: BinaryHeap<Reverse<(Cost, usize, Vec<usize>)>> = BinaryHeap::new();
     for &cm in &comps {
         best.get(&cm)?;
         let id = walk(&best, cm, &mut ssa, n);

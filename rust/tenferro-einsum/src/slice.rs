@@ -21,36 +21,34 @@
 //! sums a label still counts its addition when that label is sliced: the sum happens across the
 //! slices), times the number of slices; so the sliced cost is never below the unsliced one.
 
+use crate::cost::Cost;
 use crate::path::{flop_count, Network};
+use crate::Big;
 
-/// The outcome of [`find`].
+/// The outcome of [`find`]; the counts are exact (the search compares [`Cost`]s).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Sliced {
     /// The sliced label ids, ascending.
     pub labels: Vec<usize>,
     /// The number of slices (`Π sizes` of the sliced labels).
-    pub nslices: u128,
+    pub nslices: Big,
     /// The unsliced path's FLOPs (opt_einsum convention).
-    pub cost: u128,
+    pub cost: Big,
     /// The FLOPs of all slices together.
-    pub sliced_cost: u128,
+    pub sliced_cost: Big,
     /// The largest tensor of one slice (elements).
-    pub largest: u128,
+    pub largest: Big,
     /// The largest tensor of the unsliced contraction (elements).
-    pub unsliced_largest: u128,
+    pub unsliced_largest: Big,
     /// Every tensor of one slice together (elements): a bound on what one slice's forward
     /// pass holds at once.
-    pub footprint: u128,
+    pub footprint: Big,
 }
 
 impl Sliced {
-    /// `sliced_cost / cost` (1.0 when nothing is sliced).
+    /// `sliced_cost / cost` (1.0 when nothing is sliced or the cost is zero).
     pub fn overhead(&self) -> f64 {
-        if self.cost == 0 {
-            1.0
-        } else {
-            self.sliced_cost as f64 / self.cost as f64
-        }
+        crate::info::speedup(&self.sliced_cost, &self.cost)
     }
 }
 
@@ -149,49 +147,98 @@ impl TreeCosts {
     }
 
     /// Total FLOPs of all slices (opt_einsum's `flop_count` per entry per slice).
-    pub fn cost(&self, sliced: &[bool]) -> u128 {
+    pub fn cost(&self, sliced: &[bool]) -> Cost {
         let sizes = self.sliced_sizes(sliced);
-        let per: u128 = self
+        let per = self
             .steps
             .iter()
             .map(|(union, gone, terms)| {
                 // a summed label that is sliced is summed across the slices: still a sum
                 flop_count(union, !gone.is_empty(), *terms, &sizes)
             })
-            .fold(0u128, |a, b| a.saturating_add(b));
-        per.saturating_mul(self.nslices(sliced))
+            .fold(Cost::ZERO, |a, b| a + b);
+        per * self.nslices(sliced)
     }
 
     /// The number of slices.
-    pub fn nslices(&self, sliced: &[bool]) -> u128 {
+    pub fn nslices(&self, sliced: &[bool]) -> Cost {
         (0..self.sizes.len())
             .filter(|&l| sliced[l])
-            .fold(1u128, |a, l| a.saturating_mul(self.sizes[l] as u128))
+            .fold(Cost::ONE, |a, l| a * Cost::from(self.sizes[l]))
+    }
+
+    fn tensor_size(&self, t: &[usize], sliced: &[bool]) -> Cost {
+        t.iter()
+            .filter(|&&l| !sliced[l])
+            .fold(Cost::ONE, |a, &l| a * Cost::from(self.sizes[l]))
     }
 
     /// The largest tensor of one slice (elements).
-    pub fn largest(&self, sliced: &[bool]) -> u128 {
+    pub fn largest(&self, sliced: &[bool]) -> Cost {
         self.tensors
             .iter()
-            .map(|t| {
-                t.iter()
-                    .filter(|&&l| !sliced[l])
-                    .fold(1u128, |a, &l| a.saturating_mul(self.sizes[l] as u128))
-            })
+            .map(|t| self.tensor_size(t, sliced))
             .max()
-            .unwrap_or(1)
+            .unwrap_or(Cost::ONE)
     }
 
     /// The elements of all tensors of one slice together.
-    pub fn footprint(&self, sliced: &[bool]) -> u128 {
+    pub fn footprint(&self, sliced: &[bool]) -> Cost {
         self.tensors
             .iter()
-            .map(|t| {
-                t.iter()
-                    .filter(|&&l| !sliced[l])
-                    .fold(1u128, |a, &l| a.saturating_mul(self.sizes[l] as u128))
-            })
-            .fold(0u128, |a, b| a.saturating_add(b))
+            .map(|t| self.tensor_size(t, sliced))
+            .fold(Cost::ZERO, |a, b| a + b)
+    }
+
+    /// `Π sizes[l]` over the labels of `t` that are not sliced, exactly.
+    fn tensor_big(&self, t: &[usize], sliced: &[bool]) -> Big {
+        let mut b = Big::from(1u64);
+        for &l in t.iter().filter(|&&l| !sliced[l]) {
+            b.mul_small(self.sizes[l] as u64);
+        }
+        b
+    }
+
+    /// [`TreeCosts::cost`], exactly.
+    pub fn cost_exact(&self, sliced: &[bool]) -> Big {
+        let sizes = self.sliced_sizes(sliced);
+        let mut total = Big::from(0u64);
+        for (union, gone, terms) in &self.steps {
+            let mut f = Big::from(1u64);
+            for &l in union {
+                f.mul_small(sizes[l] as u64);
+            }
+            f.mul_small(terms.saturating_sub(1).max(1) as u64 + u64::from(!gone.is_empty()));
+            total.add(&f);
+        }
+        total.mul_big(&self.nslices_exact(sliced));
+        total
+    }
+
+    /// [`TreeCosts::nslices`], exactly.
+    pub fn nslices_exact(&self, sliced: &[bool]) -> Big {
+        let mut b = Big::from(1u64);
+        for l in (0..self.sizes.len()).filter(|&l| sliced[l]) {
+            b.mul_small(self.sizes[l] as u64);
+        }
+        b
+    }
+
+    /// [`TreeCosts::largest`], exactly.
+    pub fn largest_exact(&self, sliced: &[bool]) -> Big {
+        self.tensors
+            .iter()
+            .map(|t| self.tensor_big(t, sliced))
+            .fold(Big::from(1u64), Big::max)
+    }
+
+    /// [`TreeCosts::footprint`], exactly.
+    pub fn footprint_exact(&self, sliced: &[bool]) -> Big {
+        let mut total = Big::from(0u64);
+        for t in &self.tensors {
+            total.add(&self.tensor_big(t, sliced));
+        }
+        total
     }
 
     /// `Σ max(0, log2 size − log2 limit)` over the tensors of one slice.
@@ -237,19 +284,16 @@ fn greedy_run(
 ) -> Option<Vec<bool>> {
     let nl = tree.sizes.len();
     let log_limit = (limit as f64).log2();
+    let limit = Cost::exact(limit);
     let mut sliced = vec![false; nl];
     let mut noise = rng;
     while tree.largest(&sliced) > limit {
         let ex0 = tree.excess(&sliced, log_limit);
-        let c0 = (tree.cost(&sliced) as f64).max(1.0).log2();
+        let c0 = tree.cost(&sliced).log2().max(0.0);
         // candidates: the labels of the tensors over the limit (no other label removes excess)
         let mut cand = vec![false; nl];
         for t in &tree.tensors {
-            let size = t
-                .iter()
-                .filter(|&&l| !sliced[l])
-                .fold(1u128, |a, &l| a.saturating_mul(tree.sizes[l] as u128));
-            if size > limit {
+            if tree.tensor_size(t, &sliced) > limit {
                 for &l in t {
                     cand[l] = true;
                 }
@@ -262,7 +306,7 @@ fn greedy_run(
             }
             sliced[l] = true;
             let gain = ex0 - tree.excess(&sliced, log_limit);
-            let dc = (tree.cost(&sliced) as f64).max(1.0).log2() - c0;
+            let dc = tree.cost(&sliced).log2().max(0.0) - c0;
             sliced[l] = false;
             if gain <= 1e-12 {
                 continue;
@@ -281,7 +325,7 @@ fn greedy_run(
     }
     // Drop labels no longer needed, the costliest to keep first.
     loop {
-        let mut best: Option<(u128, usize)> = None;
+        let mut best: Option<(Cost, usize)> = None;
         for l in 0..nl {
             if !sliced[l] {
                 continue;
@@ -320,9 +364,8 @@ pub fn find(
         return Err("memory_limit=0 cannot be met by slicing (at least 1 element)".to_string());
     }
     let none = vec![false; nl];
-    let cost = tree.cost(&none);
     let unsliced_largest = tree.largest(&none);
-    let mut best: Option<(u128, Vec<bool>)> = None;
+    let mut best: Option<(Cost, Vec<bool>)> = None;
     let mut rng = Rng(opts.seed);
     for r in 0..opts.repeats.max(1) {
         let noise = (r > 0).then_some((&mut rng, opts.temperature));
@@ -331,26 +374,26 @@ pub fn find(
             return Err(format!(
                 "memory_limit={limit} cannot be met by slicing: the smallest reachable largest \
                  intermediate is {} elements (labels repeated in the output cannot be sliced)",
-                tree.largest(&all)
+                tree.largest_exact(&all)
             ));
         };
         let c = tree.cost(&s);
         if best.as_ref().is_none_or(|(b, _)| c < *b) {
             best = Some((c, s));
         }
-        if unsliced_largest <= limit {
+        if unsliced_largest <= Cost::exact(limit) {
             break;
         }
     }
-    let (sliced_cost, s) = best.unwrap_or((cost, none));
+    let s = best.map_or(none.clone(), |(_, s)| s);
     Ok(Sliced {
         labels: (0..nl).filter(|&l| s[l]).collect(),
-        nslices: tree.nslices(&s),
-        cost,
-        sliced_cost,
-        largest: tree.largest(&s),
-        unsliced_largest,
-        footprint: tree.footprint(&s),
+        nslices: tree.nslices_exact(&s),
+        cost: tree.cost_exact(&none),
+        sliced_cost: tree.cost_exact(&s),
+        largest: tree.largest_exact(&s),
+        unsliced_largest: tree.largest_exact(&none),
+        footprint: tree.footprint_exact(&s),
     })
 }
 
@@ -374,9 +417,9 @@ mod tests {
         let tree = TreeCosts::new(&net, &net.inputs, &path);
         let s = find(&tree, 1 << 20, &[true; 4], Options::default()).unwrap();
         assert!(s.labels.is_empty());
-        assert_eq!(s.nslices, 1);
+        assert_eq!(s.nslices, Big::from(1u64));
         assert_eq!(s.sliced_cost, s.cost);
-        assert_eq!(s.largest, 4096);
+        assert_eq!(s.largest, Big::from(4096u64));
     }
 
     #[test]
@@ -384,20 +427,28 @@ mod tests {
         let (net, path) = chain();
         let tree = TreeCosts::new(&net, &net.inputs, &path);
         let s = find(&tree, 128, &[true; 4], Options::default()).unwrap();
-        assert!(s.largest <= 128, "{s:?}");
+        assert!(
+            s.largest.clone().max(Big::from(128u64)) == Big::from(128u64),
+            "{s:?}"
+        );
         assert_eq!(
             s.nslices,
-            s.labels.iter().map(|&l| net.sizes[l] as u128).product()
+            Big::from(
+                s.labels
+                    .iter()
+                    .map(|&l| net.sizes[l] as u64)
+                    .product::<u64>()
+            )
         );
         // brute force: the best single or pair of labels meeting the limit
-        let mut best = u128::MAX;
+        let mut best = Cost::UNBOUNDED;
         for m in 1u32..16 {
             let sl: Vec<bool> = (0..4).map(|l| m >> l & 1 == 1).collect();
-            if tree.largest(&sl) <= 128 {
+            if tree.largest(&sl) <= Cost::exact(128) {
                 best = best.min(tree.cost(&sl));
             }
         }
-        assert_eq!(s.sliced_cost, best);
+        assert_eq!(s.sliced_cost.to_string(), best.to_string());
     }
 
     #[test]

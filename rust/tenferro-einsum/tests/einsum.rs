@@ -108,6 +108,11 @@ fn greedy_matches_opt_einsum_on_known_networks() {
     assert_eq!(path::greedy(&n), vec![vec![0, 1], vec![0, 1], vec![0, 1]]);
 }
 
+/// A cost of these small networks as an integer.
+fn exact(c: tenferro_einsum::Cost) -> u128 {
+    c.as_exact().expect("an exact cost")
+}
+
 /// The least opt_cost over every pairwise order, by brute force.
 fn brute(n: &Network) -> u128 {
     fn go(sets: Vec<Vec<usize>>, out: &[usize], sizes: &[usize]) -> u128 {
@@ -128,7 +133,7 @@ fn brute(n: &Network) -> u128 {
                     .copied()
                     .filter(|l| out.contains(l) || rest.iter().any(|s| s.contains(l)))
                     .collect();
-                let c = path::flop_count(&u, keep.len() < u.len(), 2, sizes);
+                let c = exact(path::flop_count(&u, keep.len() < u.len(), 2, sizes));
                 rest.push(keep);
                 best = best.min(c + go(rest, out, sizes));
             }
@@ -155,7 +160,12 @@ fn cost(n: &Network, p: &[Vec<usize>]) -> u128 {
             .copied()
             .filter(|l| n.output.contains(l) || sets.iter().any(|s| s.contains(l)))
             .collect();
-        total += path::flop_count(&u, keep.len() < u.len(), e.len(), &n.sizes);
+        total += exact(path::flop_count(
+            &u,
+            keep.len() < u.len(),
+            e.len(),
+            &n.sizes,
+        ));
         sets.push(keep);
     }
     total
@@ -234,7 +244,7 @@ fn largest_intermediate(n: &Network, p: &[Vec<usize>]) -> u128 {
             .filter(|l| n.output.contains(l) || sets.iter().any(|s| s.contains(l)))
             .collect();
         if i + 1 < p.len() {
-            largest = largest.max(path::size_of(&keep, &n.sizes));
+            largest = largest.max(exact(path::size_of(&keep, &n.sizes)));
         }
         sets.push(keep);
     }
@@ -404,4 +414,104 @@ fn contractions_run_through_the_session() {
     .err()
     .unwrap();
     assert!(matches!(err, Error::Einsum { .. }), "{err:?}");
+}
+
+/// `p`'s opt_cost in the planners' scale-free [`Cost`] (exact below 2^128).
+fn cost_scale_free(n: &Network, p: &[Vec<usize>]) -> tenferro_einsum::Cost {
+    let mut sets = n.inputs.clone();
+    let mut total = tenferro_einsum::Cost::ZERO;
+    for e in p {
+        let mut idx = e.clone();
+        idx.sort_unstable();
+        let mut u: Vec<usize> = idx.iter().flat_map(|&k| sets[k].clone()).collect();
+        u.sort_unstable();
+        u.dedup();
+        for &k in idx.iter().rev() {
+            sets.remove(k);
+        }
+        let keep: Vec<usize> = u
+            .iter()
+            .copied()
+            .filter(|l| n.output.contains(l) || sets.iter().any(|s| s.contains(l)))
+            .collect();
+        total += path::flop_count(&u, keep.len() < u.len(), e.len(), &n.sizes);
+        sets.push(keep);
+    }
+    total
+}
+
+/// Every pairwise linear path over `k` operands.
+fn all_paths(k: usize) -> Vec<Vec<Vec<usize>>> {
+    if k == 1 {
+        return vec![Vec::new()];
+    }
+    let mut out = Vec::new();
+    for i in 0..k {
+        for j in i + 1..k {
+            for mut rest in all_paths(k - 1) {
+                rest.insert(0, vec![i, j]);
+                out.push(rest);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn costs_past_2_128_keep_their_order() {
+    // matrix chains with sizes up to 2^62: every pairwise step costs more than 2^128 in some
+    // of them, where a saturating cost made all orders tie
+    let e = |k: u32| (1usize << k) + 3;
+    let chains: [&[usize]; 4] = [
+        &[4, 1 << 62, 1 << 62, 1 << 62, 4],
+        &[e(62), e(3), e(61), e(60), e(2), e(62)],
+        &[e(40), e(62), e(62), e(1), e(62), e(50)],
+        &[e(62), e(61), e(60), e(59), e(58), e(62)],
+    ];
+    let letters = ['a', 'b', 'c', 'd', 'e', 'f'];
+    let mut past = 0;
+    for dims in chains {
+        let k = dims.len() - 1;
+        let terms: Vec<String> = (0..k)
+            .map(|i| [letters[i], letters[i + 1]].iter().collect())
+            .collect();
+        let term_refs: Vec<&str> = terms.iter().map(|s| s.as_str()).collect();
+        let out: String = [letters[0], letters[k]].iter().collect();
+        let sizes: Vec<(char, usize)> = (0..=k).map(|i| (letters[i], dims[i])).collect();
+        let n = net(&term_refs, &out, &sizes);
+        let best = all_paths(k)
+            .iter()
+            .map(|p| cost_scale_free(&n, p))
+            .min()
+            .unwrap();
+        past += usize::from(best.as_exact().is_none());
+        let greedy = cost_scale_free(&n, &path::greedy(&n));
+        for p in [
+            path::optimal(&n, Minimize::Flops).unwrap(),
+            path::dp(&n, Minimize::Flops).unwrap(),
+        ] {
+            let c = cost_scale_free(&n, &p);
+            assert!(c.log2() <= best.log2() + 1e-9, "{dims:?}: {c} vs {best}");
+            assert!(
+                c.log2() <= greedy.log2() + 1e-9,
+                "{dims:?}: {c} vs greedy {greedy}"
+            );
+        }
+        let opts = tenferro_einsum::AnnealOptions {
+            seed: 0,
+            max_time: None,
+            max_repeats: 2,
+        };
+        let a = tenferro_einsum::anneal::anneal(
+            &n,
+            &opts,
+            Minimize::Flops,
+            &tenferro_einsum::anneal::Probe::default(),
+        );
+        assert!(
+            cost_scale_free(&n, &a).log2() <= greedy.log2() + 1e-9,
+            "{dims:?}"
+        );
+    }
+    assert!(past >= 2, "{past} chains cost more than 2^128 at best");
 }

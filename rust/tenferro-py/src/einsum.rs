@@ -325,6 +325,35 @@ fn custom_path(
     Ok(path)
 }
 
+/// The subscripts as UTF-8: a lone surrogate (`'\ud800'`, which no label can be) is an
+/// `EinsumError` naming it and its position. Only a failing conversion costs more than
+/// `to_str`.
+fn subscripts_str<'a>(py: Python<'_>, s: &'a Bound<'_, PyString>) -> PyResult<&'a str> {
+    s.to_str().or_else(|e| {
+        let units: Vec<u8> = s
+            .call_method1("encode", ("utf-32-le", "surrogatepass"))
+            .and_then(|b| b.extract())
+            .map_err(|_| e)?;
+        let found = units
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .enumerate()
+            .find(|(_, u)| (0xD800..0xE000).contains(u));
+        let shown = s.repr().map_or_else(|_| "?".to_string(), |r| r.to_string());
+        let what = match found {
+            Some((pos, u)) => format!(
+                "invalid label '\\u{u:04x}' at position {pos} (a lone surrogate is not a \
+                 character)"
+            ),
+            None => "not valid Unicode".to_string(),
+        };
+        Err(crate::errors::to_pyerr(
+            py,
+            Error::einsum("einsum", format!("subscripts {shown}: {what}")),
+        ))
+    })
+}
+
 /// Subscripts and operands of a call: `(subscripts, *operands)` or the interleaved form
 /// (converted by `tenferro.einsum._split_args`).
 fn split<'py>(
@@ -353,7 +382,7 @@ pub fn _einsum(
     minimize: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyTensor> {
     let (subscripts, items) = split(py, operands)?;
-    let subs = subscripts.to_str()?;
+    let subs = subscripts_str(py, &subscripts)?;
     let n = items.len();
     let opt = optimize_of(subs, n, optimize).py(py)?;
     let min = minimize_of(subs, minimize).py(py)?;
@@ -430,7 +459,7 @@ pub fn _einsum_path<'py>(
     memory_limit: Option<u128>,
 ) -> PyResult<(Bound<'py, PyList>, PyEinsumPathInfo)> {
     let (subscripts, items) = split(py, operands)?;
-    let subscripts = subscripts.to_str()?;
+    let subscripts = subscripts_str(py, &subscripts)?;
     let n = items.len();
     let opt = optimize_of(subscripts, n, optimize).py(py)?;
     let min = minimize_of(subscripts, minimize).py(py)?;

@@ -1,8 +1,9 @@
 //! Long einsum path searches (`optimize="anneal"`, `tf.EinsumAnneal`): the `optimize=` options
 //! object read into [`AnnealOptions`], and the [`Runner`] the PyO3-free planner runs its search
 //! through. The search runs on a helper thread with the GIL released while the calling thread
-//! serves Python's signal handlers every [`POLL`] (Ctrl-C stops the search: the probe's stop
-//! flag is polled once per sweep, and the handler's `KeyboardInterrupt` is raised) and, once
+//! serves Python's signal handlers every [`POLL`] (a handler that raises stops the search: the
+//! probe's stop flag is polled once per sweep, and the handler's own exception is raised --
+//! `KeyboardInterrupt` for Ctrl-C) and, once
 //! the search has run for `tenferro._progress.DELAY` seconds (1 s), drives a `tqdm` bar made by
 //! `tenferro._progress.start` (the module is registered as a hook by `tenferro.einsum`) (which makes none unless `sys.stderr` is a terminal).
 
@@ -182,10 +183,9 @@ fn run(py: Python<'_>, options: &AnnealOptions, search: &Search<'_>) -> Result<V
     }
     bar.close(py);
     match (outcome, signal) {
-        // Ctrl-C: raised as KeyboardInterrupt
-        (_, Some(_)) => Err(Error::Interrupted {
-            op: "einsum".to_string(),
-        }),
+        // a signal handler raised (Ctrl-C: KeyboardInterrupt): its own exception reaches the
+        // caller, class and traceback intact
+        (_, Some(e)) => Err(crate::errors::from_callback("einsum", e)),
         (Ok(path), None) => Ok(path),
         (Err(Some(panic)), None) => std::panic::resume_unwind(panic),
         (Err(None), None) => Err(Error::internal(
