@@ -817,7 +817,7 @@ fn pow_fallback(x: f64, y: f64) -> bool {
 
 /// libm's `pow`, with `x^0.5 = sqrt(x)` and `x^-1 = 1/x` for positive normal finite `x`.
 fn pow_slow(x: f64, y: f64) -> f64 {
-    if x >= f64::MIN_POSITIVE && x < f64::INFINITY {
+    if x.is_normal() && x > 0.0 {
         if y == 0.5 {
             return x.sqrt();
         }
