@@ -25,7 +25,7 @@ FUNCS = {
     "log": (tf.log, np.log, lambda n: _lu(n, 1e-300, 1e300), 1.0),
     "sin": (tf.sin, np.sin, lambda n: _both(n, 1e-20, 1e6), 1.0),
     "cos": (tf.cos, np.cos, lambda n: _both(n, 1e-20, 1e6), 1.0),
-    "tanh": (tf.tanh, np.tanh, lambda n: _both(n, 1e-20, 25.0), 3.0),
+    "tanh": (tf.tanh, np.tanh, lambda n: _both(n, 1e-20, 25.0), 1.5),
     "expm1": (tf.expm1, np.expm1, lambda n: _both(n, 1e-20, 709.0), 1.5),
     "log1p": (
         tf.log1p,
@@ -94,9 +94,7 @@ def test_special_values_as_numpy(name: str) -> None:
     got = np.asarray(ours(tf.asarray(SPECIAL)))
     exact = ~np.isfinite(want) | (want == 0) | np.isnan(want)
     assert _same(got[exact], want[exact]), (SPECIAL[exact], got[exact], want[exact])
-    assert _ulps(got[~exact], ref_fn(SPECIAL[~exact].astype(np.longdouble))) <= 1.0 + (
-        name == "tanh"
-    )
+    assert _ulps(got[~exact], ref_fn(SPECIAL[~exact].astype(np.longdouble))) <= 1.5
 
 
 @pytest.mark.parametrize("name", [*FUNCS, "erf"])
@@ -136,6 +134,28 @@ def test_float32_rounds_the_float64_result(name: str) -> None:
     )
 
 
+def test_tanh_small_and_moderate_arguments_accurate() -> None:
+    # One formula on every |x| (no cancellation below 0.55, where fdlibm switched formulas).
+    x = np.concatenate([_both(20_000, 1e-12, 1.0), 2.0 ** -np.arange(20.0, 60.0)])
+    got = np.asarray(tf.tanh(tf.asarray(x)))
+    assert _ulps(got, np.tanh(x.astype(np.longdouble))) <= 1.2
+    tiny = np.array([2.0**-30, -(2.0**-40), 1e-300, -5e-324, 2.2250738585072014e-308])
+    assert _same(np.asarray(tf.tanh(tf.asarray(tiny))), tiny)
+
+
+def test_pow_table_intervals_and_exponent_edges() -> None:
+    # Every interval of pow's log table (x = 2^k z: 128 ranges of z, 8 points each, in three
+    # binades) with exponents up to |y log x| = 650, against the long-double reference.
+    lo, hi = float.fromhex("0x1.69555p-1"), float.fromhex("0x1.69555p0")
+    z = np.exp2(np.linspace(np.log2(lo), np.log2(hi), 1024, endpoint=False))
+    x = np.concatenate([z, np.nextafter(z, 0), z * 2.0**-500, z * 2.0**300])
+    y = RNG.uniform(-1.0, 1.0, x.size) * np.minimum(600.0, 650.0 / np.abs(np.log(x)))
+    with np.errstate(all="ignore"):
+        ref = np.power(x.astype(np.longdouble), y.astype(np.longdouble))
+    got = np.asarray(tf.pow(tf.asarray(x), tf.asarray(y)))
+    assert _ulps(got, ref) <= 0.6
+
+
 def test_pow_accuracy_special_values_and_same_bits() -> None:
     x = np.concatenate([_lu(20_000, 1e-3, 1e3), np.abs(SPECIAL), SPECIAL, SPECIAL])
     y = np.concatenate(
@@ -150,9 +170,15 @@ def test_pow_accuracy_special_values_and_same_bits() -> None:
         ref = np.power(x.astype(np.longdouble), y.astype(np.longdouble))
         want = np.power(x, y)
     got = np.asarray(tf.pow(tf.asarray(x), tf.asarray(y)))
-    assert _ulps(got, ref) <= 1.0
-    exact = ~np.isfinite(want) | (want == 0) | (y == 2.0) | (y == 0.5) | (y == -1.0)
+    assert _ulps(got, ref) <= 0.6
+    exact = ~np.isfinite(want) | (want == 0) | (y == 2.0)
     assert _same(got[exact], want[exact]), (x[exact], y[exact], got[exact], want[exact])
+    # x^0.5 and x^-1 are the correctly rounded sqrt(x) and 1/x for positive normal x (NumPy's
+    # SVML power on AVX-512 hosts is not: 1e300^-1 comes out one ulp off 1/1e300).
+    pos = (x > 2.2250738585072014e-308) & np.isfinite(x)
+    for e, f in ((0.5, np.sqrt), (-1.0, np.reciprocal)):
+        m = pos & (y == e)
+        assert _same(got[m], f(x[m])), (x[m], got[m])
     tx, ty = tf.asarray(x), tf.asarray(y)
     for off in range(0, 5):
         for n in range(0, 71, 3):
