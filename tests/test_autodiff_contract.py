@@ -520,3 +520,60 @@ def test_forward_backward_loop_does_not_grow_rss() -> None:
         step()
     grown = _rss_bytes() - before
     assert grown < 5 * 2**20, f"RSS grew by {grown / 2**20:.2f} MiB over 10^4 steps"
+
+
+def test_one_no_grad_instance_shared_by_overlapping_tasks() -> None:
+    # One instance entered by two tasks whose blocks overlap: each task's exit restores its own
+    # state (the tokens are per context, as the mode state; they were one stack per instance,
+    # so the second exit raised and left recording off).
+    rt = tf.Runtime()
+    x = rt.variable([1.0])
+    ng = tf.no_grad()
+
+    async def main() -> dict[str, bool]:
+        seen: dict[str, bool] = {}
+        a_in, b_in, a_out = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+        async def task_a() -> None:
+            with ng:
+                a_in.set()
+                await b_in.wait()
+            seen["a_after"] = (x * 2.0).requires_grad
+            a_out.set()
+
+        async def task_b() -> None:
+            await a_in.wait()
+            with ng:
+                b_in.set()
+                await a_out.wait()
+                seen["b_inside"] = (x * 2.0).requires_grad
+            seen["b_after"] = (x * 2.0).requires_grad
+
+        await asyncio.gather(task_a(), task_b())
+        return seen
+
+    assert asyncio.run(main()) == {"a_after": True, "b_inside": False, "b_after": True}
+    assert (x * 2.0).requires_grad
+
+
+def test_no_grad_decorates_coroutines_and_async_generators() -> None:
+    rt = tf.Runtime()
+    x = rt.variable([1.0])
+
+    @tf.no_grad
+    async def coro() -> bool:
+        await asyncio.sleep(0)
+        return (x * 2.0).requires_grad
+
+    @tf.no_grad()
+    async def agen():  # type: ignore[no-untyped-def]
+        for _ in range(2):
+            yield (x * 2.0).requires_grad
+            await asyncio.sleep(0)
+
+    async def main() -> tuple[bool, list[bool], bool]:
+        inside = await coro()
+        items = [v async for v in agen()]
+        return inside, items, (x * 2.0).requires_grad
+
+    assert asyncio.run(main()) == (False, [False, False], True)

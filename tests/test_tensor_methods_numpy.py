@@ -67,3 +67,16 @@ def test_methods_differentiate_like_the_functions() -> None:
     x2 = rt.variable(tf.asarray(BASE))
     (g2,) = rt.grad(tf.std(tf.cumprod(x2, 1)), [x2])
     np.testing.assert_array_equal(np.asarray(g), np.asarray(g2))
+
+
+def test_three_argument_pow_is_a_type_error_as_numpy() -> None:
+    # pow(t, y, m) used to ignore m silently; NumPy raises TypeError.
+    a = np.array([3, 4, 5])
+    t = tf.asarray(a)
+    with pytest.raises(TypeError):
+        pow(a, 2, 5)
+    with pytest.raises(TypeError):
+        pow(t, 2, 5)
+    with pytest.raises(TypeError):
+        pow(t, t, 5)
+    np.testing.assert_array_equal(np.asarray(pow(t, 2)), a**2)

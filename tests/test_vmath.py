@@ -189,3 +189,12 @@ def test_pow_accuracy_special_values_and_same_bits() -> None:
         np.asarray(tf.pow(tx[::2], 1.7)),
         np.asarray(tf.pow(tx, tf.asarray(np.full(x.size, 1.7))))[::2],
     )
+
+
+def test_tanh_of_tiny_arguments_is_the_argument() -> None:
+    # Below 2**-27, tanh x rounds to x (the pair arithmetic returned x + 1 ulp for ~4 %).
+    rng = np.random.default_rng(7)
+    x = np.ldexp(rng.uniform(1.0, 2.0, 4000), rng.integers(-1074, -27, 4000))
+    x[::2] *= -1
+    got = np.asarray(tf.tanh(tf.asarray(x)))
+    assert np.array_equal(got.view(np.int64), x.view(np.int64))

@@ -22,6 +22,7 @@ Gradients(1 leaf)
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import inspect
 from collections.abc import Callable, Iterator, Sequence
@@ -34,16 +35,23 @@ from .errors import ContextMismatchError, InactiveError
 __all__ = ["no_grad", "capture_trace", "Gradients"]
 
 
+# The tokens of the grad-mode blocks entered in this context, innermost last, as
+# ``(mode instance, token)``: per thread and per asyncio task like the mode state itself, so one
+# ``no_grad()`` instance shared by overlapping threads or tasks restores each one's own state.
+_MODE_TOKENS: contextvars.ContextVar[tuple[tuple[Any, Any], ...]] = contextvars.ContextVar(
+    "tenferro_mode_tokens", default=()
+)
+
+
 class _Mode:
     """A grad-mode switch usable as ``with`` block and as decorator (with or without
-    parentheses, generators too). The mode lives in the context-local state (one ContextVar),
-    so it is isolated per thread and per asyncio task."""
+    parentheses; generators, coroutines and async generators too). The mode lives in the
+    context-local state (one ContextVar), so it is isolated per thread and per asyncio task."""
 
     _flags: dict[str, bool] = {}
 
     def __new__(cls, fn: Callable[..., Any] | None = None) -> Any:
         self = super().__new__(cls)
-        self._tokens = []
         if fn is not None and callable(fn):
             return self(fn)
         return self
@@ -54,14 +62,46 @@ class _Mode:
     def __enter__(self) -> _Mode:
         if self._flags.get("grad_enabled", True) is False:
             _trace_state.note_no_grad()  # a tf.jit trace in progress has a no-grad region
-        self._tokens.append(_tenferro._set_modes(**self._flags))
+        token = _tenferro._set_modes(**self._flags)
+        _MODE_TOKENS.set((*_MODE_TOKENS.get(), (self, token)))
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        _tenferro._state_var().reset(self._tokens.pop())
+        stack = _MODE_TOKENS.get()
+        for i in range(len(stack) - 1, -1, -1):
+            if stack[i][0] is self:
+                _MODE_TOKENS.set(stack[:i] + stack[i + 1 :])
+                _tenferro._state_var().reset(stack[i][1])
+                return
+        raise RuntimeError(f"{type(self).__name__}: exited in a context that did not enter it")
 
     def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         mode = type(self)
+        if inspect.isasyncgenfunction(fn):
+
+            @functools.wraps(fn)
+            async def agen_wrapper(*args: Any, **kwargs: Any) -> Any:
+                agen = fn(*args, **kwargs)
+                value = None
+                while True:
+                    with mode():
+                        try:
+                            item = await agen.asend(value)
+                        except StopAsyncIteration:
+                            return
+                    value = yield item
+
+            return agen_wrapper
+
+        if inspect.iscoroutinefunction(fn):
+
+            @functools.wraps(fn)
+            async def coro_wrapper(*args: Any, **kwargs: Any) -> Any:
+                with mode():
+                    return await fn(*args, **kwargs)
+
+            return coro_wrapper
+
         if inspect.isgeneratorfunction(fn):
 
             @functools.wraps(fn)

@@ -288,15 +288,25 @@ impl PyTensor {
     fn __pow__(
         slf: &Bound<'_, Self>,
         o: &Bound<'_, PyAny>,
-        _modulo: &Bound<'_, PyAny>,
+        modulo: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
+        // Three-argument `pow(t, y, m)`: not supported (NumPy raises `TypeError` too); the
+        // modulo used to be ignored silently.
+        if !modulo.is_none() {
+            return Ok(slf.py().NotImplemented());
+        }
         binop(slf, o, Op::Binary(BinaryOp::Pow), false)
     }
     fn __rpow__(
         slf: &Bound<'_, Self>,
         o: &Bound<'_, PyAny>,
-        _modulo: &Bound<'_, PyAny>,
+        modulo: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
+        // Three-argument `pow(t, y, m)`: not supported (NumPy raises `TypeError` too); the
+        // modulo used to be ignored silently.
+        if !modulo.is_none() {
+            return Ok(slf.py().NotImplemented());
+        }
         binop(slf, o, Op::Binary(BinaryOp::Pow), true)
     }
     // `&`, `|`, `^`, `~`, `<<`, `>>`: the bitwise primitives (integer and bool operands; any
