@@ -255,3 +255,13 @@ def test_jit_and_second_order() -> None:
         return tf.sum(tf.func.grad(lambda x: f(x, b, c, **kw) ** 2)(x) ** 2)
 
     assert rel(tf.func.grad(lambda x: gg(x, memory_limit=4))(a), tf.func.grad(gg)(a)) <= 1e-12
+
+
+def test_a_memory_limit_beyond_every_tensor_is_no_limit() -> None:
+    # 2**128 and up raised a bare OverflowError from the planner binding.
+    a, b = np.arange(12.0).reshape(3, 4), np.arange(20.0).reshape(4, 5)
+    for limit in (2**127, 2**128, 10**40):
+        path, info = tf.einsum_path("ij,jk->ik", a, b, memory_limit=limit)
+        assert path == [(0, 1)]
+        got = tf.einsum("ij,jk->ik", tf.asarray(a), tf.asarray(b), memory_limit=limit)
+        np.testing.assert_allclose(np.asarray(got), a @ b)

@@ -113,7 +113,9 @@ def memory_limit_of(memory_limit: Any, shapes: Sequence[tuple[int, ...]]) -> int
         )
     if memory_limit < 1:
         raise EinsumError(f"einsum: memory_limit={int(memory_limit)} must be at least 1 element")
-    return int(memory_limit)
+    # a limit no tensor can reach is no limit (the planner's limit is a u128: 2**128 and up
+    # raised a bare OverflowError)
+    return min(int(memory_limit), NO_LIMIT)
 
 
 def _index(plan: SlicePlan, k: int, c: tuple[int, ...], ndim: int) -> tuple[Any, ...]:
