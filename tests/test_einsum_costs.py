@@ -22,6 +22,8 @@ import tenferro as tf
 
 oe = pytest.importorskip("opt_einsum")
 
+from test_einsum_anneal import regular3  # noqa: E402 -- after the skip
+
 FAST = tf.EinsumAnneal(seed=1, max_repeats=2)
 
 
@@ -101,20 +103,6 @@ def alarm_raises() -> Iterator[type[Exception]]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
-
-
-def regular3(n: int, seed: int) -> tuple[str, list[tuple[int, ...]]]:
-    rng = np.random.default_rng(seed)
-    while True:
-        stubs = rng.permutation(np.repeat(np.arange(n), 3))
-        pairs = [tuple(sorted(p)) for p in stubs.reshape(-1, 2).tolist()]
-        if all(a != b for a, b in pairs) and len(set(pairs)) == len(pairs):
-            break
-    terms: list[list[str]] = [[] for _ in range(n)]
-    for e, (a, b) in enumerate(pairs):
-        terms[a].append(oe.get_symbol(e))
-        terms[b].append(oe.get_symbol(e))
-    return ",".join("".join(t) for t in terms) + "->", [(2, 2, 2)] * n
 
 
 @pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="POSIX only")
