@@ -11,7 +11,8 @@ no per-slice intermediate is kept; its VJP recomputes each slice's forward and p
 slice's cotangent back through it, one slice at a time, accumulating the operands' cotangents;
 its JVP sums, per slice, the contractions with one operand replaced by its tangent. The node
 lives in the Rust core, so it traces under ``tf.jit`` (the slices' ops are emitted there);
-the slice loop is Python because the executors (``concurrent.futures``) are.
+the slice loop is Python because the executors (``concurrent.futures``) are. Results,
+tangents and cotangents are written slice by slice into one full array (:class:`_Placed`).
 
 With ``executor=``, groups of slices are tasks (one per worker, the operands sent once per
 task as NumPy arrays); each returns the partial sums of its slices' results (forward) or of
@@ -186,6 +187,78 @@ def _add(blocks: dict[tuple[int, ...], Any], key: tuple[int, ...], v: Any) -> No
     blocks[key] = v if key not in blocks else blocks[key] + v
 
 
+class _Placed:
+    """The sum of blocks of one tensor (the output, or one operand's cotangent), each block keyed
+    by the sliced labels' values on ``axes``.
+
+    Concrete blocks (neither traced by ``tf.jit`` nor recorded for a higher derivative) are
+    written, as they come, into one NumPy array of the full shape that the result then shares
+    (``asarray(copy=False)``): the full tensor and one slice's block are alive together, never
+    all the blocks and their concatenation (which doubled the peak when an output label was
+    sliced). Traced or recorded blocks are kept and concatenated (:func:`_assemble`), so that
+    the result is a differentiable (or traced) function of them. The sums are the same in both
+    modes, in the same order: the first block of a key is copied, later ones added.
+    """
+
+    def __init__(
+        self,
+        plan: SlicePlan,
+        axes: Sequence[tuple[int, int]],
+        shape: tuple[int, ...],
+        dtype: Any,
+        keep: bool = False,
+    ) -> None:
+        self.plan, self.axes, self.shape, self.dtype = plan, axes, shape, np.dtype(dtype)
+        self.keep = keep  # blocks kept (and concatenated) whatever they are
+        self.blocks: dict[tuple[int, ...], Any] = {}
+        self.dense: np.ndarray | None = None
+        self.written: set[tuple[int, ...]] = set()
+        self.runtime: Any = None  # the blocks' (the result's)
+
+    def add(self, key: tuple[int, ...], v: Any) -> None:
+        if self.dense is None and not self.blocks and not self.keep and _concrete(v):
+            a = np.asarray(v.detach() if isinstance(v, Tensor) else v)
+            # the blocks' dtype (a real operand's cotangent is real) and layout (the engine's
+            # compact layout is F-ordered; adding across layouts would buffer a copy)
+            order = "F" if a.flags.f_contiguous and not a.flags.c_contiguous else "C"
+            self.dense = np.zeros(self.shape, dtype=a.dtype, order=order)
+            if isinstance(v, Tensor):
+                self.runtime = v.runtime
+        if self.dense is None:
+            _add(self.blocks, key, v)
+            return
+        idx: list[Any] = [slice(None)] * len(self.shape)
+        for (ax, _), k in zip(self.axes, key):
+            idx[ax] = slice(k, k + 1)
+        a = np.asarray(v.detach() if isinstance(v, Tensor) else v)
+        if key in self.written:
+            self.dense[tuple(idx)] += a
+        else:
+            self.dense[tuple(idx)] = a
+            self.written.add(key)
+
+    def __bool__(self) -> bool:
+        return self.dense is not None or bool(self.blocks)
+
+    def result(self, xp: Any, runtime: Any = None) -> Any:
+        """The full tensor (a NumPy array if ``xp`` is ``np``, else a tensor of the blocks'
+        runtime, or of ``runtime`` for NumPy blocks); consumes it."""
+        if self.dense is not None:
+            dense, self.dense = self.dense, None
+            if xp is np:
+                return dense
+            return _tenferro._from_numpy(dense, False, self.runtime or runtime)
+        blocks, self.blocks = self.blocks, {}
+        return _assemble(blocks, self.axes, self.plan, self.shape, self.dtype, xp)
+
+
+def _concrete(v: Any) -> bool:
+    """``v`` is a NumPy array or a tensor neither traced nor recorded."""
+    if not isinstance(v, Tensor):
+        return True
+    return not v._traced and not _S._records(v)
+
+
 class _Contraction:
     """One sliced contraction: subscripts, the per-slice path, the plan."""
 
@@ -214,21 +287,26 @@ class _Contraction:
         coords: Sequence[tuple[int, ...]] | None = None,
         assemble: bool = True,
     ) -> Any:
-        blocks: dict[tuple[int, ...], Any] = {}
         cs = list(self.plan.coords()) if coords is None else coords
-        for c in _progress(cs, len(cs)):
-            _add(blocks, _out_key(self.plan, c), self.einsum(self.slice_ops(ops, c)))
-        if not assemble:
+        if not assemble:  # a worker's partial sums, per output block
+            blocks: dict[tuple[int, ...], Any] = {}
+            for c in _progress(cs, len(cs)):
+                _add(blocks, _out_key(self.plan, c), self.einsum(self.slice_ops(ops, c)))
             return blocks
-        return _assemble(
-            blocks, self.plan.output_axes, self.plan, self.out_shape, self.out_dtype, _XP()
-        )
+        out = _Placed(self.plan, self.plan.output_axes, self.out_shape, self.out_dtype)
+        for c in _progress(cs, len(cs)):
+            out.add(_out_key(self.plan, c), self.einsum(self.slice_ops(ops, c)))
+        return out.result(_XP())
 
     def tangent(
-        self, ops: Sequence[Any], tangents: Sequence[Any | None], slots: Sequence[int]
+        self,
+        ops: Sequence[Any],
+        tangents: Sequence[Any | None],
+        slots: Sequence[int],
+        record: bool,
     ) -> Tensor:
         """``Σ_k einsum(ops with ops[slots[k]] -> tangents[k])``, slice by slice."""
-        blocks: dict[tuple[int, ...], Any] = {}
+        out = _Placed(self.plan, self.plan.output_axes, self.out_shape, self.out_dtype, record)
         for c in self.plan.coords():
             sub = self.slice_ops(ops, c)
             for s, t in zip(slots, tangents):
@@ -236,10 +314,8 @@ class _Contraction:
                     continue
                 terms = list(sub)
                 terms[s] = t[_index(self.plan, s, c, len(t.shape))]
-                _add(blocks, _out_key(self.plan, c), self.einsum(terms))
-        return _assemble(
-            blocks, self.plan.output_axes, self.plan, self.out_shape, self.out_dtype, _XP()
-        )
+                out.add(_out_key(self.plan, c), self.einsum(terms))
+        return out.result(_XP())
 
     def cotangents(
         self,
@@ -248,11 +324,22 @@ class _Contraction:
         ct: Any,
         record: bool,
         coords: Sequence[tuple[int, ...]] | None = None,
-    ) -> list[dict[Any, Any]]:
-        """Per differentiated operand (``slots``), its cotangent's blocks: each slice's forward
-        recomputed on fresh leaves (or, ``record``, on the recorded operands) and pulled back."""
+        keep: bool = False,
+    ) -> list[_Placed]:
+        """Per differentiated operand (``slots``), its cotangent: each slice's forward
+        recomputed on fresh leaves (or, ``record``, on the recorded operands) and pulled back.
+        ``keep``: the blocks are kept (a worker's partial sums), not placed."""
         rt = ops[slots[0]].runtime if slots else None
-        blocks: list[dict[tuple[int, ...], Any]] = [{} for _ in slots]
+        placed = [
+            _Placed(
+                self.plan,
+                self.plan.operand_axes[s],
+                tuple(ops[s].shape),
+                np.dtype(ops[s].dtype),
+                keep or record,
+            )
+            for s in slots
+        ]
         cs = list(self.plan.coords()) if coords is None else coords
         for c in _progress(cs, len(cs)):
             sub = self.slice_ops(ops, c)
@@ -271,20 +358,11 @@ class _Contraction:
             # the slice's graph (every intermediate of its forward) goes before the next
             # slice's forward: one slice in flight, not two
             del y, wrt, sub, ct_s
-            self._accumulate(blocks, slots, gs, c)
+            for p, s, g in zip(placed, slots, gs):
+                if g is not None:
+                    p.add(_op_key(self.plan, s, c), g)
             del gs
-        return blocks
-
-    def _accumulate(
-        self,
-        blocks: list[dict[tuple[int, ...], Any]],
-        slots: Sequence[int],
-        gs: Sequence[Any],
-        c: tuple[int, ...],
-    ) -> None:
-        for b, s, g in zip(blocks, slots, gs):
-            if g is not None:
-                _add(b, _op_key(self.plan, s, c), g)
+        return placed
 
 
 class _XP:
@@ -385,8 +463,8 @@ def _task_vjp(
 
     con = _worker_con(spec)
     ops = [_factories.asarray(a) for a in arrays]
-    blocks = con.cotangents(ops, slots, _factories.asarray(ct), False, coords)
-    return [{k: np.asarray(v) for k, v in b.items()} for b in blocks]
+    placed = con.cotangents(ops, slots, _factories.asarray(ct), False, coords, keep=True)
+    return [{k: np.asarray(v) for k, v in p.blocks.items()} for p in placed]
 
 
 def _host(t: Any, executor: Any) -> np.ndarray:
@@ -399,7 +477,6 @@ def _host(t: Any, executor: Any) -> np.ndarray:
 
 
 def _remote_forward(con: _Contraction, ops: Sequence[Any], executor: Any) -> Tensor:
-    from . import _factories
 
     spec = _spec(con)
     arrays = [_host(o, executor) for o in ops]
@@ -408,17 +485,17 @@ def _remote_forward(con: _Contraction, ops: Sequence[Any], executor: Any) -> Ten
         _submit(executor, _task_forward, spec, arrays, g)
         for g in _groups(coords, _workers(executor))
     ]
-    blocks: dict[tuple[int, ...], np.ndarray] = {}
+    out = _Placed(con.plan, con.plan.output_axes, con.out_shape, con.out_dtype)
     for f in _progress(futs, len(futs), len(coords)):
         for k, v in f.result().items():
-            _add(blocks, k, v)
-    out = _assemble(blocks, con.plan.output_axes, con.plan, con.out_shape, con.out_dtype, np)
-    return _factories.asarray(np.asarray(out, dtype=con.out_dtype))
+            out.add(k, v)
+    dense = np.asarray(out.result(np), dtype=con.out_dtype)
+    return _tenferro._from_numpy(dense, False, _runtime_of(ops))
 
 
 def _remote_cotangents(
     con: _Contraction, ops: Sequence[Any], slots: list[int], ct: Any, executor: Any
-) -> list[dict[Any, np.ndarray]]:
+) -> list[_Placed]:
     spec = _spec(con)
     arrays = [_host(o, executor) for o in ops]
     ct_a = _host(ct, executor)
@@ -427,12 +504,14 @@ def _remote_cotangents(
         _submit(executor, _task_vjp, spec, arrays, slots, ct_a, g)
         for g in _groups(coords, _workers(executor))
     ]
-    blocks: list[dict[tuple[int, ...], np.ndarray]] = [{} for _ in slots]
+    placed = [
+        _Placed(con.plan, con.plan.operand_axes[s], arrays[s].shape, arrays[s].dtype) for s in slots
+    ]
     for f in futs:
-        for acc, part in zip(blocks, f.result()):
+        for acc, part in zip(placed, f.result()):
             for k, v in part.items():
-                _add(acc, k, v)
-    return blocks
+                acc.add(k, v)
+    return placed
 
 
 # -- the recorded node ----------------------------------------------------------------------
@@ -453,52 +532,34 @@ class _Bridge:
         return ops
 
     def vjp(self, inputs: list[Tensor], cts: list[Tensor], record: bool) -> list[Tensor | None]:
-        from . import _factories
-
         ops = self._ops(inputs)
         ct = cts[0]
         if self.executor is not None and not record:
-            blocks = _remote_cotangents(self.con, ops, self.slots, ct, self.executor)
-            res: list[Tensor | None] = []
-            for s, b in zip(self.slots, blocks):
-                o = ops[s]
-                full = _assemble(
-                    b,
-                    self.con.plan.operand_axes[s],
-                    self.con.plan,
-                    tuple(o.shape),
-                    np.dtype(o.dtype),
-                    np,
-                )
-                res.append(_factories.asarray(np.asarray(full, dtype=np.dtype(o.dtype))))
-            return res
-        token = _tenferro._set_modes(grad_enabled=True)
-        try:
-            blocks = self.con.cotangents(ops, self.slots, ct, record)
-        finally:
-            _tenferro._state_var().reset(token)
-        grads: list[Tensor | None] = []
-        for i, s in enumerate(self.slots):
-            # one operand's blocks at a time, each block dropped once placed
-            b, blocks[i] = blocks[i], {}
-            grads.append(
-                _assemble(
-                    b,
-                    self.con.plan.operand_axes[s],
-                    self.con.plan,
-                    tuple(ops[s].shape),
-                    np.dtype(ops[s].dtype),
-                    _XP(),
-                )
-                if b
-                else None
-            )
-        return grads
+            placed = _remote_cotangents(self.con, ops, self.slots, ct, self.executor)
+        else:
+            token = _tenferro._set_modes(grad_enabled=True)
+            try:
+                placed = self.con.cotangents(ops, self.slots, ct, record)
+            finally:
+                _tenferro._state_var().reset(token)
+        # one operand's cotangent at a time (kept blocks are dropped once placed)
+        rt = _runtime_of(ops)
+        return [p.result(_XP(), rt) if p else None for p in placed]
 
     def jvp(
         self, inputs: list[Tensor], tangents: list[Tensor], record: bool
     ) -> list[Tensor | None]:
-        return [self.con.tangent(self._ops(inputs), tangents, self.slots)]
+        return [self.con.tangent(self._ops(inputs), tangents, self.slots, record)]
+
+
+def _runtime_of(ops: Sequence[Any]) -> Any:
+    """The operands' runtime (the result's), else the factories' runtime."""
+    for o in ops:
+        if isinstance(o, Tensor):
+            return o.runtime
+    from ._factories import _current_runtime
+
+    return _current_runtime()
 
 
 def _is_inexact(x: Any) -> bool:
