@@ -24,7 +24,7 @@ from __future__ import annotations
 import itertools
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -212,7 +212,11 @@ class _Placed:
         self.keep = keep  # blocks kept (and concatenated) whatever they are
         self.blocks: dict[tuple[int, ...], Any] = {}
         self.dense: np.ndarray | None = None
-        self.written: set[tuple[int, ...]] = set()
+        # which blocks hold a value (one byte per block, not a Python set of every key): the
+        # first block of a key is copied, later ones added
+        js = list(dict.fromkeys(j for _, j in axes))
+        self.written = np.zeros([plan.sizes[j] for j in js], dtype=bool)
+        self._first = [[j for _, j in axes].index(j) for j in js]  # a key's position of each
         self.runtime: Any = None  # the blocks' (the result's)
 
     def add(self, key: tuple[int, ...], v: Any) -> None:
@@ -224,18 +228,37 @@ class _Placed:
             self.dense = np.zeros(self.shape, dtype=a.dtype, order=order)
             if isinstance(v, Tensor):
                 self.runtime = v.runtime
+        elif self.dense is not None and not _concrete(v):
+            self._to_blocks()
         if self.dense is None:
             _add(self.blocks, key, v)
             return
+        a = np.asarray(v.detach() if isinstance(v, Tensor) else v)
+        w = tuple(key[i] for i in self._first)
+        if self.written[w]:
+            self.dense[self._index(key)] += a
+        else:
+            self.dense[self._index(key)] = a
+            self.written[w] = True
+
+    def _index(self, key: tuple[int, ...]) -> tuple[Any, ...]:
         idx: list[Any] = [slice(None)] * len(self.shape)
         for (ax, _), k in zip(self.axes, key):
             idx[ax] = slice(k, k + 1)
-        a = np.asarray(v.detach() if isinstance(v, Tensor) else v)
-        if key in self.written:
-            self.dense[tuple(idx)] += a
-        else:
-            self.dense[tuple(idx)] = a
-            self.written.add(key)
+        return tuple(idx)
+
+    def _to_blocks(self) -> None:
+        """A traced or recorded block after concrete ones (callers decide from their inputs, so
+        this is a safety net): the sums so far become kept blocks."""
+        dense, self.dense, self.keep = self.dense, None, True
+        assert dense is not None
+        js = list(dict.fromkeys(j for _, j in self.axes))
+        for w in zip(*np.nonzero(self.written)):
+            vals = dict(zip(js, (int(x) for x in w)))
+            key = tuple(vals[j] for _, j in self.axes)
+            self.blocks[key] = _tenferro._from_numpy(
+                np.array(dense[self._index(key)]), False, self.runtime
+            )
 
     def __bool__(self) -> bool:
         return self.dense is not None or bool(self.blocks)
@@ -257,6 +280,12 @@ def _concrete(v: Any) -> bool:
     if not isinstance(v, Tensor):
         return True
     return not v._traced and not _S._records(v)
+
+
+def _keep(*xs: Any) -> bool:
+    """Whether blocks computed from ``xs`` (tensors, ``None``s) must be kept and concatenated:
+    some input is traced, or recorded (the blocks then are too)."""
+    return not all(_concrete(x) for x in xs if x is not None)
 
 
 class _Contraction:
@@ -284,17 +313,17 @@ class _Contraction:
     def forward(
         self,
         ops: Sequence[Any],
-        coords: Sequence[tuple[int, ...]] | None = None,
+        coords: tuple[Iterable[tuple[int, ...]], int] | None = None,
         assemble: bool = True,
     ) -> Any:
-        cs = list(self.plan.coords()) if coords is None else coords
+        cs, total = (self.plan.coords(), self.plan.nslices) if coords is None else coords
         if not assemble:  # a worker's partial sums, per output block
             blocks: dict[tuple[int, ...], Any] = {}
-            for c in _progress(cs, len(cs)):
+            for c in _progress(cs, total):
                 _add(blocks, _out_key(self.plan, c), self.einsum(self.slice_ops(ops, c)))
             return blocks
-        out = _Placed(self.plan, self.plan.output_axes, self.out_shape, self.out_dtype)
-        for c in _progress(cs, len(cs)):
+        out = _Placed(self.plan, self.plan.output_axes, self.out_shape, self.out_dtype, _keep(*ops))
+        for c in _progress(cs, total):
             out.add(_out_key(self.plan, c), self.einsum(self.slice_ops(ops, c)))
         return out.result(_XP())
 
@@ -306,7 +335,8 @@ class _Contraction:
         record: bool,
     ) -> Tensor:
         """``Σ_k einsum(ops with ops[slots[k]] -> tangents[k])``, slice by slice."""
-        out = _Placed(self.plan, self.plan.output_axes, self.out_shape, self.out_dtype, record)
+        keep = record or _keep(*ops, *tangents)
+        out = _Placed(self.plan, self.plan.output_axes, self.out_shape, self.out_dtype, keep)
         for c in self.plan.coords():
             sub = self.slice_ops(ops, c)
             for s, t in zip(slots, tangents):
@@ -323,25 +353,26 @@ class _Contraction:
         slots: Sequence[int],
         ct: Any,
         record: bool,
-        coords: Sequence[tuple[int, ...]] | None = None,
+        coords: tuple[Iterable[tuple[int, ...]], int] | None = None,
         keep: bool = False,
     ) -> list[_Placed]:
         """Per differentiated operand (``slots``), its cotangent: each slice's forward
         recomputed on fresh leaves (or, ``record``, on the recorded operands) and pulled back.
         ``keep``: the blocks are kept (a worker's partial sums), not placed."""
         rt = ops[slots[0]].runtime if slots else None
+        keep = keep or record or _keep(*ops, ct)
         placed = [
             _Placed(
                 self.plan,
                 self.plan.operand_axes[s],
                 tuple(ops[s].shape),
                 np.dtype(ops[s].dtype),
-                keep or record,
+                keep,
             )
             for s in slots
         ]
-        cs = list(self.plan.coords()) if coords is None else coords
-        for c in _progress(cs, len(cs)):
+        cs, total = (self.plan.coords(), self.plan.nslices) if coords is None else coords
+        for c in _progress(cs, total):
             sub = self.slice_ops(ops, c)
             idx = [slice(None)] * len(self.out_shape)
             for ax, j in self.plan.output_axes:
@@ -392,9 +423,16 @@ def _workers(executor: Any) -> int:
     return os.cpu_count() or 2
 
 
-def _groups(coords: list[tuple[int, ...]], n: int) -> list[list[tuple[int, ...]]]:
-    n = max(1, min(n, len(coords)))
-    return [coords[i::n] for i in range(n)]
+def _groups(nslices: int, n: int) -> list[tuple[int, int]]:
+    """One group per worker: ``(first, step)``, the slices ``first, first + step, ...`` of
+    :meth:`SlicePlan.coords` (sent as two numbers, not a list of every slice's values)."""
+    n = max(1, min(n, nslices))
+    return [(i, n) for i in range(n)]
+
+
+def _group_coords(plan: SlicePlan, group: tuple[int, int]) -> tuple[Iterator[Any], int]:
+    first, step = group
+    return itertools.islice(plan.coords(), first, None, step), len(range(first, plan.nslices, step))
 
 
 def _submit(executor: Any, fn: Any, *args: Any) -> Any:
@@ -426,6 +464,7 @@ class _WorkerPlan(SlicePlan):
         self.sizes = tuple(spec["sizes"])
         self.operand_axes = tuple(spec["operand_axes"])
         self.output_axes = tuple(spec["output_axes"])
+        self.nslices = int(np.prod(self.sizes, dtype=object))
 
 
 def _worker_con(spec: dict[str, Any]) -> _Contraction:
@@ -440,14 +479,14 @@ def _worker_con(spec: dict[str, Any]) -> _Contraction:
 
 
 def _task_forward(
-    spec: dict[str, Any], arrays: list[np.ndarray], coords: list[tuple[int, ...]]
+    spec: dict[str, Any], arrays: list[np.ndarray], group: tuple[int, int]
 ) -> dict[tuple[int, ...], np.ndarray]:
-    """Worker: the summed results of ``coords``'s slices, per output block."""
+    """Worker: the summed results of ``group``'s slices, per output block."""
     from . import _factories
 
     con = _worker_con(spec)
     ops = [_factories.asarray(a) for a in arrays]
-    blocks = con.forward(ops, coords, assemble=False)
+    blocks = con.forward(ops, _group_coords(con.plan, group), assemble=False)
     return {k: np.asarray(v) for k, v in blocks.items()}
 
 
@@ -456,13 +495,14 @@ def _task_vjp(
     arrays: list[np.ndarray],
     slots: list[int],
     ct: np.ndarray,
-    coords: list[tuple[int, ...]],
+    group: tuple[int, int],
 ) -> list[dict[Any, np.ndarray]]:
-    """Worker: per differentiated operand, the summed cotangent blocks of ``coords``'s slices."""
+    """Worker: per differentiated operand, the summed cotangent blocks of ``group``'s slices."""
     from . import _factories
 
     con = _worker_con(spec)
     ops = [_factories.asarray(a) for a in arrays]
+    coords = _group_coords(con.plan, group)
     placed = con.cotangents(ops, slots, _factories.asarray(ct), False, coords, keep=True)
     return [{k: np.asarray(v) for k, v in p.blocks.items()} for p in placed]
 
@@ -477,16 +517,14 @@ def _host(t: Any, executor: Any) -> np.ndarray:
 
 
 def _remote_forward(con: _Contraction, ops: Sequence[Any], executor: Any) -> Tensor:
-
     spec = _spec(con)
     arrays = [_host(o, executor) for o in ops]
-    coords = list(con.plan.coords())
     futs = [
         _submit(executor, _task_forward, spec, arrays, g)
-        for g in _groups(coords, _workers(executor))
+        for g in _groups(con.plan.nslices, _workers(executor))
     ]
     out = _Placed(con.plan, con.plan.output_axes, con.out_shape, con.out_dtype)
-    for f in _progress(futs, len(futs), len(coords)):
+    for f in _progress(futs, len(futs), con.plan.nslices):
         for k, v in f.result().items():
             out.add(k, v)
     dense = np.asarray(out.result(np), dtype=con.out_dtype)
@@ -499,10 +537,9 @@ def _remote_cotangents(
     spec = _spec(con)
     arrays = [_host(o, executor) for o in ops]
     ct_a = _host(ct, executor)
-    coords = list(con.plan.coords())
     futs = [
         _submit(executor, _task_vjp, spec, arrays, slots, ct_a, g)
-        for g in _groups(coords, _workers(executor))
+        for g in _groups(con.plan.nslices, _workers(executor))
     ]
     placed = [
         _Placed(con.plan, con.plan.operand_axes[s], arrays[s].shape, arrays[s].dtype) for s in slots
@@ -576,9 +613,22 @@ def sliced_einsum(
     executor: Any,
 ) -> Tensor:
     """``einsum`` with ``memory_limit=``/``executor=`` (see :func:`tenferro.einsum`)."""
-    from . import _factories
+    from ._factories import _current_runtime
+    from ._interop import as_supported_ndarray
 
-    ops = [o if isinstance(o, Tensor) else _factories.asarray(o) for o in raw]
+    if executor is not None and not callable(getattr(executor, "submit", None)):
+        raise TypeError(
+            f"einsum: executor={executor!r} is not a concurrent.futures.Executor "
+            "(an object with a submit method)"
+        )
+    # other operands read in place (as the unsliced einsum does), on the tensors' runtime
+    rt = next((o.runtime for o in raw if isinstance(o, Tensor)), None) or _current_runtime()
+    ops = [
+        o
+        if isinstance(o, Tensor)
+        else _tenferro._from_numpy(as_supported_ndarray(o, op="einsum"), False, rt)
+        for o in raw
+    ]
     # executor= without a limit: one slice
     limit = (
         NO_LIMIT if memory_limit is None else memory_limit_of(memory_limit, [o.shape for o in ops])
