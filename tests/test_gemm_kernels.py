@@ -1,10 +1,10 @@
 """The engine's own GEMM kernels (issue 26): every CPU kernel level this machine can run is forced
 in turn and checked against NumPy — small and batched-small products over C/F-ordered,
 transposed, reversed, strided, zero-size and rank-edge operands, real and complex, with the
-conjugation flags, and batches of medium products (the AVX-512 level's route up to 128) — and
-the levels agree bit for bit wherever every level takes the small kernel (all dimensions up to
-16). Thread policy: a serial engine's GEMM runs on the caller's thread only, a pool's on its own
-workers (OS per-thread CPU time)."""
+conjugation flags, and batches of medium products (the AVX-512 level's route for real ones up to
+128) — and the levels agree bit for bit wherever every level takes the small kernel (all
+dimensions up to 16). Thread policy: a serial engine's GEMM runs on the caller's thread only, a
+pool's on its own workers (OS per-thread CPU time)."""
 
 from __future__ import annotations
 
@@ -50,8 +50,8 @@ def _layouts(a: np.ndarray) -> Iterator[tuple[str, Any, np.ndarray]]:
 #: (lhs shape, rhs shape): batched tiny (each register width of the small kernel: rows 4, 8,
 #: 12 and 16, with partial vectors and column blocks), single small, edge sizes, dimensions past
 #: the small kernel's route (16) — a few products (faer) and batches of at least two per worker
-#: (the AVX-512 level's kernel: several row blocks, partial ones, column tails; faer on the
-#: others) — vector operands (rank 1) and zero-size batches and dimensions.
+#: (real: the AVX-512 level's kernel — several row blocks, partial ones, column tails; faer on
+#: the others and for complex) — vector operands (rank 1) and zero-size batches and dimensions.
 SHAPES = [
     ((7, 8, 8), (7, 8, 8)),
     ((5, 3, 4), (5, 4, 2)),

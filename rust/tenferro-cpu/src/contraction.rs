@@ -253,6 +253,7 @@ fn gemm_batches<T>(
     let big = m.max(n).max(k);
     if big <= small_gemm::SMALL_MAX
         || (big <= small_gemm::MEDIUM_MAX
+            && !<T as small_gemm::Small>::COMPLEX
             && nb >= 2 * e.threads
             && small_gemm::selected() == small_gemm::Isa::Avx512)
     {
@@ -381,7 +382,7 @@ fn gemm_batches<T>(
 const MIN_SPLIT_SIDE: usize = 96;
 
 /// Products whose `M`, `N` and `K` are all at most [`small_gemm::SMALL_MAX`] (at every kernel
-/// level: the same bits), and batches of at least two products per worker up to
+/// level: the same bits), and real batches of at least two products per worker up to
 /// [`small_gemm::MEDIUM_MAX`] on AVX-512 hosts: the whole batch through the small kernel of
 /// [`small_gemm::selected`] (AVX-512, AVX2 or the baseline build, chosen at run time) instead of
 /// one faer call per matrix — faer's per-call dispatch costs more than a 16×16 product, and its

@@ -1,7 +1,8 @@
 //! Small-matrix GEMM kernels for batched products of many small matrices — `bij,bjk->bik` with
-//! `n = 8` (every dimension ≤ [`SMALL_MAX`]), or on AVX-512 hosts up to [`MEDIUM_MAX`] — in one
-//! call over the whole batch, instead of one faer dispatch (its size checks, nano-gemm plan
-//! lookup) per matrix, and the CPU-feature selection shared by the engine's own vector kernels.
+//! `n = 8` (every dimension ≤ [`SMALL_MAX`]), or real ones up to [`MEDIUM_MAX`] on AVX-512
+//! hosts — in one call over the whole batch, instead of one faer dispatch (its size checks,
+//! nano-gemm plan lookup) per matrix, and the CPU-feature selection shared by the engine's own
+//! vector kernels.
 //!
 //! Kernel selection: [`selected`] is the widest instruction set the CPU reports at run time
 //! (`is_x86_feature_detected!`): [`Isa::Avx512`] (AVX-512F/VL), [`Isa::Avx2`] (AVX2 + FMA), or
@@ -28,10 +29,11 @@ use num_complex::Complex;
 /// the same bits): at or below it faer's per-call dispatch costs more than the arithmetic.
 pub(crate) const SMALL_MAX: usize = 16;
 
-/// Largest `M`, `N` and `K` the engine routes to the AVX-512 level for batches of products
-/// (`contraction.rs`): faer's kernels are AVX2 (256-bit) in its stable build, NumPy's OpenBLAS
-/// runs 512-bit ones; here each matrix fits the L2 cache, and the kernel's one level of packing
-/// (a row block of `A`) is enough.
+/// Largest `M`, `N` and `K` the engine routes to the AVX-512 level for batches of real products
+/// (`contraction.rs`): there each matrix fits the L2 cache and the kernel's one level of packing
+/// (a row block of `A`) is enough. Measured against faer (one thread, 8 products of 128², in
+/// cache, Sapphire Rapids class): f64 33–35 against 30.5 GMAC/s, f32 68–77 against 57; complex
+/// stays with faer (c128 36.5 against 39, c64 level).
 pub(crate) const MEDIUM_MAX: usize = 128;
 
 /// An instruction-set level of the engine's own vector kernels.
