@@ -251,11 +251,13 @@ fn gemm_batches<T>(
 {
     let nb = l.batch_offsets.len();
     let big = m.max(n).max(k);
-    if big <= small_gemm::SMALL_MAX
+    let isa = small_gemm::selected();
+    if big <= small_gemm::SCALAR_MAX
+        || (big <= small_gemm::SMALL_MAX && isa != small_gemm::Isa::Scalar)
         || (big <= small_gemm::MEDIUM_MAX
             && !<T as small_gemm::Small>::COMPLEX
             && nb >= 2 * e.threads
-            && small_gemm::selected() == small_gemm::Isa::Avx512)
+            && isa == small_gemm::Isa::Avx512)
     {
         return small_batches::<T>(e, l, r, out, (m, n, k), conj);
     }
@@ -381,8 +383,8 @@ fn gemm_batches<T>(
 /// narrower splits go through faer's own parallel GEMM, which splits both sides.
 const MIN_SPLIT_SIDE: usize = 96;
 
-/// Products whose `M`, `N` and `K` are all at most [`small_gemm::SMALL_MAX`] (at every kernel
-/// level: the same bits), and real batches of at least two products per worker up to
+/// Products whose `M`, `N` and `K` are all at most [`small_gemm::SMALL_MAX`] ([`small_gemm::SCALAR_MAX`]
+/// at the baseline level: the levels taking a shape give the same bits), and real batches of at least two products per worker up to
 /// [`small_gemm::MEDIUM_MAX`] on AVX-512 hosts: the whole batch through the small kernel of
 /// [`small_gemm::selected`] (AVX-512, AVX2 or the baseline build, chosen at run time) instead of
 /// one faer call per matrix — faer's per-call dispatch costs more than a 16×16 product, and its
