@@ -3,8 +3,8 @@ in turn and checked against NumPy — small and batched-small products over C/F-
 transposed, reversed, strided, zero-size and rank-edge operands, real and complex, with the
 conjugation flags, and batches of medium products (the AVX-512 level's route for real ones up to
 128) — and the levels agree bit for bit wherever they take the small kernel (all dimensions up
-to 16 at the vector levels, up to 8 at the baseline one). Thread policy: a serial engine's GEMM runs on the caller's thread only, a
-pool's on its own workers (OS per-thread CPU time)."""
+to 16 at the vector levels, up to 8 at the baseline one). Thread policy: a serial engine's GEMM
+runs on the caller's thread only, a pool's on its own workers (OS per-thread CPU time)."""
 
 from __future__ import annotations
 

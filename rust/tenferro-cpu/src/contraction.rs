@@ -383,14 +383,15 @@ fn gemm_batches<T>(
 /// narrower splits go through faer's own parallel GEMM, which splits both sides.
 const MIN_SPLIT_SIDE: usize = 96;
 
-/// Products whose `M`, `N` and `K` are all at most [`small_gemm::SMALL_MAX`] ([`small_gemm::SCALAR_MAX`]
-/// at the baseline level: the levels taking a shape give the same bits), and real batches of at least two products per worker up to
+/// Products whose `M`, `N` and `K` are all at most [`small_gemm::SMALL_MAX`]
+/// ([`small_gemm::SCALAR_MAX`] at the baseline level; the levels taking a shape give the same
+/// bits), and real batches of at least two products per worker up to
 /// [`small_gemm::MEDIUM_MAX`] on AVX-512 hosts: the whole batch through the small kernel of
 /// [`small_gemm::selected`] (AVX-512, AVX2 or the baseline build, chosen at run time) instead of
 /// one faer call per matrix — faer's per-call dispatch costs more than a 16×16 product, and its
-/// stable build has no 512-bit kernels. Many batch elements are split into contiguous ranges over the engine's
-/// pool (only when the work passes [`PAR_MIN_MACS`]); a cancellation flag is looked at between
-/// ranges.
+/// kernels are slower on 128² real products there (see `MEDIUM_MAX`). Many batch elements are
+/// split into contiguous ranges over the engine's pool (only when the work passes
+/// [`PAR_MIN_MACS`]); a cancellation flag is looked at between ranges.
 fn small_batches<T: Element + small_gemm::Small>(
     e: &CpuEngine,
     l: &Operand,
