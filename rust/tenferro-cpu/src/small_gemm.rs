@@ -727,13 +727,35 @@ unsafe fn body<T: Small, V: Lanes<T::R>, const NV: usize, const JB: usize>(
     let mut pre = vec![zero; if direct { 0 } else { mr * k }];
     let mut pim = vec![zero; if T::COMPLEX { mr * k } else { 0 }];
     let ca = T::COMPLEX && g.conj.0;
+    // Small operands from a batch larger than the caches: the lines of the matrices `ahead`
+    // elements on are requested before this one's arithmetic (about 4 KiB ahead), when each
+    // operand is compact (spans at most 2 KiB).
+    let span = |rs: isize, cs: isize, rows: usize, cols: usize| {
+        let far = (rows as isize - 1) * rs.abs() + (cols as isize - 1) * cs.abs() + 1;
+        far as usize * std::mem::size_of::<T>()
+    };
+    let (a_span, b_span) = (
+        span(g.lhs_rs, g.lhs_cs, m, k),
+        span(g.rhs_rs, g.rhs_cs, k, n),
+    );
+    let ahead = (g.lhs_rs > 0 && g.lhs_cs > 0 && g.rhs_rs > 0 && g.rhs_cs > 0)
+        .then_some(a_span.max(b_span))
+        .filter(|&s| s <= 2048)
+        .map(|s| (4096 / (2 * s)).clamp(1, 8));
     // SAFETY (whole body): in-bounds offsets of live storages (the caller's contract); the
     // packed buffers hold `k` columns of `mr` rows.
     unsafe {
+        let end = range.end;
         for b in range {
             let a = g.lhs.offset(g.lhs_offsets[b]);
             let bp = g.rhs.offset(g.rhs_offsets[b]);
             let c = g.out.add(b * m * n);
+            if let Some(d) = ahead {
+                if b + d < end {
+                    prefetch_span(g.lhs.offset(g.lhs_offsets[b + d]), a_span);
+                    prefetch_span(g.rhs.offset(g.rhs_offsets[b + d]), b_span);
+                }
+            }
             let mut i0 = 0;
             while i0 < m {
                 let rows = (m - i0).min(mr);
@@ -781,6 +803,25 @@ unsafe fn body<T: Small, V: Lanes<T::R>, const NV: usize, const JB: usize>(
             }
         }
     }
+}
+
+/// Asks for the cache lines of the `bytes` bytes at `p` (a hint: no fault, no effect on
+/// results).
+#[inline(always)]
+fn prefetch_span<T>(p: *const T, bytes: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let p = p as *const i8;
+        let mut o = 0;
+        while o < bytes {
+            // SAFETY: a prefetch never faults, whatever the address.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(o)) };
+            o += 64;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (p, bytes);
 }
 
 /// The rows of `A` one tile reads: column `q`'s `NV` vectors at `re + q·step + v·W` (and `im`
