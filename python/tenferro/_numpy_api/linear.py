@@ -3,6 +3,7 @@ and ``trace``."""
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable
 from typing import Any
@@ -86,9 +87,8 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /) -> Tensor:
                 f"matmul: Input operand {i} does not have enough dimensions (has 0, gufunc core "
                 "with signature (n?,k),(k,m?)->(n?,m?) requires 1)"
             )
-    a_vec, b_vec = a.ndim == 1, b.ndim == 1
     k_a = a.shape[-1]
-    k_b = b.shape[0] if b_vec else b.shape[-2]
+    k_b = b.shape[0] if b.ndim == 1 else b.shape[-2]
     if k_a != k_b:
         raise ShapeError(
             f"matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc "
@@ -97,13 +97,34 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /) -> Tensor:
         )
     if a.ndim == 2 and b.ndim == 2 and a.dtype != _BOOL:
         return _p.matmul(a, b)
-    a_batch = tuple(a.shape[:-2])
-    b_batch = tuple(b.shape[:-2]) if not b_vec else ()
+    a_shape, b_shape, cfg, perm, final = _matmul_plan(tuple(a.shape), tuple(b.shape))
+    a_s = a if a.ndim == len(a_shape) else _p.reshape(a, a_shape)  # drops length-1 axes
+    b_s = b if b.ndim == len(b_shape) else _p.reshape(b, b_shape)
+    out = _contract(a_s, b_s, cfg)
+    if perm is not None:
+        out = _p.transpose(out, perm)
+    return out if out.ndim == len(final) else _p.reshape(out, final)
+
+
+@functools.lru_cache(maxsize=256)
+def _matmul_plan(
+    a_full: tuple[int, ...], b_full: tuple[int, ...]
+) -> tuple[
+    tuple[int, ...], tuple[int, ...], DotGeneralConfig, tuple[int, ...] | None, tuple[int, ...]
+]:
+    """How :func:`matmul` lowers operands of shapes ``a_full`` and ``b_full`` (rank >= 1, not
+    both 2, inner lengths equal): the operands' shapes for ``dot_general`` (length-1 batch axes
+    dropped), its dimension numbers, the permutation of its result into NumPy's order (``None``:
+    none) and the final shape. Cached per shape pair: deciding costs more than a small batched
+    product (a ``DotGeneralConfig`` alone ~7 µs)."""
+    a_vec, b_vec = len(a_full) == 1, len(b_full) == 1
+    a_batch = a_full[:-2]
+    b_batch = b_full[:-2] if not b_vec else ()
     try:
         batch = np.broadcast_shapes(a_batch, b_batch)
     except ValueError:
         raise ShapeError(
-            f"matmul: batch axes of shapes {tuple(a.shape)} and {tuple(b.shape)} do not broadcast "
+            f"matmul: batch axes of shapes {a_full} and {b_full} do not broadcast "
             f"({a_batch} vs {b_batch})"
         ) from None
     nb = len(batch)
@@ -125,12 +146,10 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /) -> Tensor:
             kinds[p] = "b"
     a_kept = [p for p in range(nb) if kinds.get(p) in ("common", "a")]
     b_kept = [p for p in range(nb) if kinds.get(p) in ("common", "b")]
-    a_core = tuple(a.shape[-2:]) if not a_vec else (k_a,)
-    b_core = tuple(b.shape[-2:]) if not b_vec else (k_b,)
+    a_core = a_full[-2:] if not a_vec else a_full
+    b_core = b_full[-2:] if not b_vec else b_full
     a_shape = tuple(batch[p] for p in a_kept) + a_core
     b_shape = tuple(batch[p] for p in b_kept) + b_core
-    a_s = a if tuple(a.shape) == a_shape else _p.reshape(a, a_shape)  # drops length-1 axes
-    b_s = b if tuple(b.shape) == b_shape else _p.reshape(b, b_shape)
     common = [p for p in range(nb) if kinds.get(p) == "common"]
     cfg = DotGeneralConfig(
         lhs_contracting_dims=(len(a_shape) - 1,),
@@ -138,7 +157,6 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /) -> Tensor:
         lhs_batch_dims=tuple(a_kept.index(p) for p in common),
         rhs_batch_dims=tuple(b_kept.index(p) for p in common),
     )
-    out = _contract(a_s, b_s, cfg)
     # dot_general's axes: [a free (a-only batch, n), b free (b-only batch, m), common batch].
     labels: list[Any] = [p for p in a_kept if kinds[p] == "a"] + ([] if a_vec else ["n"])
     labels += [p for p in b_kept if kinds[p] == "b"] + ([] if b_vec else ["m"]) + common
@@ -146,10 +164,8 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /) -> Tensor:
         [p for p in range(nb) if p in kinds] + ([] if a_vec else ["n"]) + ([] if b_vec else ["m"])
     )
     perm = tuple(labels.index(label) for label in want)
-    if perm != tuple(range(len(perm))):
-        out = _p.transpose(out, perm)
-    final = batch + (() if a_vec else (a.shape[-2],)) + (() if b_vec else (b.shape[-1],))
-    return out if tuple(out.shape) == final else _p.reshape(out, final)
+    final = batch + (() if a_vec else (a_full[-2],)) + (() if b_vec else (b_full[-1],))
+    return a_shape, b_shape, cfg, (None if perm == tuple(range(len(perm))) else perm), final
 
 
 def tensordot(a: ArrayLike, b: ArrayLike, axes: Any = 2) -> Tensor:

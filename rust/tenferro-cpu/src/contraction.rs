@@ -150,16 +150,27 @@ fn prepare(e: &CpuEngine, name: &str, t: &Tensor, l: &Layout) -> Result<Operand>
     let cs = merge(shape, strides, &l.cols).map(|x| x.1).unwrap_or(1);
     // Batch offsets in column-major order of the batch axes (= output batch order).
     let nb: usize = l.batch.iter().map(|&a| shape[a]).product();
+    let base = t.offset() as isize;
+    if let [a] = l.batch[..] {
+        // One batch axis (the common case): a plain progression, no odometer per element.
+        let s = strides[a];
+        let offs = (0..nb as isize).map(|i| base + i * s).collect();
+        return Ok(Operand {
+            t,
+            rs,
+            cs,
+            batch_offsets: offs,
+        });
+    }
     let mut offs = Vec::with_capacity(nb);
     let mut idx = vec![0usize; l.batch.len()];
     for _ in 0..nb {
         offs.push(
-            t.offset() as isize
-                + idx
-                    .iter()
-                    .zip(&l.batch)
-                    .map(|(&i, &a)| i as isize * strides[a])
-                    .sum::<isize>(),
+            base + idx
+                .iter()
+                .zip(&l.batch)
+                .map(|(&i, &a)| i as isize * strides[a])
+                .sum::<isize>(),
         );
         for (k, &a) in l.batch.iter().enumerate() {
             idx[k] += 1;
@@ -239,7 +250,15 @@ fn gemm_batches<T>(
     T: Element + faer::traits::ComplexField + small_gemm::Small,
 {
     let nb = l.batch_offsets.len();
-    if m.max(n).max(k) <= SMALL_ROUTE_MAX {
+    let big = m.max(n).max(k);
+    let isa = small_gemm::selected();
+    if big <= small_gemm::SCALAR_MAX
+        || (big <= small_gemm::SMALL_MAX && isa != small_gemm::Isa::Scalar)
+        || (big <= small_gemm::MEDIUM_MAX
+            && !<T as small_gemm::Small>::COMPLEX
+            && nb >= 2 * e.threads
+            && isa == small_gemm::Isa::Avx512)
+    {
         return small_batches::<T>(e, l, r, out, (m, n, k), conj);
     }
     let p = Ptrs {
@@ -364,20 +383,15 @@ fn gemm_batches<T>(
 /// narrower splits go through faer's own parallel GEMM, which splits both sides.
 const MIN_SPLIT_SIDE: usize = 96;
 
-/// Largest `M`, `N`, `K` routed to [`small_batches`]. Measured (one thread each, process CPU
-/// time, the 2-core Zen 4 host under load): B=4096 n=4 f64 2.0× faster than one faer call per
-/// matrix and 1.1× NumPy, n=8 level with before (0.49× NumPy, against 0.44×), but B=1024 n=16 f64
-/// 0.78× the faer route (7.7 against 9.9 GFLOP/s) — so up to 8. The register-blocked FMA kernel
-/// (issue 26) handles up to `SMALL_MAX` (16) and is checked there; routing 9..16
-/// to it waits for a measurement against faer on a quiet host.
-const SMALL_ROUTE_MAX: usize = 8;
-
-/// Products whose `M`, `N` and `K` are all at most [`SMALL_ROUTE_MAX`]: the whole batch
-/// through the small kernel of [`small_gemm::selected`] (AVX-512, AVX2 or the baseline build,
-/// chosen at run time) instead of one faer call per matrix — faer's per-call dispatch costs more
-/// than an 8×8 product. Many batch elements are split into contiguous ranges over the engine's
-/// pool (only when the work passes [`PAR_MIN_MACS`]); a cancellation flag is looked at between
-/// ranges.
+/// Products whose `M`, `N` and `K` are all at most [`small_gemm::SMALL_MAX`]
+/// ([`small_gemm::SCALAR_MAX`] at the baseline level; the levels taking a shape give the same
+/// bits), and real batches of at least two products per worker up to
+/// [`small_gemm::MEDIUM_MAX`] on AVX-512 hosts: the whole batch through the small kernel of
+/// [`small_gemm::selected`] (AVX-512, AVX2 or the baseline build, chosen at run time) instead of
+/// one faer call per matrix — faer's per-call dispatch costs more than a 16×16 product, and its
+/// kernels are slower on 128² real products there (see `MEDIUM_MAX`). Many batch elements are
+/// split into contiguous ranges over the engine's pool (only when the work passes
+/// [`PAR_MIN_MACS`]); a cancellation flag is looked at between ranges.
 fn small_batches<T: Element + small_gemm::Small>(
     e: &CpuEngine,
     l: &Operand,
@@ -414,7 +428,7 @@ fn small_batches<T: Element + small_gemm::Small>(
     let range = |c: usize, chunks: usize| {
         if !cancel.requested() {
             // SAFETY: offsets and strides describe in-bounds views of live storages; `m`, `n`,
-            // `k` are in 1..=SMALL_MAX (`dot_general` returned early for empty products); the
+            // `k` are at least 1 (`dot_general` returned early for empty products); the
             // ranges of different chunks are disjoint, so each output block has one writer;
             // `isa` comes from `selected` (available on this CPU).
             unsafe { small_gemm::run(&g, c * nb / chunks..(c + 1) * nb / chunks, isa) }
