@@ -933,3 +933,101 @@ def test_gil_is_released_and_batches_run_in_parallel() -> None:
         t.join()
     for o in out:
         np.testing.assert_allclose(o, np.linalg.inv(a), atol=1e-10)
+
+
+# Real matrices up to 32×32 take the engine's own Householder QR (geqr2 + org2r); larger ones
+# and complex ones faer's blocked QR. Both routes against NumPy, at and around the boundary.
+QR_ROUTE_SHAPES = [
+    (0, 0),
+    (0, 3),
+    (3, 0),
+    (1, 1),
+    (1, 5),
+    (5, 1),
+    (16, 16),
+    (32, 32),
+    (33, 33),
+    (32, 5),
+    (5, 32),
+    (32, 33),
+    (40, 3),
+    (64, 16, 16),
+    (3, 2, 7, 4),
+]
+
+
+def _check_qr(a: np.ndarray, mode: str, tol: float, unique: bool = True) -> None:
+    q, r = (np_of(x) for x in L.qr(a, mode=mode))
+    qn, rn = np.linalg.qr(a, mode=mode)
+    assert q.shape == qn.shape and r.shape == rn.shape
+    assert q.dtype == qn.dtype and r.dtype == rn.dtype
+    scale = max(float(np.max(np.abs(a), initial=0.0)), np.finfo(a.dtype).tiny)
+    np.testing.assert_allclose(q @ r / scale, a / scale, atol=tol, rtol=0)
+    kq = q.shape[-1]
+    eye = np.broadcast_to(np.eye(kq), q.shape[:-2] + (kq, kq))
+    np.testing.assert_allclose(H(q) @ q, eye, atol=tol, rtol=0)
+    np.testing.assert_array_equal(np.triu(r), r)
+    d = np.diagonal(r, axis1=-2, axis2=-1)
+    assert np.all(d.real >= 0) and np.all(d.imag == 0)
+    if unique:
+        k = min(a.shape[-2:])
+        ph = np.diagonal(rn, axis1=-2, axis2=-1)[..., :k]
+        ph = np.where(ph == 0, 1, ph / np.abs(ph))
+        np.testing.assert_allclose(q[..., :k], qn[..., :k] * ph[..., None, :], atol=tol * 10)
+        np.testing.assert_allclose(
+            r[..., :k, :] / scale, np.conj(ph)[..., :, None] * rn[..., :k, :] / scale, atol=tol * 10
+        )
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", QR_ROUTE_SHAPES, ids=str)
+@pytest.mark.parametrize("mode", ["reduced", "complete"])
+def test_qr_small_route_against_numpy(shape: tuple[int, ...], dtype: str, mode: str) -> None:
+    a = rand(shape, dtype)
+    tol = {"float32": 2e-5, "complex64": 2e-5}.get(dtype, 1e-13) * max(shape[-2:] + (1,))
+    _check_qr(a, mode, tol)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(
+    "case",
+    ["zero", "zero_column", "rank_one", "triangular_negative", "tiny", "huge", "mixed"],
+)
+def test_qr_small_route_special_inputs(case: str, dtype: str) -> None:
+    n = 8
+    a = rand((n, n), "float64")
+    if case == "zero":
+        a = np.zeros((n, n))
+    elif case == "zero_column":
+        a[:, 2] = 0
+    elif case == "rank_one":
+        a = np.outer(a[:, 0], a[0])
+    elif case == "triangular_negative":
+        # Columns with nothing below the diagonal (no reflector) and negative pivots.
+        a = -np.triu(np.abs(a)) - np.eye(n)
+    elif case == "tiny":
+        a = a * (1e-300 if dtype == "float64" else 1e-35)
+    elif case == "huge":
+        a = a * (1e300 if dtype == "float64" else 1e35)
+    elif case == "mixed":
+        a[:, 0] *= 1e-200 if dtype == "float64" else 1e-30
+    a = a.astype(dtype)
+    tol = 1e-12 if dtype == "float64" else 1e-5
+    _check_qr(a, "reduced", tol, unique=case in ("tiny", "huge", "triangular_negative"))
+    _check_qr(a, "complete", tol, unique=False)
+    if case == "mixed":  # the tiny column is kept, not flushed: R[0, 0] = ‖a[:, 0]‖
+        r = np_of(L.qr(a)[1])
+        f = 1e-200 if dtype == "float64" else 1e-30
+        c = a[:, 0].astype("float64")
+        np.testing.assert_allclose(r[0, 0], f * np.linalg.norm(c / f), rtol=tol)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_qr_small_route_batch_matches_single(dtype: str) -> None:
+    """One matrix gives the same bits alone as inside a batch (the batch runs on the pool)."""
+    a = rand((256, 12, 12), dtype)
+    q, r = (np_of(x) for x in L.qr(a))
+    for i in (0, 77, 255):
+        qi, ri = (np_of(x) for x in L.qr(a[i]))
+        np.testing.assert_array_equal(qi, q[i])
+        np.testing.assert_array_equal(ri, r[i])
