@@ -32,7 +32,10 @@
 //!   2.28): `log x` in extra precision from a 128-interval table (`x = 2^k z`, `r = z/c - 1`
 //!   exact), `y log x` as an exact product pair, `exp` of it from a 128-entry table of
 //!   `2^(i/128)` and a degree-6 polynomial; tables and Taylor polynomials computed by
-//!   `tools/gen_pow_tables.py`. Vector lanes gather the table entries.
+//!   `tools/gen_pow_tables.py`. Vector lanes gather the table entries. `pow`'s AVX-512 loop is
+//!   the one core written out in intrinsics (`pow_core512`: the same operations on the same
+//!   values, its fallback test a lane mask), because the compiler's vectorisation of the scalar
+//!   core kept its AVX2-shaped integer steps (15 % of the time on an Intel Xeon).
 //! * `tanh`: `±(1 - 2/(e^{2|x|} + 1))` on every |x| with `e^{2|x|}` from `exp`'s reduction kept
 //!   unrounded and the division corrected by its exact residual (fused multiply-add), so that
 //!   small |x| do not cancel (no second formula, no branch), `±1` beyond 22.
@@ -501,6 +504,9 @@ macro_rules! apply {
 // the Taylor series of `log1p` (to r^10: truncation < 2^-74 relative for |r| < 0x1.78p-8) and of
 // `expm1` (to r^6: < 2^-71 for |r| < ln2/256) instead of ARM's minimax ones.
 const POW_TAB_OFF: u64 = 0x3fe6_9555_0000_0000;
+/// Entries of each table, and the shift that puts a table index below the exponent field.
+const POW_N: usize = 128;
+const POW_SHIFT: u32 = 45;
 const POW_LN2_HI: f64 = 0.6931471805598903; // 42 significant bits: k ln2_hi + logc is exact
 const POW_LN2_LO: f64 = 5.497923018708371e-14;
 const POW_N_LN2: f64 = 184.6649652337873; // 128/ln2
@@ -685,7 +691,7 @@ const POW_EXP_BITS: [u64; 128] = [
 /// The interval of `x` in `pow`'s log table.
 #[inline(always)]
 fn pow_idx(x: f64) -> usize {
-    (x.to_bits().wrapping_sub(POW_TAB_OFF) >> 45) as usize & 127
+    (x.to_bits().wrapping_sub(POW_TAB_OFF) >> POW_SHIFT) as usize & (POW_N - 1)
 }
 
 /// `log(x) = hi + lo` for a positive normal finite `x` (ARM's `log_inline` of `pow.c`), given
@@ -726,17 +732,17 @@ fn pow_log(x: f64, invc: f64, logc: f64, logctail: f64) -> (f64, f64) {
     (y, (hi - y) + lo)
 }
 
-/// `y (hi + lo) = ehi + elo` and its reduction `2^(k/128) e^r`, |r| <= ln2/256: `(r, bits)`
+/// `y (hi + lo) = ehi + elo` and its reduction `2^(k/128) e^r`, |r| <= ln2/256: `(r, bits, ehi)`
 /// with `k` the low bits of `bits` (the exp table's index is `k mod 128`).
 #[inline(always)]
-fn pow_mid(hi: f64, lo: f64, y: f64) -> (f64, u64) {
+fn pow_mid(hi: f64, lo: f64, y: f64) -> (f64, u64, f64) {
     let ehi = y * hi;
     let elo = fma(y, lo, fma(y, hi, -ehi));
     let kd = fma(ehi, POW_N_LN2, MAGIC);
     let ki = kd.to_bits();
     let kd = kd - MAGIC;
     let r = fma(kd, -POW_LN2N_LO, fma(kd, -POW_LN2N_HI, ehi)) + elo;
-    (r, ki)
+    (r, ki, ehi)
 }
 
 /// `2^(k/128) e^r` from the exp table's entries `(tail, sbits)` at `ki mod 128`, and the
@@ -744,7 +750,7 @@ fn pow_mid(hi: f64, lo: f64, y: f64) -> (f64, u64) {
 /// -1, a square root and a division, run in the fallback only where present).
 #[inline(always)]
 fn pow_end(x: f64, y: f64, r: f64, ki: u64, tail: f64, sbits: u64) -> f64 {
-    let scale = f64::from_bits(sbits.wrapping_add(ki << 45));
+    let scale = f64::from_bits(sbits.wrapping_add(ki << POW_SHIFT));
     let r2 = r * r;
     let p = fma(
         fma(
@@ -757,20 +763,24 @@ fn pow_end(x: f64, y: f64, r: f64, ki: u64, tail: f64, sbits: u64) -> f64 {
     );
     let tmp = fma(r2, p, tail + r);
     let v = fma(scale, tmp, scale);
+    // y = 0 needs no case: ehi = elo = r = 0 and table entry 0 give exactly 1.
     let v = sel(y == 2.0, x * x, v);
-    let v = sel(y == 1.0, x, v);
-    sel(y == 0.0, 1.0, v)
+    sel(y == 1.0, x, v)
 }
 
 /// `x^y` for positive normal finite `x` and finite `y` with |y log2 x| < 1000 (see
-/// [`pow_fallback`]); about 0.52 ulp (ARM's bound for the same design), 0.51 measured.
+/// [`pow_fallback`], which it returns); about 0.52 ulp (ARM's bound for the same design), 0.51
+/// measured.
 #[inline(always)]
-fn pow_core(x: f64, y: f64) -> f64 {
+fn pow_core(x: f64, y: f64) -> (f64, bool) {
     let i = pow_idx(x);
     let (hi, lo) = pow_log(x, POW_INVC[i], POW_LOGC[i], POW_LOGC_TAIL[i]);
-    let (r, ki) = pow_mid(hi, lo, y);
-    let j = ki as usize & 127;
-    pow_end(x, y, r, ki, POW_EXP_TAIL[j], POW_EXP_BITS[j])
+    let (r, ki, ehi) = pow_mid(hi, lo, y);
+    let j = ki as usize & (POW_N - 1);
+    (
+        pow_end(x, y, r, ki, POW_EXP_TAIL[j], POW_EXP_BITS[j]),
+        pow_fallback(x, y, ehi),
+    )
 }
 
 /// [`pow_core`] over blocks in four passes, the two table look-ups in passes of their own, with
@@ -783,43 +793,210 @@ fn pow_phased(x: &[f64], y: &[f64], out: &mut [f64]) {
     let (mut t0, mut t1, mut t2, mut kk) = ([0f64; B], [0f64; B], [0f64; B], [0u64; B]);
     for ((xc, yc), oc) in x.chunks(B).zip(y.chunks(B)).zip(out.chunks_mut(B)) {
         let n = xc.len();
-        for j in 0..n {
-            let i = pow_idx(xc[j]);
-            (t0[j], t1[j], t2[j]) = (POW_INVC[i], POW_LOGC[i], POW_LOGC_TAIL[i]);
-        }
+        pow_log_entries(xc, &mut t0[..n], &mut t1[..n], &mut t2[..n]);
         let mut any = false;
         for j in 0..n {
             let (a, b) = (xc[j], yc[j]);
-            any |= pow_fallback(a, b);
             let (hi, lo) = pow_log(a, t0[j], t1[j], t2[j]);
-            (t0[j], kk[j]) = pow_mid(hi, lo, b);
+            let ehi;
+            (t0[j], kk[j], ehi) = pow_mid(hi, lo, b);
+            any |= pow_fallback(a, b, ehi);
         }
-        for j in 0..n {
-            let i = kk[j] as usize & 127;
-            (t1[j], t2[j]) = (POW_EXP_TAIL[i], f64::from_bits(POW_EXP_BITS[i]));
-        }
+        pow_exp_entries(&kk[..n], &mut t1[..n], &mut t2[..n]);
         for j in 0..n {
             oc[j] = pow_end(xc[j], yc[j], t0[j], kk[j], t1[j], t2[j].to_bits());
         }
         if any {
-            for ((o, &a), &b) in oc.iter_mut().zip(xc).zip(yc) {
-                if pow_fallback(a, b) {
-                    *o = pow_slow(a, b);
-                }
-            }
+            pow_fix(xc, yc, oc);
         }
     }
 }
 
+/// The log table's entries `(invc, logc, logctail)` of each `x` (at [`pow_idx`]).
 #[inline(always)]
-fn pow_fallback(x: f64, y: f64) -> bool {
-    // |log2 x| < |exponent| + 1 bounds |y log2 x| (NaN and infinite y fail the test too).
-    let e = ((x.to_bits() >> 52) as i64 - 1023) as f64;
-    !(x >= f64::MIN_POSITIVE)
-        | (x == f64::INFINITY)
-        | !(y.abs() * (e.abs() + 1.0) < 1000.0)
+fn pow_log_entries(x: &[f64], invc: &mut [f64], logc: &mut [f64], tail: &mut [f64]) {
+    for (j, &v) in x.iter().enumerate() {
+        let i = pow_idx(v);
+        (invc[j], logc[j], tail[j]) = (POW_INVC[i], POW_LOGC[i], POW_LOGC_TAIL[i]);
+    }
+}
+
+/// The exp table's entries `(tail, sbits as f64 bits)` at each `k mod 128`.
+#[inline(always)]
+fn pow_exp_entries(k: &[u64], tail: &mut [f64], sbits: &mut [f64]) {
+    for (j, &v) in k.iter().enumerate() {
+        let i = v as usize & (POW_N - 1);
+        (tail[j], sbits[j]) = (POW_EXP_TAIL[i], f64::from_bits(POW_EXP_BITS[i]));
+    }
+}
+
+/// [`pow_core`] on eight lanes in AVX-512 registers, and the lanes' [`pow_fallback`] as a mask:
+/// the same operations on the same values (`fmsub(a, b, c)` is `fma(a, b, -c)`, a blend is
+/// `sel`, `k` the same integer from an arithmetic shift and a conversion AVX2 lacks, the
+/// fallback's unsigned comparison as one instruction).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq")]
+fn pow_core512(
+    x: std::arch::x86_64::__m512d,
+    y: std::arch::x86_64::__m512d,
+) -> (std::arch::x86_64::__m512d, std::arch::x86_64::__mmask8) {
+    use std::arch::x86_64::*;
+    let c = _mm512_set1_pd;
+    let ci = |v: u64| _mm512_set1_epi64(v as i64);
+    let sel = |m: __mmask8, a: __m512d, b: __m512d| _mm512_mask_blend_pd(m, b, a);
+    let abs = |v: __m512d| {
+        _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(v), ci(!(1u64 << 63))))
+    };
+    // SAFETY (the gathers): every index is masked to the 128 entries of its table.
+    let gather = |t: &[f64; POW_N], i: __m512i| unsafe { _mm512_i64gather_pd::<8>(i, t.as_ptr()) };
+    let ix = _mm512_castpd_si512(x);
+    // pow_idx, pow_log (k = tmp >> 52 arithmetic, converted: the same integer as the scalar
+    // form's, which avoids the 64-bit shift and conversion AVX2 lacks).
+    let tmp = _mm512_sub_epi64(ix, ci(POW_TAB_OFF));
+    let idx = _mm512_and_si512(_mm512_srli_epi64::<POW_SHIFT>(tmp), ci(POW_N as u64 - 1));
+    let (invc, logc, logctail) = (
+        gather(&POW_INVC, idx),
+        gather(&POW_LOGC, idx),
+        gather(&POW_LOGC_TAIL, idx),
+    );
+    let k = _mm512_cvtepi64_pd(_mm512_srai_epi64::<52>(tmp));
+    let z = _mm512_castsi512_pd(_mm512_sub_epi64(
+        ix,
+        _mm512_and_si512(tmp, ci(0xfffu64 << 52)),
+    ));
+    let r = _mm512_fmadd_pd(z, invc, c(-1.0));
+    let t1 = _mm512_fmadd_pd(k, c(POW_LN2_HI), logc);
+    let t2 = _mm512_add_pd(t1, r);
+    let lo1 = _mm512_fmadd_pd(k, c(POW_LN2_LO), logctail);
+    let lo2 = _mm512_add_pd(_mm512_sub_pd(t1, t2), r);
+    let ar = _mm512_mul_pd(c(-0.5), r);
+    let ar2 = _mm512_mul_pd(r, ar);
+    let lo3 = _mm512_fmsub_pd(ar, r, ar2);
+    let hi = _mm512_add_pd(t2, ar2);
+    let lo4 = _mm512_add_pd(_mm512_sub_pd(t2, hi), ar2);
+    let r2 = _mm512_mul_pd(r, r);
+    let r4 = _mm512_mul_pd(r2, r2);
+    let c0 = _mm512_fmadd_pd(r, c(-1.0 / 4.0), c(1.0 / 3.0));
+    let c1 = _mm512_fmadd_pd(r, c(-1.0 / 6.0), c(1.0 / 5.0));
+    let c2 = _mm512_fmadd_pd(r, c(-1.0 / 8.0), c(1.0 / 7.0));
+    let c3 = _mm512_fmadd_pd(r, c(-1.0 / 10.0), c(1.0 / 9.0));
+    let p = _mm512_fmadd_pd(_mm512_fmadd_pd(c3, r2, c2), r4, _mm512_fmadd_pd(c1, r2, c0));
+    let p = _mm512_mul_pd(_mm512_mul_pd(r2, r), p);
+    let lo = _mm512_add_pd(
+        _mm512_add_pd(_mm512_add_pd(_mm512_add_pd(lo1, lo2), lo3), lo4),
+        p,
+    );
+    let lg = _mm512_add_pd(hi, lo);
+    let (hi, lo) = (lg, _mm512_add_pd(_mm512_sub_pd(hi, lg), lo));
+    // pow_mid
+    let ehi = _mm512_mul_pd(y, hi);
+    let elo = _mm512_fmadd_pd(y, lo, _mm512_fmsub_pd(y, hi, ehi));
+    // pow_fallback
+    let fallback = _mm512_cmpge_epu64_mask(
+        _mm512_sub_epi64(ix, ci(0x0010_0000_0000_0000)),
+        ci(0x7ff0_0000_0000_0000 - 0x0010_0000_0000_0000),
+    ) | _mm512_cmp_pd_mask::<_CMP_NLT_UQ>(abs(ehi), c(690.0))
+        | _mm512_cmp_pd_mask::<_CMP_EQ_OQ>(y, c(0.5))
+        | _mm512_cmp_pd_mask::<_CMP_EQ_OQ>(y, c(-1.0));
+    let kd = _mm512_fmadd_pd(ehi, c(POW_N_LN2), c(MAGIC));
+    let ki = _mm512_castpd_si512(kd);
+    let kd = _mm512_sub_pd(kd, c(MAGIC));
+    let r = _mm512_add_pd(
+        _mm512_fmadd_pd(
+            kd,
+            c(-POW_LN2N_LO),
+            _mm512_fmadd_pd(kd, c(-POW_LN2N_HI), ehi),
+        ),
+        elo,
+    );
+    // pow_end
+    let j = _mm512_and_si512(ki, ci(POW_N as u64 - 1));
+    let tail = gather(&POW_EXP_TAIL, j);
+    // SAFETY: as the gathers above.
+    let sbits = unsafe { _mm512_i64gather_epi64::<8>(j, POW_EXP_BITS.as_ptr().cast()) };
+    let scale = _mm512_castsi512_pd(_mm512_add_epi64(sbits, _mm512_slli_epi64::<POW_SHIFT>(ki)));
+    let r2 = _mm512_mul_pd(r, r);
+    let p = _mm512_fmadd_pd(
+        _mm512_fmadd_pd(
+            _mm512_fmadd_pd(r, c(1.0 / 720.0), c(1.0 / 120.0)),
+            r2,
+            _mm512_fmadd_pd(r, c(1.0 / 24.0), c(1.0 / 6.0)),
+        ),
+        r,
+        c(0.5),
+    );
+    let tmp = _mm512_fmadd_pd(r2, p, _mm512_add_pd(tail, r));
+    let v = _mm512_fmadd_pd(scale, tmp, scale);
+    let v = sel(
+        _mm512_cmp_pd_mask::<_CMP_EQ_OQ>(y, c(2.0)),
+        _mm512_mul_pd(x, x),
+        v,
+    );
+    (
+        sel(_mm512_cmp_pd_mask::<_CMP_EQ_OQ>(y, c(1.0)), x, v),
+        fallback,
+    )
+}
+
+/// [`pow_core`] over the slices: [`pow_core512`] eight lanes at a time (with their
+/// [`pow_fallback`] mask), the scalar core on the remainder, then (per block) libm's `pow` where
+/// [`pow_fallback`] says so ([`pow_fix`]).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2,fma")]
+fn pow_avx512(x: &[f64], y: &[f64], out: &mut [f64]) {
+    use std::arch::x86_64::*;
+    const B: usize = 512;
+    for ((xc, yc), oc) in x.chunks(B).zip(y.chunks(B)).zip(out.chunks_mut(B)) {
+        let n = xc.len().min(yc.len()).min(oc.len());
+        let mut j = 0;
+        let mut any = 0;
+        while j + 8 <= n {
+            // SAFETY: j + 8 <= n, the length of every slice.
+            unsafe {
+                let (v, fallback) = pow_core512(
+                    _mm512_loadu_pd(xc.as_ptr().add(j)),
+                    _mm512_loadu_pd(yc.as_ptr().add(j)),
+                );
+                _mm512_storeu_pd(oc.as_mut_ptr().add(j), v);
+                any |= fallback;
+            }
+            j += 8;
+        }
+        let mut any = any != 0;
+        for ((o, &a), &b) in oc[j..n].iter_mut().zip(&xc[j..n]).zip(&yc[j..n]) {
+            let (v, f) = pow_core(a, b);
+            any |= f;
+            *o = v;
+        }
+        if any {
+            pow_fix(xc, yc, oc);
+        }
+    }
+}
+
+/// Whether `x^y` is libm's ([`pow_slow`]) rather than [`pow_core`]'s, given `ehi = y log x`
+/// (rounded) of [`pow_mid`]: `x` not positive, normal and finite (as unsigned bits,
+/// `x - MIN_POSITIVE` is then at least `inf - MIN_POSITIVE`: NaN, zero, subnormals and the sign
+/// bit included); |y log x| >= 690, where results come near overflow or underflow (NaN and
+/// infinite `y` fail the test too; below it `2^(k/128)` is normal); `y` = 0.5 or -1, whose
+/// powers are one correctly rounded operation.
+#[inline(always)]
+fn pow_fallback(x: f64, y: f64, ehi: f64) -> bool {
+    const MIN: u64 = 0x0010_0000_0000_0000; // f64::MIN_POSITIVE
+    (x.to_bits().wrapping_sub(MIN) >= 0x7ff0_0000_0000_0000 - MIN)
+        | !(ehi.abs() < 690.0)
         | (y == 0.5)
         | (y == -1.0)
+}
+
+/// libm's `pow` ([`pow_slow`]) on the elements of a block that [`pow_fallback`] sends there.
+#[cold]
+fn pow_fix(x: &[f64], y: &[f64], out: &mut [f64]) {
+    for ((o, &a), &b) in out.iter_mut().zip(x).zip(y) {
+        if pow_core(a, b).1 {
+            *o = pow_slow(a, b);
+        }
+    }
 }
 
 /// libm's `pow`, with `x^0.5 = sqrt(x)` and `x^-1 = 1/x` for positive normal finite `x`.
@@ -835,43 +1012,19 @@ fn pow_slow(x: f64, y: f64) -> f64 {
     x.powf(y)
 }
 
-/// [`apply!`] for two operands.
-macro_rules! apply2 {
-    ($x:expr, $y:expr, $out:expr, $core:path, $needs:path, $fallback:expr) => {{
-        const B: usize = 512;
-        for ((xc, yc), oc) in $x.chunks(B).zip($y.chunks(B)).zip($out.chunks_mut(B)) {
-            let mut any = false;
-            for ((o, &a), &b) in oc.iter_mut().zip(xc).zip(yc) {
-                any |= $needs(a, b);
-                *o = $core(a, b);
-            }
-            if any {
-                for ((o, &a), &b) in oc.iter_mut().zip(xc).zip(yc) {
-                    if $needs(a, b) {
-                        *o = $fallback(a, b);
-                    }
-                }
-            }
-        }
-    }};
-}
-
-/// `out[i] = x[i]^y[i]` (fdlibm's algorithm; libm's `pow` for non-positive, subnormal or
-/// non-finite `x`, non-finite `y` and |y log2 x| ≥ 1000).
+/// `out[i] = x[i]^y[i]` (ARM optimized-routines' algorithm; libm's `pow` for non-positive,
+/// subnormal or non-finite `x`, non-finite `y` and |y ln x| ≥ 690, and `sqrt(x)` / `1/x` for
+/// `y` = 0.5 / -1).
 pub fn pow_f64(x: &[f64], y: &[f64], out: &mut [f64]) {
     pow_f64_at(level(), x, y, out)
 }
 
 fn pow_f64_at(level: u8, x: &[f64], y: &[f64], out: &mut [f64]) {
-    #[inline(always)]
-    fn body(x: &[f64], y: &[f64], out: &mut [f64]) {
-        apply2!(x, y, out, pow_core, pow_fallback, pow_slow)
-    }
     #[cfg(target_arch = "x86_64")]
     {
         #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2,fma")]
         unsafe fn avx512(x: &[f64], y: &[f64], out: &mut [f64]) {
-            body(x, y, out)
+            pow_avx512(x, y, out)
         }
         #[target_feature(enable = "avx2,fma")]
         unsafe fn avx2(x: &[f64], y: &[f64], out: &mut [f64]) {
@@ -892,7 +1045,17 @@ fn pow_f64_at(level: u8, x: &[f64], y: &[f64], out: &mut [f64]) {
     #[cfg(not(target_arch = "x86_64"))]
     {
         let _ = level;
-        body(x, y, out)
+        for ((xc, yc), oc) in x.chunks(512).zip(y.chunks(512)).zip(out.chunks_mut(512)) {
+            let mut any = false;
+            for ((o, &a), &b) in oc.iter_mut().zip(xc).zip(yc) {
+                let (v, f) = pow_core(a, b);
+                any |= f;
+                *o = v;
+            }
+            if any {
+                pow_fix(xc, yc, oc);
+            }
+        }
     }
 }
 
@@ -1256,6 +1419,85 @@ mod tests {
             }
             for (a, b) in other.iter().zip(&out) {
                 assert_eq!(a.to_bits(), b.to_bits());
+            }
+        }
+    }
+
+    #[test]
+    fn pow_edges_same_bits_on_every_path() {
+        // Around the fallback's |y ln x| = 690 threshold, every bad-x class, the exponents with
+        // cases of their own, and x = 1: the AVX-512 lanes, the scalar remainder (one element
+        // at a time) and the AVX2 passes agree bit for bit, and y = 0 gives exactly 1.
+        let bases = [
+            0.0,
+            -0.0,
+            5e-324,
+            2.2250738585072014e-308,
+            2.225073858507201e-308,
+            1.0,
+            1.0 + f64::EPSILON,
+            1.0 - f64::EPSILON / 2.0,
+            0.3,
+            3.7,
+            1e300,
+            f64::MAX,
+            f64::INFINITY,
+            -2.0,
+            f64::NAN,
+        ];
+        let mut xs = Vec::new();
+        let mut ys = Vec::new();
+        for &x in &bases {
+            let l = x.ln();
+            let mut es = vec![
+                0.0,
+                -0.0,
+                1.0,
+                2.0,
+                0.5,
+                -1.0,
+                3.0,
+                f64::INFINITY,
+                -f64::INFINITY,
+            ];
+            es.extend([f64::NAN, 1e300, -1e300]);
+            if l.is_finite() && l != 0.0 {
+                for t in [689.9, 690.0, 700.0, 1000.0] {
+                    for u in [1.0 - 1e-15, 1.0, 1.0 + 1e-15] {
+                        es.extend([t * u / l, -t * u / l]);
+                    }
+                }
+            }
+            for e in es {
+                xs.push(x);
+                ys.push(e);
+            }
+        }
+        let mut whole = vec![0.0; xs.len()];
+        pow_f64_at(2, &xs, &ys, &mut whole);
+        for (i, (&x, &y)) in xs.iter().zip(&ys).enumerate() {
+            let mut one = [0.0];
+            pow_f64_at(2, &[x], &[y], &mut one);
+            assert_eq!(one[0].to_bits(), whole[i].to_bits(), "pow({x:e}, {y:e})");
+            let want = pow_slow(x, y);
+            assert!(
+                ulps(whole[i], want) <= 1,
+                "pow({x:e}, {y:e}) = {:e}, libm {want:e}",
+                whole[i]
+            );
+            if y == 0.0 {
+                assert_eq!(whole[i], 1.0, "pow({x:e}, {y:e})");
+            }
+        }
+        for level in [1].into_iter().filter(|&l| l <= detect_cpu()) {
+            let mut other = vec![0.0; xs.len()];
+            pow_f64_at(level, &xs, &ys, &mut other);
+            for ((a, b), (x, y)) in other.iter().zip(&whole).zip(xs.iter().zip(&ys)) {
+                assert_eq!(
+                    a.to_bits(),
+                    b.to_bits(),
+                    "pow({x:e}, {y:e}) at level {level}"
+                );
             }
         }
     }
