@@ -193,7 +193,7 @@ class _Placed:
 
     Concrete blocks (neither traced by ``tf.jit`` nor recorded for a higher derivative) are
     written, as they come, into one NumPy array of the full shape that the result then shares
-    (``asarray(copy=False)``): the full tensor and one slice's block are alive together, never
+    (``_from_numpy(copy=False)``): the full tensor and one slice's block are alive together, never
     all the blocks and their concatenation (which doubled the peak when an output label was
     sliced). Traced or recorded blocks are kept and concatenated (:func:`_assemble`), so that
     the result is a differentiable (or traced) function of them. The sums are the same in both
@@ -214,12 +214,13 @@ class _Placed:
         self.dense: np.ndarray | None = None
         # which blocks hold a value (one byte per block, not a Python set of every key): the
         # first block of a key is copied, later ones added
-        js = list(dict.fromkeys(j for _, j in axes))
-        self.written = np.zeros([plan.sizes[j] for j in js], dtype=bool)
-        self._first = [[j for _, j in axes].index(j) for j in js]  # a key's position of each
+        self._js = list(dict.fromkeys(j for _, j in axes))  # the labels, each once
+        self.written = np.zeros([plan.sizes[j] for j in self._js], dtype=bool)
+        self._first = [[j for _, j in axes].index(j) for j in self._js]  # its key position
         self.runtime: Any = None  # the blocks' (the result's)
 
     def add(self, key: tuple[int, ...], v: Any) -> None:
+        a = None
         if self.dense is None and not self.blocks and not self.keep and _concrete(v):
             a = np.asarray(v.detach() if isinstance(v, Tensor) else v)
             # the blocks' dtype (a real operand's cotangent is real) and layout (the engine's
@@ -233,7 +234,8 @@ class _Placed:
         if self.dense is None:
             _add(self.blocks, key, v)
             return
-        a = np.asarray(v.detach() if isinstance(v, Tensor) else v)
+        if a is None:
+            a = np.asarray(v.detach() if isinstance(v, Tensor) else v)
         w = tuple(key[i] for i in self._first)
         if self.written[w]:
             self.dense[self._index(key)] += a
@@ -252,9 +254,8 @@ class _Placed:
         this is a safety net): the sums so far become kept blocks."""
         dense, self.dense, self.keep = self.dense, None, True
         assert dense is not None
-        js = list(dict.fromkeys(j for _, j in self.axes))
         for w in zip(*np.nonzero(self.written)):
-            vals = dict(zip(js, (int(x) for x in w)))
+            vals = dict(zip(self._js, (int(x) for x in w)))
             key = tuple(vals[j] for _, j in self.axes)
             self.blocks[key] = _tenferro._from_numpy(
                 np.array(dense[self._index(key)]), False, self.runtime
